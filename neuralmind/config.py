@@ -1,0 +1,100 @@
+"""Every tunable constant in one place, with the reason for its value.
+
+Components import their defaults from here; a workspace may override some of
+them in `.neuralmind.toml` (see `load_workspace_config`).
+"""
+
+from __future__ import annotations
+
+import logging
+import tomllib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("neuralmind.config")
+
+# --- Walk -----------------------------------------------------------------------------------
+MAX_FILE_BYTES = 1024 * 1024  # larger files are skipped (reason "too_large")
+SKIP_DIRS = frozenset({
+    "node_modules", "vendor", "third_party", "dist", "build", ".venv", "venv",
+    "site-packages", ".git", ".hg", ".svn", ".neuralmind", "__pycache__", ".tox",
+    ".mypy_cache", ".pytest_cache", ".ruff_cache", ".idea", ".vscode",
+})
+
+# --- Context budgets (tokens, o200k_base) ----------------------------------------------------
+DEFAULT_BUDGET = 1500
+LAYER_BUDGETS = {"L0": 100, "L1": 500, "L2": 400, "L3": 500}
+WAKEUP_BUDGET = LAYER_BUDGETS["L0"] + LAYER_BUDGETS["L1"]
+MAX_QUESTION_CHARS = 10_000
+
+# --- Synapses (PRODUCT.md section 3, seeds/001) ----------------------------------------------
+LEARNING_RATE = 0.30
+WEIGHT_CAP = 1.0
+HALF_LIFE_DAYS = {"personal": 30.0, "shared": 60.0, "ephemeral": 1.0, "branch": 30.0}
+TRANSITION_HALF_LIFE_DAYS = 90.0     # sequences are rarer and noisier: they fade slower
+LTP_THRESHOLD = 5                    # activations before an edge is long-term potentiated
+LTP_FLOOR = 0.20                     # an LTP edge never decays below this
+LTP_HALF_LIFE_FACTOR = 3.0           # LTP edges decay this many times slower
+PRUNE_THRESHOLD = 0.01
+HUB_DEGREE = 20                      # above this degree a node's outgoing energy is divided by degree
+SPREAD_DEPTH = 2
+SPREAD_DECAY = 0.6
+SPREAD_TOP_K = 12
+NAMESPACE_WEIGHTS = {"active": 1.0, "personal": 0.8, "shared": 0.5}
+STRUCTURAL_BASE = 0.25
+STRUCTURAL_LOG_SCALE = 0.15
+STRUCTURAL_MAX = 0.70
+EDIT_DEBOUNCE_SECONDS = 2.0
+COCHANGE_MAX_COMMITS = 500           # git history mined for co-change at build
+COCHANGE_MAX_FILES = 20              # commits touching more files are skipped
+
+
+@dataclass
+class WorkspaceConfig:
+    """Per-workspace settings; the LSP server also accepts these from the editor."""
+
+    budget: int = DEFAULT_BUDGET
+    exclude: list[str] = field(default_factory=list)          # extra glob patterns to skip
+    languages: dict[str, str] = field(default_factory=dict)   # extension -> language override
+    max_file_bytes: int = MAX_FILE_BYTES
+    learning: bool = True
+    debounce_seconds: float = EDIT_DEBOUNCE_SECONDS
+    mcp: bool = True
+    embed_threads: int = 0                                    # 0: onnxruntime's default
+
+    def update(self, values: dict[str, Any]) -> list[str]:
+        """Apply known keys with type checks; return a warning per rejected key."""
+        problems: list[str] = []
+        known = {f.name: f for f in fields(self)}
+        for key, value in values.items():
+            f = known.get(key)
+            if f is None:
+                problems.append(f"unknown setting {key!r}")
+                continue
+            current = getattr(self, key)
+            ok = (isinstance(value, bool) if isinstance(current, bool)
+                  else isinstance(value, (int, float)) and not isinstance(value, bool)
+                  if isinstance(current, (int, float))
+                  else isinstance(value, type(current)))
+            if not ok or (isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0):
+                problems.append(f"invalid value for {key!r}: {value!r}")
+                continue
+            setattr(self, key, type(current)(value) if isinstance(current, (int, float)) else value)
+        return problems
+
+
+def load_workspace_config(root: Path) -> WorkspaceConfig:
+    """Read `<root>/.neuralmind.toml` when present; bad files warn and fall back to defaults."""
+    cfg = WorkspaceConfig()
+    path = Path(root) / ".neuralmind.toml"
+    if path.is_file():
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError) as e:
+            log.warning("ignoring %s: %s", path, e)
+            return cfg
+        section = data.get("neuralmind", data)
+        for problem in cfg.update({k: v for k, v in section.items() if k != "project"}):
+            log.warning("%s: %s", path, problem)
+    return cfg

@@ -1,0 +1,82 @@
+"""The per-project state folder `<root>/.neuralmind/` and safe ways to write into it.
+
+Every file the engine writes is replaced atomically (temp file + fsync + rename),
+so a process killed at any moment leaves the previous version readable. Damaged
+files are moved aside, never deleted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("neuralmind.state")
+
+STATE_DIR_NAME = ".neuralmind"
+
+
+def state_dir(root: Path, create: bool = True) -> Path:
+    """`<root>/.neuralmind`, created on demand (with a .gitignore so it is never committed)."""
+    d = Path(root) / STATE_DIR_NAME
+    if create and not d.is_dir():
+        d.mkdir(parents=True, exist_ok=True)
+        (d / ".gitignore").write_text("*\n", encoding="utf-8")
+    return d
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write `data` to `path` so readers see either the old or the new file, never a mix."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_json(path: Path, obj: Any) -> None:
+    atomic_write_bytes(path, json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+
+
+def move_aside(path: Path, reason: str) -> Path | None:
+    """Rename a damaged file to `<name>.corrupt-<timestamp>` and say so; never delete it."""
+    if not path.exists():
+        return None
+    target = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
+    os.replace(path, target)
+    log.warning("%s is damaged (%s); moved aside to %s", path, reason, target.name)
+    return target
+
+
+@contextlib.contextmanager
+def exclusive_lock(path: Path, timeout: float = 600.0) -> Iterator[None]:
+    """Inter-process lock: one index writer per workspace at a time."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as f:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"another NeuralMind process holds {path}") from None
+                time.sleep(0.05)
+        try:
+            yield
+        finally:
+            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
