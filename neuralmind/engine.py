@@ -8,14 +8,20 @@ lazily so a command pays only for what it uses (the LSP server must answer
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from neuralmind.config import WorkspaceConfig, load_workspace_config
 from neuralmind.graph.build import BuildReport, GraphBuilder
 from neuralmind.graph.store import Graph, load_graph
 from neuralmind.statedir import state_dir
+
+if TYPE_CHECKING:
+    from neuralmind.decisions.store import DecisionStore
+    from neuralmind.synapse.layer import SynapseLayer
 
 log = logging.getLogger("neuralmind.engine")
 
@@ -47,3 +53,16 @@ class Workspace:
         report = GraphBuilder(self.root, self.config).build(changed=changed, progress=progress)
         self._graph = report.graph
         return report
+
+    # --- learned memory ------------------------------------------------------------------
+    @functools.cached_property
+    def synapses(self) -> SynapseLayer:
+        from neuralmind.synapse.layer import SynapseLayer
+
+        return SynapseLayer(self.state, self.root)
+
+    @functools.cached_property
+    def decisions(self) -> DecisionStore:
+        from neuralmind.decisions.store import DecisionStore
+
+        return DecisionStore(self.root)
