@@ -14,12 +14,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from neuralmind.config import WorkspaceConfig, load_workspace_config
+from neuralmind.config import MAX_QUESTION_CHARS, WorkspaceConfig, load_workspace_config
+from neuralmind.context.pack import ContextResult, RankedHit, assemble
+from neuralmind.errors import EngineError
 from neuralmind.graph.build import BuildReport, GraphBuilder
 from neuralmind.graph.store import Graph, load_graph
 from neuralmind.statedir import state_dir
 
 if TYPE_CHECKING:
+    from neuralmind.index.search_index import SearchIndex
     from neuralmind.decisions.store import DecisionStore
     from neuralmind.synapse.layer import SynapseLayer
 
@@ -48,11 +51,86 @@ class Workspace:
             self._graph = load_graph(self.state)
         return self._graph
 
-    def build(self, changed: list[str] | None = None, progress: ProgressFn | None = None) -> BuildReport:
-        """Bring the graph up to date: all files, or only `changed` (repo-relative or absolute)."""
+    def build(self, changed: list[str] | None = None, progress: ProgressFn | None = None,
+              embed: bool = True) -> BuildReport:
+        """Bring graph and search index up to date: all files, or only `changed` paths."""
         report = GraphBuilder(self.root, self.config).build(changed=changed, progress=progress)
         self._graph = report.graph
+        self.index.update(report.graph, embed=embed, progress=progress)
         return report
+
+    def resolve_path(self, path: str) -> str:
+        """A client-supplied path as a repo-relative one; anything outside the root is refused."""
+        if not path or "\x00" in path:
+            raise EngineError("invalid_path", "empty or malformed path")
+        p = Path(path)
+        full = (p if p.is_absolute() else self.root / p).resolve()
+        try:
+            rel = full.relative_to(self.root)
+        except ValueError:
+            raise EngineError("invalid_path", f"{path}: outside the workspace {self.root}") from None
+        return rel.as_posix()
+
+    # --- retrieval -----------------------------------------------------------------------
+    @functools.cached_property
+    def index(self) -> SearchIndex:
+        from neuralmind.index.search_index import SearchIndex
+
+        return SearchIndex(self.state)
+
+    def ensure_built(self, progress: ProgressFn | None = None) -> None:
+        """Build on first use, so `query` on a fresh folder just works."""
+        if not self.graph.files and not (self.state / "graph.json").exists():
+            self.build(progress=progress)
+
+    @staticmethod
+    def _check_question(question: str) -> str:
+        q = (question or "").strip()
+        if not q:
+            raise EngineError("invalid_argument", "the question is empty")
+        if len(q) > MAX_QUESTION_CHARS:
+            raise EngineError("invalid_argument",
+                              f"the question is {len(q):,} characters; the limit is {MAX_QUESTION_CHARS:,}")
+        return q
+
+    def search(self, question: str, k: int = 10) -> tuple[list[RankedHit], str, str]:
+        """Ranked nodes for `question`, the mode that ran and any notice."""
+        from neuralmind.context.retrieve import rank
+
+        q = self._check_question(question)
+        if k < 1 or k > 200:
+            raise EngineError("invalid_argument", "k must be between 1 and 200")
+        return rank(self.index, self.graph, q, k=k, synapses=self._synapses_or_none())
+
+    def query(self, question: str, budget: int | None = None, explain: bool = False,
+              include_wakeup: bool = True) -> ContextResult:
+        """The context pack for `question` within `budget` tokens."""
+        budget = self._check_budget(budget)
+        hits, mode, notice = self.search(question, k=20)
+        result = assemble(self.root, self.graph, self._check_question(question), hits, mode,
+                          budget=budget, include_wakeup=include_wakeup, explain=explain)
+        result.notice = notice
+        return result
+
+    def wakeup(self, budget: int | None = None) -> ContextResult:
+        """L0 + L1: what an agent should know at the start of a session."""
+        budget = self._check_budget(budget, default=self.config.budget * 600 // 1500)
+        return assemble(self.root, self.graph, None, [], self.index.mode, budget=budget)
+
+    def _check_budget(self, budget: int | None, default: int | None = None) -> int:
+        b = budget if budget is not None else (default or self.config.budget)
+        if not isinstance(b, int) or b < 50 or b > 100_000:
+            raise EngineError("invalid_argument", "budget must be an integer between 50 and 100000")
+        return b
+
+    def _synapses_or_none(self) -> SynapseLayer | None:
+        if not self.config.learning:
+            return None
+        try:
+            return self.synapses
+        except Exception as e:  # learning fails open
+            log.warning("synapse layer unavailable: %s", e)
+            return None
 
     # --- learned memory ------------------------------------------------------------------
     @functools.cached_property
@@ -66,3 +144,37 @@ class Workspace:
         from neuralmind.decisions.store import DecisionStore
 
         return DecisionStore(self.root)
+
+    # --- learning ------------------------------------------------------------------------
+    def editing_event(self, session: str, kind: str, file: str, query: str | None = None) -> None:
+        """One editor/agent activity event (session_start, open, edit, save, session_end)."""
+        layer = self._synapses_or_none()
+        if layer is None:
+            return
+        rel = self.resolve_path(file) if file else ""
+        try:
+            layer.editing_event(session, kind, rel, query=query)
+        except Exception as e:  # learning fails open
+            log.warning("could not record %s event: %s", kind, e)
+
+    def next_likely(self, file: str, k: int = 5) -> list[tuple[str, float]]:
+        """Files most likely to be touched after `file`, with probabilities."""
+        rel = self.resolve_path(file)
+        if k < 1 or k > 100:
+            raise EngineError("invalid_argument", "k must be between 1 and 100")
+        layer = self._synapses_or_none()
+        if layer is None:
+            return []
+        try:
+            return layer.next_likely_file(rel, k)
+        except Exception as e:
+            log.warning("next-likely failed: %s", e)
+            return []
+
+    def feedback(self, node_id: str, positive: bool, context: list[str] | None = None) -> None:
+        """Explicit feedback on a retrieved node: reinforce it with its context, or weaken it."""
+        if not node_id or node_id.split("::")[0] not in self.graph.files:
+            raise EngineError("not_found", f"unknown node {node_id!r}")
+        layer = self._synapses_or_none()
+        if layer is not None:
+            layer.feedback(node_id, positive, list(context or []))

@@ -1,0 +1,120 @@
+"""Rendering of the L1 summary, L2 community expansion and L3 search layers.
+
+Each renderer takes what it should show and a token budget, and returns text that
+never exceeds that budget: items are added whole, in priority order, until the
+next one would not fit.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from neuralmind.context.tokens import count_tokens
+from neuralmind.graph.model import Node
+from neuralmind.index.tokens import code_tokens
+
+
+@dataclass
+class Piece:
+    """One unit of a layer: a line or block, with the node it stands for (if any)."""
+
+    text: str
+    node_id: str = ""
+    why: str = ""
+
+
+def fill(header: str, pieces: Iterable[Piece], budget: int) -> tuple[str, list[Piece]]:
+    """Header plus as many whole pieces as fit in `budget` tokens."""
+    if budget <= 0:
+        return "", []
+    used = count_tokens(header) + 1
+    if used > budget:
+        return "", []
+    out, kept = [header], []
+    for p in pieces:
+        n = count_tokens(p.text) + 1
+        if used + n > budget:
+            continue  # a smaller later piece may still fit
+        out.append(p.text)
+        kept.append(p)
+        used += n
+    if not kept:
+        return "", []
+    return "\n".join(out), kept
+
+
+def first_line(text: str, limit: int = 160) -> str:
+    s = " ".join(text.strip().split("\n\n")[0].split())
+    return s if len(s) <= limit else s[: limit - 1].rstrip() + "…"
+
+
+def node_label(node: Node) -> str:
+    return node.qualname or node.name
+
+
+@functools.lru_cache(maxsize=256)
+def _file_lines(path: str, mtime_ns: int) -> tuple[str, ...]:
+    try:
+        return tuple(Path(path).read_text(encoding="utf-8", errors="replace").splitlines())
+    except OSError:
+        return ()
+
+
+def source_lines(root: Path, rel: str) -> Sequence[str]:
+    p = root / rel
+    try:
+        mtime = p.stat().st_mtime_ns
+    except OSError:
+        return ()
+    return _file_lines(str(p), mtime)
+
+
+def relevant_lines(lines: Sequence[str], node: Node, query_tokens: set[str], max_lines: int) -> list[int]:
+    """1-based line numbers of a node worth showing: its declaration, then query matches.
+
+    Lines are scored by how many distinct query tokens they contain; the
+    declaration line always comes first so the reader knows where they are.
+    """
+    start, end = max(1, node.start_line), min(len(lines), node.end_line)
+    if start > end:
+        return []
+    chosen = [start]
+    scored = []
+    for ln in range(start + 1, end + 1):
+        text = lines[ln - 1]
+        if not text.strip():
+            continue
+        hits = len(query_tokens.intersection(code_tokens(text)))
+        if hits:
+            scored.append((-hits, ln))
+    scored.sort()
+    chosen += [ln for _, ln in scored[: max_lines - 1]]
+    if len(chosen) < min(max_lines, 3):  # nothing matched: show the opening lines
+        chosen += [ln for ln in range(start + 1, min(end, start + 3) + 1) if lines[ln - 1].strip()]
+    return sorted(set(chosen))[:max_lines]
+
+
+def render_snippet(lines: Sequence[str], numbers: list[int]) -> str:
+    """Selected lines, dedented together, with '…' where lines were left out."""
+    if not numbers:
+        return ""
+    texts = [lines[n - 1].rstrip() for n in numbers]
+    indent = min((len(t) - len(t.lstrip()) for t in texts if t.strip()), default=0)
+    out, prev = [], None
+    for n, t in zip(numbers, texts, strict=True):
+        if prev is not None and n != prev + 1:
+            out.append("…")
+        out.append(t[indent:][:200])
+        prev = n
+    return "\n".join(out)
+
+
+_WORD = re.compile(r"\w+")
+
+
+def query_token_set(question: str) -> set[str]:
+    return set(code_tokens(question))

@@ -1,0 +1,192 @@
+"""Assemble the four layers into one context under a token budget.
+
+The order of work is L3 first (the hits decide everything else), then L2 (the
+communities of those hits, minus what L3 already shows), then L1 and L0; the
+order of the text is L0, L1, L2, L3. Each layer gets a share of the budget in
+the proportions of `config.LAYER_BUDGETS`; nothing is ever repeated across layers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from neuralmind.config import DEFAULT_BUDGET, LAYER_BUDGETS
+from neuralmind.context.identity import render_identity
+from neuralmind.context.layers import (
+    Piece,
+    fill,
+    first_line,
+    node_label,
+    query_token_set,
+    relevant_lines,
+    render_snippet,
+    source_lines,
+)
+from neuralmind.context.tokens import count_tokens
+from neuralmind.graph.model import Node
+
+SEPARATOR = "\n\n"
+L1_MAX_COMMUNITIES = 8
+L2_MAX_COMMUNITIES = 2
+L2_SYMBOLS_PER_COMMUNITY = 5
+L3_MAX_HITS = 6
+L3_LINES_PER_HIT = 6
+L3_RELATIVE_FLOOR = 0.35  # hits scoring below this fraction of the best one are not shown
+
+
+@dataclass
+class RankedHit:
+    """A retrieved node with its final score and the reasons behind it (for --explain)."""
+
+    node: Node
+    score: float
+    why: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": self.node.file, "line": self.node.start_line, "end_line": self.node.end_line,
+                "symbol": self.node.qualname or self.node.name, "kind": self.node.kind,
+                "score": round(self.score, 6)}
+
+
+@dataclass
+class ContextResult:
+    context: str
+    tokens: int
+    layers: dict[str, int]
+    mode: str
+    hits: list[RankedHit]
+    partial: bool = False
+    notice: str = ""
+    explain: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"context": self.context, "tokens": self.tokens, "layers": self.layers,
+                               "mode": self.mode, "hits": [h.to_json() for h in self.hits],
+                               "partial": self.partial}
+        if self.notice:
+            out["notice"] = self.notice
+        if self.explain:
+            out["explain"] = self.explain
+        return out
+
+
+def layer_budgets(budget: int, layers: Sequence[str]) -> dict[str, int]:
+    """Split `budget` over `layers` in the configured proportions, reserving separators."""
+    usable = max(0, budget - 2 * (len(layers) - 1))
+    total = sum(LAYER_BUDGETS[name] for name in layers)
+    return {name: usable * LAYER_BUDGETS[name] // total for name in layers}
+
+
+def render_summary(communities: Sequence[Any], budget: int) -> tuple[str, list[Piece]]:
+    """L1: the largest communities, one line each: name, where, what, key symbols."""
+    pieces = []
+    for c in list(communities)[:L1_MAX_COMMUNITIES]:
+        where = f" (`{c.path}`)" if getattr(c, "path", "") else ""
+        desc = f": {first_line(c.description, 110)}" if c.description else ""
+        key = ", ".join(s.split("::")[-1] for s in c.top_symbols[:3])
+        pieces.append(Piece(f"- **{c.name}**{where}{desc}" + (f" Key: {key}." if key else ""),
+                            why=f"community {c.id}, {c.size} nodes"))
+    return fill("## Architecture", pieces, budget)
+
+
+def render_communities(graph: Any, hits: Sequence[RankedHit], shown: set[str],
+                       budget: int) -> tuple[str, list[Piece]]:
+    """L2: for the communities of the top hits, their other key symbols' signatures."""
+    by_id = {c.id: c for c in graph.communities}
+    order: list[int] = []
+    for h in hits:
+        cid = h.node.community
+        if cid in by_id and cid not in order:
+            order.append(cid)
+        if len(order) == L2_MAX_COMMUNITIES:
+            break
+    hit_rank = {h.node.id: i for i, h in enumerate(hits)}
+    pieces: list[Piece] = []
+    for cid in order:
+        c = by_id[cid]
+        members = [graph.nodes[s] for s in c.top_symbols if s in graph.nodes]
+        members += [graph.nodes[h.node.id] for h in hits if h.node.community == cid]
+        seen: set[str] = set()
+        ordered = sorted(members, key=lambda n: hit_rank.get(n.id, len(hit_rank)))
+        picked = []
+        for n in ordered:
+            if n.id in shown or n.id in seen or n.kind == "file":
+                continue
+            seen.add(n.id)
+            picked.append(n)
+            if len(picked) == L2_SYMBOLS_PER_COMMUNITY:
+                break
+        if not picked:
+            continue
+        pieces.append(Piece(f"### {c.name}" + (f" (`{c.path}`)" if getattr(c, "path", "") else ""),
+                            why=f"community {cid} of a top hit"))
+        for n in picked:
+            sig = first_line(n.signature or node_label(n), 140)
+            doc = f" — {first_line(n.docstring, 100)}" if n.docstring else ""
+            pieces.append(Piece(f"- `{sig}`{doc} ({n.file}:{n.start_line})", node_id=n.id,
+                                why=f"in community {cid}"))
+    return fill("## Related modules", pieces, budget)
+
+
+def render_search(root: Path, hits: Sequence[RankedHit], question: str,
+                  budget: int) -> tuple[str, list[Piece]]:
+    """L3: the best hits with location and their most relevant code lines."""
+    qtokens = query_token_set(question)
+    pieces = []
+    best = hits[0].score if hits else 0.0
+    for h in hits[:L3_MAX_HITS]:
+        if best > 0 and h.score < best * L3_RELATIVE_FLOOR:
+            break
+        n = h.node
+        head = f"**{node_label(n)}** ({n.kind}) `{n.file}:{n.start_line}-{n.end_line}`"
+        lines = source_lines(root, n.file)
+        if n.kind == "file":
+            doc = first_line(n.docstring, 200) if n.docstring else ""
+            text = head + (f"\n{doc}" if doc else "")
+        else:
+            snippet = render_snippet(lines, relevant_lines(lines, n, qtokens, L3_LINES_PER_HIT))
+            text = head + (f"\n```\n{snippet}\n```" if snippet else "")
+        pieces.append(Piece(text, node_id=n.id, why=_why(h)))
+    return fill("## Search results", pieces, budget)
+
+
+def _why(h: RankedHit) -> str:
+    return ", ".join(f"{k}={v}" for k, v in h.why.items()) or f"score={h.score:.4f}"
+
+
+def assemble(root: Path, graph: Any, question: str | None, hits: Sequence[RankedHit], mode: str,
+             budget: int = DEFAULT_BUDGET, include_wakeup: bool = True,
+             explain: bool = False) -> ContextResult:
+    """Build the context for `question` (None: the wake-up pack, L0 + L1)."""
+    names = (["L0", "L1"] if include_wakeup else []) + (["L2", "L3"] if question is not None else [])
+    budgets = layer_budgets(budget, names)
+    texts: dict[str, str] = {}
+    kept: dict[str, list[Piece]] = {}
+    if question is not None:
+        texts["L3"], kept["L3"] = render_search(root, hits, question, budgets["L3"])
+        shown = {p.node_id for p in kept["L3"]}
+        texts["L2"], kept["L2"] = render_communities(graph, hits, shown, budgets["L2"])
+    if include_wakeup:
+        langs: dict[str, int] = {}
+        for info in graph.files.values():
+            langs[info.language] = langs.get(info.language, 0) + 1
+        l0 = render_identity(root, langs, len(graph.files), len(graph.nodes))
+        from neuralmind.context.tokens import truncate_to_tokens
+
+        texts["L0"] = truncate_to_tokens(l0, budgets["L0"])
+        kept["L0"] = [Piece(texts["L0"], why="identity")] if texts["L0"] else []
+        texts["L1"], kept["L1"] = render_summary(graph.communities, budgets["L1"])
+    order = [n for n in ("L0", "L1", "L2", "L3") if n in names and texts.get(n)]
+    context = SEPARATOR.join(texts[n] for n in order)
+    layers = {n: count_tokens(texts.get(n, "")) for n in names}
+    lines: list[str] = []
+    if explain:
+        for n in names:
+            lines.append(f"{n}: {layers[n]}/{budgets[n]} tokens, {len(kept.get(n, []))} pieces")
+            lines += [f"  {n} {p.node_id or p.text.splitlines()[0][:60]}: {p.why}"
+                      for p in kept.get(n, []) if p.why]
+    return ContextResult(context=context, tokens=count_tokens(context), layers=layers, mode=mode,
+                         hits=list(hits), explain=lines)

@@ -1,0 +1,65 @@
+"""From a question to ranked nodes: hybrid search, then a bounded synapse boost.
+
+The hybrid index (BM25 + vectors fused by RRF) proposes candidates; spreading
+activation from the top hits' files over the learned synapse graph adds its own
+candidates and a boost that is capped relative to the best hybrid score, so a
+warm store reorders near-ties but never buries an exact match.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from neuralmind.context.pack import RankedHit
+
+log = logging.getLogger("neuralmind.context")
+
+SEED_HITS = 5            # top hits whose files seed spreading activation
+SYNAPSE_BOOST = 0.25     # max boost, as a fraction of the best hybrid score
+SYNAPSE_NEW_FILE_SHARE = 0.5  # a file reached only through synapses scores at most this share
+
+
+def rank(index: Any, graph: Any, question: str, k: int = 20, synapses: Any = None,
+         ) -> tuple[list[RankedHit], str, str]:
+    """Ranked hits for `question`, the search mode that ran, and any notice."""
+    result = index.search(question, k=max(k, 20))
+    hits = [RankedHit(graph.nodes[h.id], h.score, _reasons(h)) for h in result.hits if h.id in graph.nodes]
+    if synapses is not None and hits:
+        hits = _boost(hits, graph, synapses)
+    return hits[:k], result.mode, result.notice
+
+
+def _reasons(h: Any) -> dict[str, Any]:
+    why: dict[str, Any] = {"fused": round(h.score, 5)}
+    for attr in ("vector_rank", "bm25_rank"):
+        value = getattr(h, attr, None)
+        if value is not None:
+            why[attr] = value
+    return why
+
+
+def _boost(hits: list[RankedHit], graph: Any, synapses: Any) -> list[RankedHit]:
+    seeds = list(dict.fromkeys(h.node.file for h in hits[:SEED_HITS]))
+    try:
+        spread = synapses.spread(seeds, top_k=12)
+    except Exception as e:  # learning paths fail open
+        log.warning("synapse spread failed, ranking without it: %s", e)
+        return hits
+    if not spread:
+        return hits
+    best = hits[0].score
+    top_energy = max(e for _, e in spread) or 1.0
+    energy = {node: e / top_energy for node, e in spread}
+    files_in_hits = {h.node.file for h in hits}
+    for h in hits:
+        e = energy.get(h.node.file, 0.0)
+        if e:
+            h.score += SYNAPSE_BOOST * best * e
+            h.why["synapse"] = round(SYNAPSE_BOOST * best * e, 5)
+    for file_id, e in energy.items():
+        if file_id not in files_in_hits and file_id in graph.nodes:
+            hits.append(RankedHit(graph.nodes[file_id], SYNAPSE_NEW_FILE_SHARE * best * e,
+                                  {"synapse_only": round(e, 3)}))
+    hits.sort(key=lambda h: (-h.score, h.node.id))
+    return hits
