@@ -48,6 +48,12 @@ STRUCTURAL_MAX = 0.70
 EDIT_DEBOUNCE_SECONDS = 2.0
 COCHANGE_MAX_COMMITS = 500           # git history mined for co-change at build
 COCHANGE_MAX_FILES = 20              # commits touching more files are skipped
+SYNAPSE_BUSY_TIMEOUT_MS = 2000       # a learning write waits this long for a lock, then is skipped
+SPREAD_FRONTIER_MAX = 200            # nodes expanded per hop: bounds spread cost on dense stores
+SESSION_IDLE_SECONDS = 900.0         # an editing pause this long closes a co-activation batch
+SESSION_MAX_BATCH_FILES = 25         # a batch with more files is flushed: pairs grow quadratically
+NEGATIVE_FEEDBACK_FACTOR = 0.5       # negative feedback multiplies a node's edges by this
+NEXT_FILE_MIX = {"transition": 0.5, "coactivation": 0.45, "popularity": 0.05}
 
 
 @dataclass
