@@ -22,8 +22,8 @@ from neuralmind.graph.store import Graph, load_graph
 from neuralmind.statedir import state_dir
 
 if TYPE_CHECKING:
-    from neuralmind.index.search_index import SearchIndex
     from neuralmind.decisions.store import DecisionStore
+    from neuralmind.index.search_index import SearchIndex
     from neuralmind.synapse.layer import SynapseLayer
 
 log = logging.getLogger("neuralmind.engine")
