@@ -1,0 +1,344 @@
+"""One file's bytes -> nodes, contains edges and unresolved references.
+
+The extractor is generic: each language contributes a `LanguageSpec` (queries
+plus small hooks, in `lang_<name>.py`). Definitions, calls and imports are found
+with tree-sitter queries, which run in C; Python code only touches the matched
+nodes. Nesting (which class holds which method, which function makes which call)
+comes from one sweep over byte ranges, never from walking the tree.
+
+`extract_file` never raises: a failure yields the file node alone with `error`
+set, so one odd file cannot stop a build.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import logging
+import os
+import re
+from dataclasses import dataclass
+
+from tree_sitter import Node as TSNode
+from tree_sitter import QueryCursor
+
+from neuralmind.graph import languages
+from neuralmind.graph.lang_spec import LanguageSpec, Source, clean_comment, collapse
+from neuralmind.graph.model import Edge, FileExtract, Node, Reference, node_id
+
+log = logging.getLogger("neuralmind.graph")
+
+_SPEC_MODULES = {
+    "python": "lang_python", "javascript": "lang_javascript", "typescript": "lang_javascript",
+    "tsx": "lang_javascript", "go": "lang_go", "rust": "lang_rust", "java": "lang_java",
+    "c": "lang_c", "cpp": "lang_c", "csharp": "lang_csharp", "ruby": "lang_ruby",
+    "php": "lang_php", "markdown": "lang_markdown",
+}
+
+
+def spec_for(language: str) -> LanguageSpec | None:
+    module = _SPEC_MODULES.get(language)
+    if module is None:
+        return None
+    specs: dict[str, LanguageSpec] = importlib.import_module(f"neuralmind.graph.{module}").SPECS
+    return specs.get(language)
+
+
+@dataclass(slots=True)
+class _Def:
+    node: TSNode          # the declaration itself
+    outer: TSNode         # the declaration with its wrappers (decorators, export)
+    kind: str             # NODE_KINDS kind, or "scope"
+    name: str
+    prefix: list[str]     # qualifier parts written in the name or receiver
+    start: int
+    end: int
+    qual: str = ""
+    id: str = ""          # "" for scopes, which make no node
+
+
+def extract_file(path: str, data: bytes, language: str) -> FileExtract:
+    """Extract `path` (repo-relative, '/'-separated) written in `language`."""
+    sha1 = hashlib.sha1(data).hexdigest()
+    try:
+        return _extract(path, data, language, sha1)
+    except Exception as exc:  # a grammar or hook bug must not stop the build
+        log.warning("extraction failed for %s: %s", path, exc, exc_info=log.isEnabledFor(10))
+        return FileExtract(path, language, sha1, [_file_node(path, data, language, "")], [], [],
+                           error=f"{type(exc).__name__}: {exc}")
+
+
+def _line_count(data: bytes) -> int:
+    lines = data.count(b"\n")
+    return max(1, lines if data.endswith(b"\n") else lines + 1)
+
+
+def _file_node(path: str, data: bytes, language: str, docstring: str) -> Node:
+    return Node(id=node_id(path), kind="file", name=os.path.basename(path), qualname="",
+                file=path, start_line=1, end_line=_line_count(data), language=language,
+                docstring=docstring, content_hash=hashlib.sha1(data).hexdigest())
+
+
+def _extract(path: str, data: bytes, language: str, sha1: str) -> FileExtract:
+    spec = spec_for(language)
+    if spec is None:
+        raise ValueError(f"unsupported language {language!r}")
+    if b"\r" in data and b"\n" not in data:
+        # Classic-Mac line endings: same length, so byte offsets stay valid.
+        data = data.replace(b"\r", b"\n")
+    src = Source(data)
+    tree = languages.parser(language).parse(data)
+    root = tree.root_node
+    file_doc = _file_docstring(root, src, spec)
+    file_node = _file_node(path, data, language, file_doc)
+    file_node.content_hash = sha1
+
+    defs = _collect_defs(root, spec, src)
+    nodes, edges, by_qual = _build_nodes(path, language, defs, spec, src)
+    references: list[Reference] = []
+    _imports(root, spec, src, path, references)
+    _bases(defs, by_qual, spec, src, references)
+    _calls(root, spec, src, path, [d for d in defs if d.id], references)
+    return FileExtract(path, language, sha1, [file_node, *nodes], edges, references,
+                       partial=root.has_error)
+
+
+# --- definitions -------------------------------------------------------------------------
+
+
+def _collect_defs(root: TSNode, spec: LanguageSpec, src: Source) -> list[_Def]:
+    seen: set[int] = set()
+    defs: list[_Def] = []
+    cursor = QueryCursor(languages.query(spec.name, spec.definitions))
+    for _, caps in cursor.matches(root):
+        kind = node = None
+        for key, found in caps.items():
+            if key.startswith("def."):
+                kind, node = key[4:], found[0]
+                break
+        names = caps.get("name")
+        if node is None or kind is None or not names or node.id in seen:
+            continue
+        seen.add(node.id)
+        raw = src.text(names[0])
+        if spec.clean_name is not None:
+            raw = spec.clean_name(raw)
+        parts = [p for p in spec.name_split.split(raw) if p] if spec.name_split else [raw]
+        if not parts or not parts[-1].strip():
+            continue
+        prefix = parts[:-1]
+        receiver = caps.get("receiver")
+        if receiver:
+            prefix = [_type_name(src.text(receiver[0]))]
+        outer = node
+        while outer.parent is not None and outer.parent.type in spec.wrappers:
+            outer = outer.parent
+        defs.append(_Def(node, outer, kind, parts[-1].strip(), prefix,
+                         outer.start_byte, node.end_byte))
+    defs.sort(key=lambda d: (d.start, -d.end))
+    return defs
+
+
+_TYPE_NAME = re.compile(r"[A-Za-z_$][\w$]*")
+
+
+def _type_name(text: str) -> str:
+    """`*Server[T]` -> `Server`: the bare type a receiver or impl names."""
+    text = re.sub(r"<.*>|\[.*\]", "", text)
+    names = _TYPE_NAME.findall(text.replace("::", "."))
+    keep = [n for n in names if n not in ("mut", "const", "dyn", "impl")]
+    return keep[-1] if keep else text.strip()
+
+
+def _end_line(node: TSNode) -> int:
+    row, col = node.end_point
+    return row if col == 0 and row > node.start_point[0] else row + 1
+
+
+def _build_nodes(path: str, language: str, defs: list[_Def], spec: LanguageSpec,
+                 src: Source) -> tuple[list[Node], list[Edge], dict[str, str]]:
+    nodes: list[Node] = []
+    used: dict[str, int] = {}
+    by_qual: dict[str, str] = {}          # first node id per qualname, for contains lookups
+    parents: list[tuple[str, _Def | None, str]] = []  # (child id, parent def, qual prefix)
+    stack: list[_Def] = []
+    sep = spec.qual_sep
+    for d in defs:
+        while stack and stack[-1].end <= d.start:
+            stack.pop()
+        parent = stack[-1] if stack else None
+        base = parent.qual if parent else ""
+        qual_parts = [base] if base else []
+        qual_parts.extend(d.prefix)
+        qual_parts.append(d.name)
+        d.qual = sep.join(qual_parts)
+        stack.append(d)
+        if d.kind == "scope":
+            continue
+        kind = d.kind
+        if kind == "function" and (d.prefix or (parent and parent.kind in spec.method_containers)):
+            kind = "method"
+        n = used.get(d.qual, 0) + 1
+        used[d.qual] = n
+        qual = d.qual if n == 1 else f"{d.qual}#{n}"
+        d.id = node_id(path, qual)
+        by_qual.setdefault(d.qual, d.id)
+        sig = spec.signature(d.node, src) if spec.signature else _signature(d, spec, src)
+        doc = spec.docstring(d.node, src)
+        if doc is None:
+            doc = leading_comment(d.outer, spec, src)
+        nodes.append(Node(
+            id=d.id, kind=kind, name=d.name, qualname=qual, file=path,
+            start_line=d.outer.start_point[0] + 1, end_line=_end_line(d.node),
+            language=language, signature=sig, docstring=doc,
+            content_hash=hashlib.sha1(src.data[d.start:d.end]).hexdigest()))
+        owner_prefix = sep.join([base, *d.prefix] if base else d.prefix)
+        parents.append((d.id, parent, owner_prefix))
+    edges: list[Edge] = []
+    for child, parent, owner_prefix in parents:
+        if parent is not None and parent.id:
+            edges.append(Edge(parent.id, child, "contains"))
+            continue
+        owner = by_qual.get(owner_prefix) if owner_prefix else None
+        edges.append(Edge(owner if owner and owner != child else node_id(path), child,
+                          "contains"))
+    return nodes, edges, by_qual
+
+
+def _signature(d: _Def, spec: LanguageSpec, src: Source) -> str:
+    node = d.node
+    start = node.start_byte
+    parent = node.parent
+    if parent is not None and parent.type in spec.signature_wrappers:
+        start = parent.start_byte
+    body = node.child_by_field_name("body")
+    if body is None and spec.body_types:
+        body = _find_body(node, spec.body_types)
+    if body is not None and body.start_byte > start:
+        text = src.between(start, body.start_byte)
+    else:
+        text = src.between(start, node.end_byte).split("\n", 1)[0]
+    return collapse(text).rstrip("{ ").rstrip()
+
+
+def _find_body(node: TSNode, types: frozenset[str]) -> TSNode | None:
+    for child in node.named_children:
+        if child.type in types:
+            return child
+        for grandchild in child.named_children:
+            if grandchild.type in types:
+                return grandchild
+    return None
+
+
+def leading_comment(node: TSNode, spec: LanguageSpec, src: Source) -> str:
+    """The comment block directly above `node` (no blank line between), cleaned."""
+    prev = node.prev_sibling
+    while prev is not None and prev.type in spec.skip_before:
+        prev = prev.prev_sibling
+    parts: list[str] = []
+    line = node.start_point[0]
+    while prev is not None and prev.type in spec.comment_types:
+        if prev.end_point[0] < line - 1:
+            break
+        before = prev.prev_sibling
+        if before is not None and before.end_point[0] == prev.start_point[0] \
+                and before.type not in spec.comment_types:
+            break  # a trailing comment on the previous statement's line
+        parts.append(src.text(prev))
+        line = prev.start_point[0]
+        prev = before
+    if not parts:
+        return ""
+    return "\n".join(clean_comment(p) for p in reversed(parts)).strip()
+
+
+def _file_docstring(root: TSNode, src: Source, spec: LanguageSpec) -> str:
+    doc = spec.docstring(root, src)
+    if doc is not None:
+        return doc
+    parts: list[str] = []
+    line = -1
+    for child in root.children:
+        if child.type not in spec.comment_types:
+            break
+        if line >= 0 and child.start_point[0] > line + 1:
+            break
+        parts.append(clean_comment(src.text(child)))
+        line = child.end_point[0]
+    return "\n".join(parts).strip()
+
+
+# --- references --------------------------------------------------------------------------
+
+
+def _imports(root: TSNode, spec: LanguageSpec, src: Source, path: str,
+             out: list[Reference]) -> None:
+    if not spec.imports:
+        return
+    file_id = node_id(path)
+    found = QueryCursor(languages.query(spec.name, spec.imports)).captures(root).get("import", [])
+    for node in sorted(found, key=lambda n: n.start_byte):
+        for target, names in spec.import_refs(node, src):
+            if target:
+                out.append(Reference(file_id, "imports", target, node.start_point[0] + 1, names))
+
+
+def _bases(defs: list[_Def], by_qual: dict[str, str], spec: LanguageSpec, src: Source,
+           out: list[Reference]) -> None:
+    for d in defs:
+        if d.kind == "function" or d.kind == "section":
+            continue
+        found = spec.bases(d.node, src)
+        if not found:
+            continue
+        source = d.id or by_qual.get(d.qual, "")
+        if not source:
+            continue  # an impl of a type declared in another file
+        line = d.node.start_point[0] + 1
+        for kind, name in found:
+            if name:
+                out.append(Reference(source, kind, name, line))
+
+
+_CALLEE_SEPARATORS = re.compile(r"::|->|\?\.|!\.")
+_SIMPLE_CALLEE = re.compile(r"[@$]?[\w$]+(?:\.[\w$]+)*")
+_LAST_NAME = re.compile(r"[\w$]+$")
+
+
+def normalise_callee(text: str) -> str:
+    """`a::b`, `a->b`, `a?.b` -> dotted; a complex receiver is reduced to `.name`."""
+    text = _CALLEE_SEPARATORS.sub(".", text.strip())
+    if _SIMPLE_CALLEE.fullmatch(text):
+        return text.lstrip("$") if text.startswith("$this") else text
+    last = _LAST_NAME.search(text)
+    if last is None:
+        return ""
+    return "." + last.group(0) if "." in text else last.group(0)
+
+
+def _calls(root: TSNode, spec: LanguageSpec, src: Source, path: str, defs: list[_Def],
+           out: list[Reference]) -> None:
+    if not spec.calls:
+        return
+    callees = QueryCursor(languages.query(spec.name, spec.calls)).captures(root).get("call", [])
+    if not callees:
+        return
+    callees.sort(key=lambda n: (n.start_byte, n.end_byte))
+    file_id = node_id(path)
+    data = src.data
+    stack: list[_Def] = []
+    i = 0
+    for callee in callees:
+        pos = callee.start_byte
+        while i < len(defs) and defs[i].start <= pos:
+            while stack and stack[-1].end <= defs[i].start:
+                stack.pop()
+            stack.append(defs[i])
+            i += 1
+        while stack and stack[-1].end <= pos:
+            stack.pop()
+        target = normalise_callee(data[pos:callee.end_byte].decode("utf-8", "replace"))
+        if target:
+            out.append(Reference(stack[-1].id if stack else file_id, "calls", target,
+                                 callee.start_point[0] + 1))

@@ -1,0 +1,146 @@
+"""What the generic extractor needs to know about one language.
+
+A spec is mostly tree-sitter queries (run in C, which keeps the extractor fast
+on large trees) plus a few small hooks for the parts that differ too much
+between grammars to express as a query: import statements, base classes and
+docstrings. Hooks only ever see the few nodes the queries found.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from tree_sitter import Node as TSNode
+
+# A resolved import as the extractor sees it: (module spec, [(name, local alias)]).
+# Name "*" with an alias binds the module itself to that alias; name "*" with an
+# empty alias imports every name of the module into scope.
+ImportSpec = tuple[str, list[tuple[str, str]]]
+
+
+class Source:
+    """The file's bytes with cheap text access; tree-sitter works on byte offsets."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def text(self, node: TSNode) -> str:
+        return self.data[node.start_byte:node.end_byte].decode("utf-8", "replace")
+
+    def between(self, start: int, end: int) -> str:
+        return self.data[start:end].decode("utf-8", "replace")
+
+
+def _no_imports(node: TSNode, src: Source) -> list[ImportSpec]:
+    return []
+
+
+def _no_bases(node: TSNode, src: Source) -> list[tuple[str, str]]:
+    return []
+
+
+def _no_docstring(node: TSNode, src: Source) -> str | None:
+    return None
+
+
+@dataclass(frozen=True)
+class LanguageSpec:
+    """Queries and hooks for one language.
+
+    `definitions` captures `@def.<kind>` (a NODE_KINDS kind, or `def.scope` for a
+    block that only qualifies names, like a Rust `impl`), `@name`, and optionally
+    `@receiver` (a Go method's receiver type). `calls` captures `@call` on the
+    callee expression. `imports` captures `@import` on whole statements.
+    """
+
+    name: str
+    definitions: str
+    calls: str = ""
+    imports: str = ""
+    import_refs: Callable[[TSNode, Source], list[ImportSpec]] = _no_imports
+    bases: Callable[[TSNode, Source], list[tuple[str, str]]] = _no_bases
+    docstring: Callable[[TSNode, Source], str | None] = _no_docstring
+    comment_types: frozenset[str] = frozenset({"comment"})
+    # Siblings allowed between a leading comment and its declaration.
+    skip_before: frozenset[str] = frozenset()
+    # Parents that wrap a declaration (decorators, `export`, templates): the span
+    # and the leading comment belong to the wrapper.
+    wrappers: frozenset[str] = frozenset()
+    # Wrappers whose own keywords belong in the signature (Go `type X struct`).
+    signature_wrappers: frozenset[str] = frozenset()
+    # Node types that start a declaration's body when it has no `body` field.
+    body_types: frozenset[str] = frozenset()
+    # Kinds whose functions are methods.
+    method_containers: frozenset[str] = frozenset(
+        {"class", "struct", "interface", "trait", "enum", "scope"})
+    qual_sep: str = "."
+    # How a declared name splits into qualifier parts (C++ `Foo::bar`).
+    name_split: re.Pattern[str] | None = None
+    # Cleans a name as written (markdown heading text, generic arguments).
+    clean_name: Callable[[str], str] | None = None
+    signature: Callable[[TSNode, Source], str] | None = None
+    extra: dict[str, object] = field(default_factory=dict)
+
+
+_WS = re.compile(r"\s+")
+SIGNATURE_MAX = 300
+DOCSTRING_MAX = 1000
+
+
+def collapse(text: str, limit: int = SIGNATURE_MAX) -> str:
+    """Whitespace-collapsed, capped text for signatures."""
+    text = _WS.sub(" ", text).strip()
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+_LINE_MARKER = re.compile(r"^\s*(?://[/!]?|#+!?|--)\s?")
+_BLOCK_LINE = re.compile(r"^\s*\*+(?!/) ?")
+
+
+def clean_comment(text: str) -> str:
+    """A comment's text without its markers (`//`, `///`, `#`, `/* */`, Javadoc stars)."""
+    text = text.strip()
+    if text.startswith("/*"):
+        text = text[2:]
+        if text.endswith("*/"):
+            text = text[:-2]
+        text = text.lstrip("*!")
+        lines = [_BLOCK_LINE.sub("", line).rstrip() for line in text.splitlines()]
+    elif text.startswith("=begin"):  # Ruby block comment
+        lines = text.splitlines()[1:-1]
+    else:
+        lines = [_LINE_MARKER.sub("", line).rstrip() for line in text.splitlines()]
+    return dedent_lines(lines)
+
+
+def dedent_lines(lines: list[str]) -> str:
+    """Join lines with common indentation removed and blank edges trimmed."""
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    indents = [len(line) - len(line.lstrip()) for line in lines if line.strip()]
+    cut = min(indents) if indents else 0
+    return cap_doc("\n".join(line[cut:] for line in lines))
+
+
+def cap_doc(text: str) -> str:
+    text = text.strip()
+    return text if len(text) <= DOCSTRING_MAX else text[: DOCSTRING_MAX - 1].rstrip() + "…"
+
+
+def field_text(node: TSNode, name: str, src: Source) -> str:
+    child = node.child_by_field_name(name)
+    return src.text(child) if child is not None else ""
+
+
+def string_literal_value(text: str) -> str:
+    """`"x"`, `'x'`, `` `x` ``, `<x>` -> `x` (quotes and angle brackets off)."""
+    text = text.strip()
+    if len(text) >= 2 and text[0] in "\"'`<" and text[-1] in "\"'`>":
+        return text[1:-1]
+    return text

@@ -1,0 +1,281 @@
+"""Cross-file resolution: References from every file -> edges between node ids.
+
+Imports resolve to workspace files where the language makes that decidable
+(`import_rules.py` holds the per-language rules). Calls and base classes resolve
+by name, in order of confidence: the enclosing scope (same class, same file),
+then names the file imported, then a definition that is unique in the workspace
+for that language family. The last step is a guess and its edges carry
+`resolved=False`. Unresolvable references (library calls, builtins) are dropped.
+
+Everything goes through dict indexes built once, so the cost is linear in the
+number of references; Django (~50k nodes, ~300k references) resolves in seconds.
+"""
+
+from __future__ import annotations
+
+import builtins
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from neuralmind.graph.import_rules import Binding, ImportRules, family_of
+from neuralmind.graph.model import Edge, FileExtract
+
+log = logging.getLogger("neuralmind.graph")
+
+_CLASS_LIKE = frozenset({"class", "struct", "interface", "trait", "enum", "module"})
+_CALLABLE = frozenset({"class", "struct", "interface", "trait", "enum", "function", "method"})
+_SELF_NAMES = frozenset({"self", "this", "cls", "Self", "static", "parent", "super"})
+# Names no workspace definition should capture by the unique-name guess.
+_BUILTINS: dict[str, frozenset[str]] = {
+    "python": frozenset(dir(builtins)),
+    "js": frozenset({"require", "parseInt", "parseFloat", "setTimeout", "setInterval",
+                     "clearTimeout", "String", "Number", "Boolean", "Array", "Object",
+                     "Promise", "Error", "Symbol", "Map", "Set", "Date", "RegExp", "fetch"}),
+    "go": frozenset({"make", "len", "cap", "append", "new", "panic", "recover", "copy",
+                     "delete", "close", "print", "println", "string", "int", "error"}),
+    "c": frozenset({"printf", "malloc", "free", "sizeof", "memcpy", "strlen", "assert"}),
+}
+_MAX_HOPS = 4  # re-export chains followed through __init__/index files
+
+
+@dataclass(slots=True)
+class _Sym:
+    id: str
+    kind: str
+    file: str
+    qual: str
+
+
+class _Index:
+    """Lookups over the whole workspace, built once per `resolve` call."""
+
+    def __init__(self, extracts: Mapping[str, FileExtract]) -> None:
+        self.quals: dict[str, dict[str, _Sym]] = {}    # file -> qualname -> symbol
+        self.by_name: dict[tuple[str, str], list[str]] = {}  # (family, name) -> ids
+        self.bindings: dict[str, dict[str, list[Binding]]] = {}  # file -> alias -> bindings
+        self.wildcards: dict[str, list[str]] = {}     # file -> files imported wholesale
+        self.bases: dict[str, list[str]] = {}         # class id -> resolved base ids
+        for path in sorted(extracts):
+            fe = extracts[path]
+            fam = family_of(fe.language)
+            table: dict[str, _Sym] = {}
+            for node in fe.nodes:
+                if node.kind == "file":
+                    continue
+                table.setdefault(node.qualname, _Sym(node.id, node.kind, path, node.qualname))
+                if node.kind in _CALLABLE and "#" not in node.qualname:
+                    self.by_name.setdefault((fam, node.name), []).append(node.id)
+            self.quals[path] = table
+
+    def lookup(self, files: Iterable[str], qual: str) -> _Sym | None:
+        for f in files:
+            table = self.quals.get(f)
+            sym = table.get(qual) if table is not None else None
+            if sym is not None:
+                return sym
+        return None
+
+    def symbol(self, node_id: str) -> _Sym | None:
+        path, sep, qual = node_id.partition("::")
+        table = self.quals.get(path) if sep else None
+        return table.get(qual) if table is not None else None
+
+    def unique(self, family: str, name: str) -> str | None:
+        ids = self.by_name.get((family, name))
+        return ids[0] if ids is not None and len(ids) == 1 else None
+
+    def member(self, owner: _Sym, rest: list[str], depth: int = 0) -> str | None:
+        """`rest` inside class `owner`, else inside its bases (a few levels up)."""
+        sym = self.lookup((owner.file,), ".".join([owner.qual, *rest]))
+        if sym is not None:
+            return sym.id
+        if depth < _MAX_HOPS:
+            for base_id in self.bases.get(owner.id, ()):
+                base = self.symbol(base_id)
+                found = self.member(base, rest, depth + 1) if base is not None else None
+                if found:
+                    return found
+        return None
+
+    def follow(self, binding: Binding, rest: list[str], depth: int = 0) -> str | None:
+        """What `alias.rest` names when `alias` is bound by `binding`.
+
+        Follows re-exports (`from .models import Model` in a package's
+        `__init__.py`, `export { x } from './x'`) a few hops deep.
+        """
+        if binding.mode == "module":
+            if not rest:
+                return None
+            return self.in_module(binding.files, rest, depth)
+        sym = self.lookup(binding.files, binding.remote)
+        if sym is not None:
+            if not rest:
+                return sym.id
+            return self.member(sym, rest) if sym.kind in _CLASS_LIKE else None
+        if depth < _MAX_HOPS:
+            for f in binding.files:
+                for inner in self.bindings.get(f, {}).get(binding.remote, ()):
+                    found = self.follow(inner, rest, depth + 1)
+                    if found:
+                        return found
+        return None
+
+    def in_module(self, files: Iterable[str], rest: list[str], depth: int) -> str | None:
+        files = list(files)
+        sym = self.lookup(files, ".".join(rest))
+        if sym is not None:
+            return sym.id
+        if len(rest) > 1:
+            owner = self.lookup(files, rest[0])
+            if owner is not None and owner.kind in _CLASS_LIKE:
+                return self.member(owner, rest[1:])
+        if depth < _MAX_HOPS:
+            for f in files:
+                for inner in self.bindings.get(f, {}).get(rest[0], ()):
+                    found = self.follow(inner, rest[1:], depth + 1)
+                    if found:
+                        return found
+                wild = self.wildcards.get(f)
+                if wild:
+                    found = self.in_module(wild, rest, depth + 1)
+                    if found:
+                        return found
+        return None
+
+
+class _FileScope:
+    """One file's view: its own symbols and the names its imports bound."""
+
+    def __init__(self, index: _Index, fe: FileExtract, peers: list[str]) -> None:
+        self.index = index
+        self.path = fe.path
+        self.table = index.quals[fe.path]
+        self.family = family_of(fe.language)
+        self.bindings = index.bindings.get(fe.path, {})
+        self.wildcards = index.wildcards.get(fe.path, [])
+        self.peers = peers  # files sharing a namespace with this one (Go package)
+
+    def resolve(self, source: str, target: str) -> tuple[str, bool] | None:
+        """(node id, resolved) for a call or base name used inside `source`."""
+        target = target.lstrip("@")
+        if not target:
+            return None
+        parts = target.split(".")
+        if parts[0] == "":
+            return self._guess(parts[-1])
+        if parts[0] in _SELF_NAMES and len(parts) >= 2:
+            found = self._member_of_enclosing(source, parts[1:])
+            return (found, True) if found else self._guess(parts[-1])
+        found = self._scoped(source, parts) or self._imported(parts) or self._package(parts)
+        if found:
+            return found, True
+        return self._guess(parts[-1])
+
+    def _guess(self, name: str) -> tuple[str, bool] | None:
+        if name in _BUILTINS.get(self.family, ()):
+            return None
+        found = self.index.unique(self.family, name)
+        return (found, False) if found else None
+
+    @staticmethod
+    def _source_qual(source: str) -> list[str]:
+        _, sep, qual = source.partition("::")
+        return qual.split("#", 1)[0].split(".") if sep and qual else []
+
+    def _scoped(self, source: str, parts: list[str]) -> str | None:
+        scope = self._source_qual(source)
+        wanted = ".".join(parts)
+        while True:
+            sym = self.table.get(".".join([*scope, wanted]) if scope else wanted)
+            if sym is not None and sym.id != source:
+                return sym.id
+            if not scope:
+                break
+            scope.pop()
+        if len(parts) > 1:
+            owner = self.table.get(parts[0])
+            if owner is not None and owner.kind in _CLASS_LIKE:
+                return self.index.member(owner, parts[1:])
+        return None
+
+    def _member_of_enclosing(self, source: str, rest: list[str]) -> str | None:
+        scope = self._source_qual(source)
+        while scope:
+            owner = self.table.get(".".join(scope))
+            if owner is not None and owner.kind in _CLASS_LIKE:
+                return self.index.member(owner, rest)
+            scope.pop()
+        return None
+
+    def _imported(self, parts: list[str]) -> str | None:
+        for cut in range(len(parts), 0, -1):
+            for binding in self.bindings.get(".".join(parts[:cut]), ()):
+                found = self.index.follow(binding, parts[cut:])
+                if found:
+                    return found
+        if self.wildcards:
+            return self.index.in_module(self.wildcards, parts, 1)
+        return None
+
+    def _package(self, parts: list[str]) -> str | None:
+        if not self.peers:
+            return None
+        sym = self.index.lookup(self.peers, ".".join(parts))
+        return sym.id if sym is not None else None
+
+
+def resolve(extracts: Mapping[str, FileExtract]) -> list[Edge]:
+    """Import, call and inheritance edges across the workspace, deterministic order."""
+    index = _Index(extracts)
+    rules = ImportRules(extracts)
+    acc: dict[tuple[str, str, str], list[int]] = {}
+
+    def add(source: str, target: str, kind: str, resolved: bool) -> None:
+        slot = acc.get((source, target, kind))
+        if slot is None:
+            acc[(source, target, kind)] = [int(resolved), 1]
+        else:
+            slot[0] &= int(resolved)
+            slot[1] += 1
+
+    paths = sorted(extracts)
+    for path in paths:
+        bindings: dict[str, list[Binding]] = {}
+        wildcards: list[str] = []
+        for ref in extracts[path].references:
+            if ref.kind != "imports":
+                continue
+            result = rules.resolve_import(path, ref)
+            for target in result.files:
+                if target != path:
+                    add(path, target, "imports", True)
+            for alias, binding in result.bindings:
+                if alias:
+                    bindings.setdefault(alias, []).append(binding)
+                else:
+                    wildcards.extend(f for f in binding.files if f != path)
+        index.bindings[path] = bindings
+        index.wildcards[path] = wildcards
+
+    scopes = {path: _FileScope(index, extracts[path], rules.package_peers(path))
+              for path in paths}
+    # Bases first: member lookups through inheritance (self.method) need them.
+    for path in paths:
+        scope = scopes[path]
+        for ref in extracts[path].references:
+            if ref.kind in ("inherits", "implements"):
+                found = scope.resolve(ref.source, ref.target)
+                if found and found[0] != ref.source:
+                    add(ref.source, found[0], ref.kind, found[1])
+                    index.bases.setdefault(ref.source, []).append(found[0])
+    for path in paths:
+        scope = scopes[path]
+        for ref in extracts[path].references:
+            if ref.kind == "calls":
+                found = scope.resolve(ref.source, ref.target)
+                if found and found[0] != ref.source:
+                    add(ref.source, found[0], "calls", found[1])
+    edges = [Edge(s, t, k, bool(v[0]), v[1]) for (s, t, k), v in acc.items()]
+    edges.sort(key=lambda e: (e.source, e.kind, e.target))
+    return edges
