@@ -1,0 +1,310 @@
+"""The synapse layer as the engine exposes it (`Workspace.synapses`).
+
+Editing events are learned at file level (the file node id is the repo-relative
+path), which keeps them cheap; query hits and feedback may be symbol ids
+(`path::Qualified.name`) and are mapped to their file where a file is needed.
+Reads use the merged view of the active namespace (1.0), personal (0.8) and
+shared (0.5). Every method fails open: learning never breaks an edit, a query or
+a build.
+"""
+
+from __future__ import annotations
+
+import logging
+import posixpath
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from neuralmind import config
+from neuralmind.statedir import atomic_write_bytes
+from neuralmind.synapse import seeding
+from neuralmind.synapse.export import bundle_bytes, bundle_document, memory_markdown
+from neuralmind.synapse.namespaces import (
+    EPHEMERAL,
+    PERSONAL,
+    SHARED,
+    ActiveNamespace,
+    merged_weights,
+    normalize_namespace,
+)
+from neuralmind.synapse.sessions import Batch, Question, SessionTracker
+from neuralmind.synapse.store import SynapseStore, file_of
+
+log = logging.getLogger("neuralmind.synapse")
+
+DB_NAME = "synapses.db"
+MEMORY_NAME = "SYNAPSE_MEMORY.md"
+BUNDLE_NAME = "synapse_bundle.json"
+QUESTION_HITS = 5  # a question's top hits linked to the files it led to
+
+
+class SynapseLayer:
+    """Hebbian memory of one workspace: learning signals in, associations and predictions out."""
+
+    def __init__(self, state_dir: Path, root: Path, clock: Callable[[], float] = time.time,
+                 namespace: str | None = None) -> None:
+        self.state_dir = Path(state_dir)
+        self.root = Path(root).resolve()
+        self.clock = clock
+        self.store = SynapseStore(self.state_dir / DB_NAME, clock=clock)
+        self._active = ActiveNamespace(self.root, namespace)
+        self.sessions = SessionTracker(self._learn_batch, self._learn_question, clock)
+        # Set by the engine: question -> top hit ids, used when a session names its question
+        # but nobody reported its hits (e.g. replayed event streams).
+        self.hits_provider: Callable[[str], list[str]] | None = None
+
+    # --- namespaces ---------------------------------------------------------------------
+    @property
+    def namespace(self) -> str:
+        """Where writes go: `branch:<name>` on a non-default git branch, else personal."""
+        return self._active.get()
+
+    def _weights(self, namespaces: Sequence[str] | None = None) -> dict[str, float]:
+        if namespaces:
+            return {normalize_namespace(ns): 1.0 for ns in namespaces}
+        return merged_weights(self.namespace)
+
+    def _writable(self, namespace: str | None) -> str:
+        return self.namespace if namespace is None else normalize_namespace(namespace)
+
+    # --- paths --------------------------------------------------------------------------
+    def file_id(self, path: str | Path) -> str:
+        """Repo-relative '/' path of a file (absolute paths must lie under the root)."""
+        p = str(path).replace("\\", "/").strip()
+        if not p:
+            raise ValueError("empty file path")
+        if Path(p).is_absolute():
+            try:
+                p = Path(p).resolve().relative_to(self.root).as_posix()
+            except ValueError:
+                raise ValueError(f"{path} is outside the workspace {self.root}") from None
+        p = posixpath.normpath(p)
+        if p == "." or p.startswith("../") or p == "..":
+            raise ValueError(f"{path} is outside the workspace")
+        return p
+
+    # --- learning -----------------------------------------------------------------------
+    def activate(self, node_ids: Iterable[str], namespace: str | None = None,
+                 now: float | None = None) -> int:
+        """Hebbian co-activation of a set of nodes; returns the number of pairs reinforced."""
+        return self.store.activate(list(node_ids), self._writable(namespace), now)
+
+    def activate_files(self, paths: Iterable[str | Path], namespace: str | None = None,
+                       now: float | None = None) -> int:
+        """Co-activate files and record their order as transitions (A -> B -> C)."""
+        files = list(dict.fromkeys(self.file_id(p) for p in paths))
+        ns = self._writable(namespace)
+        n = self.store.activate(files, ns, now)
+        self.store.record_transitions(zip(files, files[1:], strict=False), ns, now)
+        return n
+
+    def editing_event(self, session: str, kind: str, file: str = "", ts: float | None = None,
+                      query: str | None = None) -> None:
+        """One editor/agent event: session_start (optionally with the question that started
+        it), open, edit, save, session_end. Raises ValueError for malformed events only."""
+        rel = self.file_id(file) if file else ""
+        self.sessions.event(session, kind, rel, ts=ts, query=query)
+
+    def record_query(self, session: str, query: str, hit_ids: Sequence[str],
+                     ts: float | None = None) -> None:
+        """A question asked in `session` and its top hits; later edits are what it led to."""
+        if query and query.strip():
+            self.sessions.question(session, query.strip(), list(hit_ids)[:QUESTION_HITS], ts)
+
+    def flush(self, session: str | None = None) -> None:
+        """Learn pending editing batches now (used at shutdown and by replay)."""
+        self.sessions.flush(session)
+
+    def close_sessions(self) -> None:
+        """End every open session (learning what is pending)."""
+        self.sessions.close_all()
+
+    def _learn_batch(self, batch: Batch) -> None:
+        ns = self.namespace
+        self.store.activate(batch.files, ns, batch.ts)
+        if batch.transitions:
+            self.store.record_transitions(batch.transitions, ns, batch.ts)
+        if batch.question and batch.edited:
+            hits = batch.hits or self._provided_hits(batch.question)
+            hit_files = list(dict.fromkeys(file_of(h) for h in hits))
+            pairs = [(h, f) for h in hit_files for f in batch.edited if h != f]
+            if pairs:
+                self.store.reinforce_pairs(pairs, ns, batch.ts)
+
+    def _learn_question(self, q: Question) -> None:
+        self.store.record_question(self.namespace, q.session, q.query, q.hits, q.files, q.ts)
+
+    def _provided_hits(self, query: str) -> list[str]:
+        if self.hits_provider is None:
+            return []
+        try:
+            return list(self.hits_provider(query))[:QUESTION_HITS]
+        except Exception as e:  # learning fails open
+            log.warning("could not fetch hits for a replayed question: %s", e)
+            return []
+
+    def feedback(self, node_id: str, positive: bool, context: Sequence[str] = (),
+                 now: float | None = None) -> int:
+        """Positive: reinforce the node with its context. Negative: weaken its edges in the
+        merged namespaces (LTP edges keep their floor and are never deleted)."""
+        if positive:
+            return self.store.activate([node_id, *context], self.namespace, now)
+        return self.store.weaken_node(node_id, sorted(self._weights()),
+                                      config.NEGATIVE_FEEDBACK_FACTOR, now)
+
+    # --- recall -------------------------------------------------------------------------
+    def spread(self, seed_ids: Sequence[str], depth: int = config.SPREAD_DEPTH,
+               top_k: int = config.SPREAD_TOP_K, namespaces: Sequence[str] | None = None,
+               now: float | None = None) -> list[tuple[str, float]]:
+        """Nodes reached by spreading activation from the seeds (a symbol seed also seeds its
+        file), with their accumulated energy; seeds themselves are not returned."""
+        seeds: dict[str, float] = {}
+        for s in seed_ids:
+            if s:
+                seeds[s] = 1.0
+                seeds.setdefault(file_of(s), 1.0)
+        if not seeds:
+            return []
+        return self.store.spread(seeds, self._weights(namespaces), depth, top_k, now)
+
+    def neighbors(self, node_id: str, k: int = 10, namespaces: Sequence[str] | None = None,
+                  now: float | None = None) -> list[tuple[str, float]]:
+        """Strongest merged associations of one node."""
+        nbrs = self.store.edges_of([node_id], self._weights(namespaces), now).get(node_id, {})
+        return sorted(nbrs.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
+
+    def next_likely(self, node_id: str, k: int = 5, now: float | None = None,
+                    ) -> list[tuple[str, float]]:
+        """What usually follows `node_id`: directional transitions normalised to probabilities
+        (the full distribution sums to 1; the top k are returned)."""
+        return _top(_normalise(self.store.transitions_from(node_id, self._weights(), now)), k)
+
+    def next_likely_file(self, path: str | Path, k: int = 5, now: float | None = None,
+                         mix: dict[str, float] | None = None) -> list[tuple[str, float]]:
+        """Files likely to be touched after `path`: a mixture of transitions, co-activation
+        and popularity (each normalised first), as probabilities over the candidates."""
+        f = self.file_id(path)
+        weights = self._weights()
+        parts = {
+            "transition": _by_file(self.store.transitions_from(f, weights, now), f),
+            "coactivation": _by_file(self.store.edges_of([f], weights, now).get(f, {}), f),
+            "popularity": _by_file(self.store.popularity(weights, 100, now), f),
+        }
+        score: dict[str, float] = defaultdict(float)
+        for name, w in (mix or config.NEXT_FILE_MIX).items():
+            for node, p in _normalise(parts.get(name, {})).items():
+                score[node] += w * p
+        return _top(_normalise(score), k)
+
+    def question_files(self, query: str, k: int = 10) -> list[tuple[str, float]]:
+        """Files that earlier questions sharing words with `query` led to."""
+        return self.store.question_files(query, k)
+
+    # --- seeding ------------------------------------------------------------------------
+    def seed_structural(self, edges: Iterable[tuple[str, str, int]],
+                        now: float | None = None) -> int:
+        """Call/import edges with counts -> file-level synapses in `shared` (log-scaled, MAX
+        semantics, idempotent). Returns how many new synapses were created."""
+        try:
+            agg = seeding.file_level_edges(edges)
+        except (TypeError, ValueError) as e:
+            log.warning("structural seeding skipped: %s", e)
+            return 0
+        self.store.set_structural(agg)
+        weights = {pair: seeding.structural_weight(c) for pair, c in agg.items()}
+        return self.store.seed_pairs(weights, SHARED, now)
+
+    def import_bundle(self, path: str | Path, namespace: str = SHARED,
+                      now: float | None = None) -> int:
+        """Load a bundle into `namespace` (MAX semantics); ValueError when malformed.
+        Returns how many new synapses were created."""
+        pairs, transitions = seeding.read_bundle(Path(path))
+        ns = normalize_namespace(namespace)
+        created = self.store.seed_pairs(pairs, ns, now)
+        if transitions:
+            self.store.seed_transitions(transitions, ns, now)
+        return created
+
+    def seed_bundle(self, path: str | Path, now: float | None = None) -> int:
+        """`--bootstrap FILE` at build: like import_bundle into shared, but fails open."""
+        try:
+            return self.import_bundle(path, SHARED, now)
+        except ValueError as e:
+            log.warning("bundle seeding skipped: %s", e)
+            return 0
+
+    def seed_cochange(self, root: Path | None = None, now: float | None = None) -> int:
+        """Files changed together in the last COCHANGE_MAX_COMMITS commits -> `shared`
+        synapses (log-scaled like structural edges) and a popularity prior; 0 when not a git
+        checkout. Returns how many new synapses were created."""
+        base = Path(root).resolve() if root else self.root
+        commits = seeding.git_commits(base)
+        if not commits:
+            return 0
+        pairs, freq = seeding.cochange(commits, base)
+        weights = {p: seeding.structural_weight(c) for p, c in pairs.items()}
+        created = self.store.seed_pairs(weights, SHARED, now)
+        self.store.seed_activations(dict(freq), SHARED, now)
+        return created
+
+    # --- operations ---------------------------------------------------------------------
+    def stats(self, now: float | None = None) -> dict[str, Any]:
+        out = self.store.stats(now)
+        out["active_namespace"] = self.namespace
+        out["open_sessions"] = len(self.sessions.open_sessions)
+        if self.store.disabled:
+            out["disabled"] = self.store.disabled
+        return out
+
+    def prune(self, older_than_days: float | None = None, now: float | None = None,
+              ) -> dict[str, int]:
+        return self.store.prune(now, older_than_days)
+
+    def decay_pass(self, now: float | None = None) -> dict[str, int]:
+        return self.store.decay_pass(now)
+
+    def export_memory(self, now: float | None = None) -> Path:
+        """Write `.neuralmind/SYNAPSE_MEMORY.md` (valid even when empty); return its path."""
+        t = self.clock() if now is None else now
+        path = self.state_dir / MEMORY_NAME
+        text = memory_markdown(self.store.stats(t), self.namespace, t)
+        atomic_write_bytes(path, text.encode("utf-8"))
+        return path
+
+    def export_bundle(self, path: str | Path | None = None, now: float | None = None) -> Path:
+        """Write every durable synapse and transition (not `ephemeral`) as a bundle JSON."""
+        t = self.clock() if now is None else now
+        target = Path(path) if path else self.state_dir / BUNDLE_NAME
+        synapses = [s for s in self.store.dump(None, t) if s["namespace"] != EPHEMERAL]
+        transitions = [r for r in self.store.dump_transitions(t) if r["namespace"] != EPHEMERAL]
+        atomic_write_bytes(target, bundle_bytes(bundle_document(synapses, transitions, t)))
+        return target
+
+    def close(self) -> None:
+        self.close_sessions()
+        self.store.close()
+
+
+def _by_file(scores: dict[str, float], exclude: str) -> dict[str, float]:
+    """Fold symbol ids into their files and drop the file asked about."""
+    out: dict[str, float] = defaultdict(float)
+    for node, s in scores.items():
+        f = file_of(node)
+        if f != exclude:
+            out[f] += s
+    return out
+
+
+def _normalise(scores: dict[str, float]) -> dict[str, float]:
+    total = sum(v for v in scores.values() if v > 0)
+    return {k: v / total for k, v in scores.items() if v > 0} if total else {}
+
+
+def _top(scores: dict[str, float], k: int) -> list[tuple[str, float]]:
+    return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[: max(0, k)]
+
+
+__all__ = ["PERSONAL", "SHARED", "SynapseLayer"]

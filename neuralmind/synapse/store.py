@@ -1,0 +1,612 @@
+"""The synapse store: Hebbian co-activation, decay, LTP, spreading activation, transitions.
+
+One SQLite file (WAL) per workspace. Weights are stored with the time they were
+last written; the decayed ("effective") weight is computed on read by one SQL
+expression, `weight * 0.5 ** (age / half_life)`, so decay is lazy, exact and
+one-way (a read never writes, a write starts from the decayed value, and a
+timestamp never moves backwards). A decay pass materialises the same
+expression and prunes what fell below the threshold.
+
+Every public method is a learning or recall path and fails open: a locked
+database logs a warning and returns an empty result; a corrupt one is moved
+aside (never deleted) and a new store started.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import math
+import re
+import sqlite3
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from neuralmind import config
+from neuralmind.statedir import move_aside
+from neuralmind.synapse.schema import MIGRATIONS, SCHEMA_VERSION, Migration, migrate, read_version
+
+log = logging.getLogger("neuralmind.synapse")
+
+DAY = 86400.0
+T = TypeVar("T")
+Clock = Callable[[], float]
+
+
+def _half_life_case(column: str, default: float, overrides: dict[str, float]) -> str:
+    """SQL CASE giving the half-life in seconds for a row's namespace."""
+    parts = [f"WHEN {column} = '{ns}' THEN {days * DAY!r}" for ns, days in overrides.items()]
+    parts.append(f"WHEN substr({column}, 1, 7) = 'branch:' THEN "
+                 f"{config.HALF_LIFE_DAYS['branch'] * DAY!r}")
+    return f"(CASE {' '.join(parts)} ELSE {default * DAY!r} END)"
+
+
+_NS_HALF_LIVES = {ns: d for ns, d in config.HALF_LIFE_DAYS.items() if ns != "branch"}
+_SYN_HL = _half_life_case("namespace", config.HALF_LIFE_DAYS["personal"], _NS_HALF_LIVES)
+_AGE = "max(0.0, :now - updated)"
+# Effective synapse weight at :now; LTP edges decay LTP_HALF_LIFE_FACTOR times slower, floored.
+SYN_EFF = (
+    f"(CASE WHEN count >= {config.LTP_THRESHOLD} THEN "
+    f"max({config.LTP_FLOOR!r}, weight * pow(0.5, {_AGE} / ({_SYN_HL} * {config.LTP_HALF_LIFE_FACTOR!r}))) "
+    f"ELSE weight * pow(0.5, {_AGE} / {_SYN_HL}) END)"
+)
+_TR_HL = _half_life_case("namespace", config.TRANSITION_HALF_LIFE_DAYS,
+                         {"ephemeral": config.HALF_LIFE_DAYS["ephemeral"]})
+TR_EFF = f"(weight * pow(0.5, {_AGE} / {_TR_HL}))"
+ACT_EFF = f"(level * pow(0.5, {_AGE} / {_SYN_HL}))"
+
+_TOKEN = re.compile(r"[a-z0-9]+")
+_STOP = frozenset({
+    "the", "and", "for", "with", "from", "that", "this", "into", "when", "what", "how", "why",
+    "are", "was", "add", "use", "not", "can", "should", "does", "fix", "make", "get", "set",
+})
+
+
+def question_tokens(text: str) -> list[str]:
+    """Lower-case word tokens of 3+ characters (identifiers split on `_`), stopwords removed."""
+    return sorted({t for t in _TOKEN.findall(text.lower()) if len(t) >= 3 and t not in _STOP})
+
+
+def file_of(node_id: str) -> str:
+    """The file node a symbol id belongs to (`path::Qualified.name` -> `path`)."""
+    return node_id.split("::", 1)[0]
+
+
+def _failopen(default: Callable[[], Any]) -> Callable[[Callable[..., T]], Callable[..., T]]:
+    """Run a store operation; on a locked or damaged database log, recover and return default()."""
+
+    def wrap(fn: Callable[..., T]) -> Callable[..., T]:
+        @functools.wraps(fn)
+        def inner(self: SynapseStore, *args: Any, **kwargs: Any) -> T:
+            with self._lock:
+                try:
+                    return fn(self, *args, **kwargs)
+                except sqlite3.OperationalError as e:
+                    log.warning("synapse store %s skipped (%s): %s", fn.__name__, self.path.name, e)
+                    self._rollback()
+                except sqlite3.DatabaseError as e:
+                    log.warning("synapse store %s failed: %s", fn.__name__, e)
+                    self._recover(str(e))
+                return default()
+
+        return inner
+
+    return wrap
+
+
+class SynapseStore:
+    """Namespaced Hebbian memory in `<state>/synapses.db`.
+
+    `clock` returns epoch seconds and is injectable so tests check decay exactly;
+    every method also takes an explicit `now`.
+    """
+
+    def __init__(self, path: Path, clock: Clock = time.time,
+                 busy_timeout_ms: int = config.SYNAPSE_BUSY_TIMEOUT_MS,
+                 migrations: Sequence[Migration] = MIGRATIONS) -> None:
+        self.path = Path(path)
+        self.clock = clock
+        self.busy_timeout_ms = busy_timeout_ms
+        self.migrations = migrations
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.RLock()
+        self.disabled: str | None = None  # why the store refuses to touch the file, if it does
+
+    # --- connection ---------------------------------------------------------------------
+    def _db(self) -> sqlite3.Connection:
+        if self.disabled:
+            raise sqlite3.OperationalError(self.disabled)
+        if self._conn is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=self.busy_timeout_ms / 1000,
+                                   isolation_level=None, check_same_thread=False)
+            try:
+                conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
+                if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                    conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = NORMAL")
+                if not _has_pow(conn):
+                    conn.create_function("pow", 2, math.pow, deterministic=True)
+                self._open_schema(conn)
+            except BaseException:
+                conn.close()
+                raise
+            self._conn = conn
+        return self._conn
+
+    def _open_schema(self, conn: sqlite3.Connection) -> None:
+        version = read_version(conn)
+        target = self.migrations[-1][0]
+        if version > target:
+            self.disabled = (f"{self.path.name} has schema v{version}, newer than this "
+                             f"NeuralMind (v{target}); learning is off")
+            raise sqlite3.OperationalError(self.disabled)
+        if version < target:
+            try:
+                migrate(conn, self.migrations)
+            except sqlite3.OperationalError:
+                raise  # locked while migrating: try again on the next call
+            except Exception as e:
+                self.disabled = f"migration to v{target} failed and was rolled back: {e}"
+                log.warning("synapse store: %s", self.disabled)
+                raise sqlite3.OperationalError(self.disabled) from e
+
+    def _rollback(self) -> None:
+        if self._conn is not None and self._conn.in_transaction:
+            try:
+                self._conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+
+    def _recover(self, reason: str) -> None:
+        """Move a damaged database (and its WAL files) aside and start a new one next call."""
+        self.close()
+        for suffix in ("", "-wal", "-shm"):
+            p = self.path.with_name(self.path.name + suffix)
+            try:
+                move_aside(p, reason)
+            except OSError as e:
+                log.warning("could not move %s aside: %s", p, e)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                try:
+                    self._conn.close()
+                except sqlite3.Error:
+                    pass
+                self._conn = None
+
+    def _now(self, now: float | None) -> float:
+        return self.clock() if now is None else float(now)
+
+    def _write(self) -> _Transaction:
+        return _Transaction(self._db())
+
+    @property
+    def schema_version(self) -> int:
+        return read_version(self._db())
+
+    # --- learning -----------------------------------------------------------------------
+    @_failopen(lambda: 0)
+    def activate(self, node_ids: Iterable[str], namespace: str, now: float | None = None,
+                 rate: float = config.LEARNING_RATE) -> int:
+        """Hebbian step: reinforce every pair in the co-activated set; return the pair count."""
+        nodes = sorted(set(n for n in node_ids if n))
+        if len(nodes) > config.ACTIVATE_MAX_NODES:
+            log.info("co-activation of %d nodes truncated to %d", len(nodes), config.ACTIVATE_MAX_NODES)
+            nodes = nodes[: config.ACTIVATE_MAX_NODES]
+        pairs = [(a, b) for i, a in enumerate(nodes) for b in nodes[i + 1:]]
+        t = self._now(now)
+        with self._write() as db:
+            self._reinforce(db, pairs, namespace, t, rate)
+            self._touch(db, nodes, namespace, t)
+        return len(pairs)
+
+    @_failopen(lambda: 0)
+    def reinforce_pairs(self, pairs: Iterable[tuple[str, str]], namespace: str,
+                        now: float | None = None, rate: float = config.LEARNING_RATE) -> int:
+        """Reinforce chosen pairs only (a question's hits with the files it led to)."""
+        canon = sorted({(min(a, b), max(a, b)) for a, b in pairs if a and b and a != b})
+        with self._write() as db:
+            self._reinforce(db, canon, namespace, self._now(now), rate)
+        return len(canon)
+
+    @staticmethod
+    def _reinforce(db: sqlite3.Connection, pairs: list[tuple[str, str]], namespace: str,
+                   now: float, rate: float) -> None:
+        cap = config.WEIGHT_CAP
+        db.executemany(
+            "INSERT INTO synapses(a, b, namespace, weight, count, updated) "
+            "VALUES (:a, :b, :ns, min(:cap, :rate * :cap), 1, :now) "
+            "ON CONFLICT(a, b, namespace) DO UPDATE SET "
+            f"weight = min(:cap, {SYN_EFF} + :rate * (:cap - {SYN_EFF})), "
+            "count = count + 1, updated = max(updated, :now)",
+            [{"a": a, "b": b, "ns": namespace, "now": now, "rate": rate, "cap": cap}
+             for a, b in pairs])
+
+    @staticmethod
+    def _touch(db: sqlite3.Connection, nodes: list[str], namespace: str, now: float) -> None:
+        db.executemany(
+            "INSERT INTO activations(node, namespace, level, count, updated) "
+            "VALUES (:n, :ns, 1.0, 1, :now) ON CONFLICT(node, namespace) DO UPDATE SET "
+            f"level = {ACT_EFF} + 1.0, count = count + 1, updated = max(updated, :now)",
+            [{"n": n, "ns": namespace, "now": now} for n in nodes])
+
+    @_failopen(lambda: 0)
+    def record_transitions(self, pairs: Iterable[tuple[str, str]], namespace: str,
+                           now: float | None = None) -> int:
+        """Directional A -> B observations; weights accumulate (uncapped) and decay slowly."""
+        rows = [(a, b) for a, b in pairs if a and b and a != b]
+        t = self._now(now)
+        with self._write() as db:
+            db.executemany(
+                "INSERT INTO transitions(src, dst, namespace, weight, count, updated) "
+                "VALUES (:a, :b, :ns, 1.0, 1, :now) ON CONFLICT(src, dst, namespace) DO UPDATE SET "
+                f"weight = {TR_EFF} + 1.0, count = count + 1, updated = max(updated, :now)",
+                [{"a": a, "b": b, "ns": namespace, "now": t} for a, b in rows])
+        return len(rows)
+
+    @_failopen(lambda: 0)
+    def seed_pairs(self, weights: dict[tuple[str, str], float], namespace: str,
+                   now: float | None = None, counts: dict[tuple[str, str], int] | None = None) -> int:
+        """MAX semantics: weight = max(effective, seeded), count = max(count, given); idempotent.
+
+        Returns how many pairs were new.
+        """
+        t = self._now(now)
+        rows = []
+        for (a, b), w in weights.items():
+            if not a or not b or a == b:
+                continue
+            lo, hi = min(a, b), max(a, b)
+            c = int((counts or {}).get((a, b), 1))
+            rows.append({"a": lo, "b": hi, "ns": namespace, "w": min(config.WEIGHT_CAP, float(w)),
+                         "c": c, "now": t})
+        with self._write() as db:
+            before = db.execute("SELECT count(*) FROM synapses WHERE namespace = ?",
+                                (namespace,)).fetchone()[0]
+            db.executemany(
+                "INSERT INTO synapses(a, b, namespace, weight, count, updated) "
+                "VALUES (:a, :b, :ns, :w, :c, :now) ON CONFLICT(a, b, namespace) DO UPDATE SET "
+                f"weight = max({SYN_EFF}, :w), count = max(count, :c), updated = max(updated, :now)",
+                rows)
+            after = db.execute("SELECT count(*) FROM synapses WHERE namespace = ?",
+                               (namespace,)).fetchone()[0]
+        return after - before
+
+    @_failopen(lambda: 0)
+    def seed_activations(self, levels: dict[str, float], namespace: str,
+                         now: float | None = None) -> int:
+        """Popularity prior (e.g. commits per file) with MAX semantics."""
+        t = self._now(now)
+        with self._write() as db:
+            db.executemany(
+                "INSERT INTO activations(node, namespace, level, count, updated) "
+                "VALUES (:n, :ns, :l, 0, :now) ON CONFLICT(node, namespace) DO UPDATE SET "
+                f"level = max({ACT_EFF}, :l), updated = max(updated, :now)",
+                [{"n": n, "ns": namespace, "l": float(v), "now": t} for n, v in levels.items()])
+        return len(levels)
+
+    @_failopen(lambda: 0)
+    def set_structural(self, edges: dict[tuple[str, str], int]) -> int:
+        """Replace the stored structural graph (kept for stats and inspection)."""
+        with self._write() as db:
+            db.execute("DELETE FROM structural_edges")
+            db.executemany("INSERT INTO structural_edges(a, b, count) VALUES (?, ?, ?)",
+                           [(a, b, c) for (a, b), c in edges.items()])
+        return len(edges)
+
+    @_failopen(lambda: 0)
+    def weaken_node(self, node_id: str, namespaces: Sequence[str], factor: float,
+                    now: float | None = None) -> int:
+        """Negative feedback: scale a node's edges by `factor`; LTP edges keep their floor.
+
+        Non-LTP edges that fall below the prune threshold are deleted; LTP edges never are.
+        """
+        ns_marks, ns_params = self._ns_clause(dict.fromkeys(namespaces, 1.0))
+        params = {"n": node_id, "f": factor, "now": self._now(now),
+                  "th": config.PRUNE_THRESHOLD, **ns_params}
+        with self._write() as db:
+            cur = db.execute(
+                "UPDATE synapses SET "
+                f"weight = CASE WHEN count >= {config.LTP_THRESHOLD} "
+                f"THEN max({config.LTP_FLOOR!r}, {SYN_EFF} * :f) ELSE {SYN_EFF} * :f END, "
+                "updated = max(updated, :now) "
+                f"WHERE (a = :n OR b = :n) AND namespace IN ({ns_marks})", params)
+            db.execute("DELETE FROM synapses WHERE (a = :n OR b = :n) AND weight < :th "
+                       f"AND count < {config.LTP_THRESHOLD}", params)
+        return cur.rowcount
+
+    @_failopen(lambda: None)
+    def record_question(self, namespace: str, session: str, query: str, hits: Sequence[str],
+                        files: Sequence[str], now: float | None = None) -> None:
+        """Remember which files a question led to (the strongest learning signal measured)."""
+        with self._write() as db:
+            db.execute(
+                "INSERT INTO questions(namespace, session, query, tokens, hits, files, ts) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (namespace, session, query, " ".join(question_tokens(query)), json.dumps(list(hits)),
+                 json.dumps(list(files)), self._now(now)))
+
+    # --- maintenance --------------------------------------------------------------------
+    @_failopen(dict)
+    def decay_pass(self, now: float | None = None) -> dict[str, int]:
+        """Materialise decayed weights and prune what fell below the threshold (exact: decay
+        is memoryless, so a pass changes no effective weight)."""
+        t = {"now": self._now(None if now is None else now)}
+        with self._write() as db:
+            db.execute(f"UPDATE synapses SET weight = {SYN_EFF}, updated = :now WHERE updated < :now", t)
+            db.execute(f"UPDATE transitions SET weight = {TR_EFF}, updated = :now WHERE updated < :now", t)
+            db.execute(f"UPDATE activations SET level = {ACT_EFF}, updated = :now WHERE updated < :now", t)
+            return self._prune(db)
+
+    @_failopen(dict)
+    def prune(self, now: float | None = None, older_than_days: float | None = None) -> dict[str, int]:
+        """Delete edges whose effective weight is below the threshold, and optionally every
+        non-LTP edge not reinforced for `older_than_days`."""
+        t = self._now(now)
+        p = {"now": t, "th": config.PRUNE_THRESHOLD}
+        with self._write() as db:
+            out = {
+                "synapses": db.execute(f"DELETE FROM synapses WHERE {SYN_EFF} < :th", p).rowcount,
+                "transitions": db.execute(f"DELETE FROM transitions WHERE {TR_EFF} < :th", p).rowcount,
+                "activations": db.execute(f"DELETE FROM activations WHERE {ACT_EFF} < :th", p).rowcount,
+            }
+            if older_than_days is not None:
+                cutoff = t - older_than_days * DAY
+                out["synapses"] += db.execute(
+                    f"DELETE FROM synapses WHERE updated < ? AND count < {config.LTP_THRESHOLD}",
+                    (cutoff,)).rowcount
+                out["transitions"] += db.execute("DELETE FROM transitions WHERE updated < ?",
+                                                 (cutoff,)).rowcount
+        return out
+
+    @staticmethod
+    def _prune(db: sqlite3.Connection) -> dict[str, int]:
+        th = (config.PRUNE_THRESHOLD,)
+        return {
+            "synapses": db.execute("DELETE FROM synapses WHERE weight < ?", th).rowcount,
+            "transitions": db.execute("DELETE FROM transitions WHERE weight < ?", th).rowcount,
+            "activations": db.execute("DELETE FROM activations WHERE level < ?", th).rowcount,
+        }
+
+    # --- recall -------------------------------------------------------------------------
+    def _ns_clause(self, weights: dict[str, float]) -> tuple[str, dict[str, str]]:
+        names = sorted(weights)
+        return (",".join(f":ns{i}" for i in range(len(names))),
+                {f"ns{i}": ns for i, ns in enumerate(names)})
+
+    @_failopen(dict)
+    def edges_of(self, nodes: Sequence[str], weights: dict[str, float],
+                 now: float | None = None) -> dict[str, dict[str, float]]:
+        """Merged neighbour weights of each node: sum over namespaces of multiplier x effective."""
+        edges = self._edges_of(list(nodes), weights, self._now(now))
+        return {n: dict(nbrs) for n, nbrs in edges.items()}
+
+    def _edges_of(self, nodes: list[str], weights: dict[str, float],
+                  now: float) -> dict[str, dict[str, float]]:
+        out: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+        if not nodes or not weights:
+            return out
+        ns_marks, ns_params = self._ns_clause(weights)
+        node_marks = ",".join(f":n{i}" for i in range(len(nodes)))
+        params: dict[str, Any] = {"now": now, **ns_params} | {f"n{i}": n for i, n in enumerate(nodes)}
+        wanted = set(nodes)
+        db = self._db()
+        for col in ("a", "b"):
+            rows = db.execute(
+                f"SELECT a, b, namespace, {SYN_EFF} FROM synapses "
+                f"WHERE {col} IN ({node_marks}) AND namespace IN ({ns_marks})", params)
+            for a, b, ns, w in rows:
+                if w < config.PRUNE_THRESHOLD:
+                    continue
+                mw = weights[ns] * w
+                if col == "a" and a in wanted:
+                    out[a][b] += mw
+                if col == "b" and b in wanted:
+                    out[b][a] += mw
+        return out
+
+    @_failopen(list)
+    def spread(self, seeds: dict[str, float], weights: dict[str, float], depth: int, top_k: int,
+               now: float | None = None) -> list[tuple[str, float]]:
+        """Spreading activation: energy leaves each frontier node along its edges, decaying
+        by SPREAD_DECAY per hop; hubs (degree > HUB_DEGREE) divide what they send by degree.
+        Seeds are not returned; ties break by id so results are deterministic."""
+        t = self._now(now)
+        seed_set = set(seeds)
+        activation: dict[str, float] = defaultdict(float)
+        frontier = dict(seeds)
+        for _ in range(max(0, depth)):
+            if not frontier:
+                break
+            expand = sorted(frontier, key=lambda n: (-frontier[n], n))[: config.SPREAD_FRONTIER_MAX]
+            edges = self._edges_of(expand, weights, t)
+            received: dict[str, float] = defaultdict(float)
+            for u in expand:
+                nbrs = edges.get(u)
+                if not nbrs:
+                    continue
+                norm = len(nbrs) if len(nbrs) > config.HUB_DEGREE else 1
+                e = frontier[u] * config.SPREAD_DECAY / norm
+                for v, w in nbrs.items():
+                    if v not in seed_set:
+                        received[v] += e * w
+            for v, e in received.items():
+                activation[v] += e
+            frontier = dict(received)
+        ranked = sorted(activation.items(), key=lambda kv: (-kv[1], kv[0]))
+        return ranked[:top_k]
+
+    @_failopen(dict)
+    def transitions_from(self, node: str, weights: dict[str, float],
+                         now: float | None = None) -> dict[str, float]:
+        ns_marks, ns_params = self._ns_clause(weights)
+        out: dict[str, float] = defaultdict(float)
+        rows = self._db().execute(
+            f"SELECT dst, namespace, {TR_EFF} FROM transitions WHERE src = :src "
+            f"AND namespace IN ({ns_marks})", {"src": node, "now": self._now(now), **ns_params})
+        for dst, ns, w in rows:
+            if w >= config.PRUNE_THRESHOLD:
+                out[dst] += weights[ns] * w
+        return dict(out)
+
+    @_failopen(dict)
+    def popularity(self, weights: dict[str, float], limit: int = 200,
+                   now: float | None = None) -> dict[str, float]:
+        """Decayed activation levels of the most active nodes (a prior for prediction)."""
+        ns_marks, ns_params = self._ns_clause(weights)
+        out: dict[str, float] = defaultdict(float)
+        rows = self._db().execute(
+            f"SELECT node, namespace, {ACT_EFF} AS lvl FROM activations "
+            f"WHERE namespace IN ({ns_marks}) ORDER BY lvl DESC LIMIT :lim",
+            {"now": self._now(now), "lim": limit * max(1, len(weights)), **ns_params})
+        for node, ns, lvl in rows:
+            out[node] += weights[ns] * lvl
+        return dict(out)
+
+    @_failopen(list)
+    def question_files(self, query: str, k: int = 10, scan: int = 2000) -> list[tuple[str, float]]:
+        """Files that past questions sharing words with `query` led to, scored by set cosine."""
+        q = set(question_tokens(query))
+        if not q:
+            return []
+        scores: dict[str, float] = defaultdict(float)
+        rows = self._db().execute(
+            "SELECT tokens, files FROM questions ORDER BY id DESC LIMIT ?", (scan,))
+        for tokens, files in rows:
+            t = set(tokens.split())
+            common = len(q & t)
+            if not common or not t:
+                continue
+            sim = common / math.sqrt(len(q) * len(t))
+            for f in json.loads(files):
+                scores[f] += sim
+        return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
+
+    # --- inspection ---------------------------------------------------------------------
+    @_failopen(dict)
+    def stats(self, now: float | None = None, top: int = 10) -> dict[str, Any]:
+        t = self._now(now)
+        db = self._db()
+        per_ns: dict[str, dict[str, int]] = defaultdict(
+            lambda: {"synapses": 0, "ltp": 0, "transitions": 0, "activations": 0})
+        for ns, n, ltp in db.execute(
+                f"SELECT namespace, count(*), sum(count >= {config.LTP_THRESHOLD}) "
+                "FROM synapses GROUP BY namespace"):
+            per_ns[ns]["synapses"], per_ns[ns]["ltp"] = n, int(ltp or 0)
+        for table in ("transitions", "activations"):
+            for ns, n in db.execute(f"SELECT namespace, count(*) FROM {table} GROUP BY namespace"):
+                per_ns[ns][table] = n
+        return {
+            "path": str(self.path),
+            "schema_version": read_version(db),
+            "namespaces": dict(sorted(per_ns.items())),
+            "synapses": sum(v["synapses"] for v in per_ns.values()),
+            "ltp": sum(v["ltp"] for v in per_ns.values()),
+            "transitions": sum(v["transitions"] for v in per_ns.values()),
+            "activations": sum(v["activations"] for v in per_ns.values()),
+            "structural_edges": db.execute("SELECT count(*) FROM structural_edges").fetchone()[0],
+            "questions": db.execute("SELECT count(*) FROM questions").fetchone()[0],
+            "top_pairs": self._top_pairs(db, t, top),
+            "hubs": self._hubs(db, top),
+            "top_transitions": self._top_transitions(db, t, top),
+        }
+
+    @staticmethod
+    def _top_pairs(db: sqlite3.Connection, now: float, n: int) -> list[dict[str, Any]]:
+        rows = db.execute(
+            f"SELECT a, b, namespace, {SYN_EFF} AS w, count FROM synapses "
+            "ORDER BY w DESC, a, b LIMIT :n", {"now": now, "n": n})
+        return [{"a": a, "b": b, "namespace": ns, "weight": round(w, 4), "count": c,
+                 "ltp": c >= config.LTP_THRESHOLD} for a, b, ns, w, c in rows]
+
+    @staticmethod
+    def _hubs(db: sqlite3.Connection, n: int) -> list[dict[str, Any]]:
+        rows = db.execute(
+            "SELECT node, count(DISTINCT other) AS deg FROM ("
+            " SELECT a AS node, b AS other FROM synapses UNION ALL"
+            " SELECT b AS node, a AS other FROM synapses) GROUP BY node "
+            "ORDER BY deg DESC, node LIMIT ?", (n,))
+        return [{"node": node, "degree": deg} for node, deg in rows]
+
+    @staticmethod
+    def _top_transitions(db: sqlite3.Connection, now: float, n: int) -> list[dict[str, Any]]:
+        rows = db.execute(
+            f"WITH e AS (SELECT src, dst, sum({TR_EFF}) AS w FROM transitions GROUP BY src, dst), "
+            "tot AS (SELECT src, sum(w) AS total FROM e GROUP BY src) "
+            "SELECT e.src, e.dst, e.w, tot.total FROM e JOIN tot USING (src) "
+            "ORDER BY e.w DESC, e.src, e.dst LIMIT :n", {"now": now, "n": n})
+        return [{"src": s, "dst": d, "weight": round(w, 4),
+                 "probability": round(w / total, 4) if total else 0.0} for s, d, w, total in rows]
+
+    @_failopen(list)
+    def dump(self, namespaces: Sequence[str] | None = None,
+             now: float | None = None) -> list[dict[str, Any]]:
+        """Every synapse with its effective weight (for bundle export)."""
+        where, params = "", {"now": self._now(now)}
+        if namespaces:
+            marks, nsp = self._ns_clause(dict.fromkeys(namespaces, 1.0))
+            where, params = f"WHERE namespace IN ({marks})", params | nsp
+        rows = self._db().execute(
+            f"SELECT a, b, namespace, {SYN_EFF}, count FROM synapses {where} ORDER BY namespace, a, b",
+            params)
+        return [{"a": a, "b": b, "namespace": ns, "weight": w, "count": c}
+                for a, b, ns, w, c in rows if w >= config.PRUNE_THRESHOLD]
+
+    @_failopen(list)
+    def dump_transitions(self, now: float | None = None) -> list[dict[str, Any]]:
+        rows = self._db().execute(
+            f"SELECT src, dst, namespace, {TR_EFF}, count FROM transitions ORDER BY namespace, src, dst",
+            {"now": self._now(now)})
+        return [{"src": s, "dst": d, "namespace": ns, "weight": w, "count": c}
+                for s, d, ns, w, c in rows if w >= config.PRUNE_THRESHOLD]
+
+    @_failopen(lambda: 0)
+    def seed_transitions(self, rows: Iterable[tuple[str, str, float]], namespace: str,
+                         now: float | None = None) -> int:
+        """Imported transitions, MAX semantics (idempotent)."""
+        t = self._now(now)
+        data = [{"a": a, "b": b, "w": float(w), "ns": namespace, "now": t}
+                for a, b, w in rows if a and b and a != b]
+        with self._write() as db:
+            db.executemany(
+                "INSERT INTO transitions(src, dst, namespace, weight, count, updated) "
+                "VALUES (:a, :b, :ns, :w, 1, :now) ON CONFLICT(src, dst, namespace) DO UPDATE SET "
+                f"weight = max({TR_EFF}, :w), updated = max(updated, :now)", data)
+        return len(data)
+
+
+class _Transaction:
+    """BEGIN IMMEDIATE ... COMMIT: the write lock is taken up front, so concurrent
+    read-modify-write steps from two processes serialise instead of losing updates."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.conn.execute("BEGIN IMMEDIATE")
+        return self.conn
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is None:
+            self.conn.execute("COMMIT")
+        elif self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
+
+
+def _has_pow(conn: sqlite3.Connection) -> bool:
+    try:
+        conn.execute("SELECT pow(2, 2)").fetchone()
+        return True
+    except sqlite3.OperationalError:
+        return False
+
+
+__all__ = ["SCHEMA_VERSION", "SynapseStore", "file_of", "question_tokens"]
