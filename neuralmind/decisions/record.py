@@ -1,0 +1,87 @@
+"""The decision record and the normalisation of what users type into it."""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+STATUSES = ("ACTIVE", "STALE", "INVALIDATED")
+DEFAULT_TYPE = "architecture"
+
+
+@dataclass(slots=True)
+class Decision:
+    """One recorded decision. Paths are project-relative with '/' separators."""
+
+    id: str
+    title: str
+    rationale: str
+    decision_type: str = DEFAULT_TYPE
+    status: str = "ACTIVE"
+    commit_sha: str | None = None          # the commit the decision is anchored to
+    files_affected: list[str] = field(default_factory=list)
+    symbols_affected: list[str] = field(default_factory=list)   # "path::Qualified.name"
+    rejected_alternatives: list[str] = field(default_factory=list)
+    evidence: list[str] = field(default_factory=list)
+    confidence: float = 0.8
+    tags: list[str] = field(default_factory=list)
+    author: str = ""
+    created_at: str = ""                   # ISO-8601 UTC
+    updated_at: str = ""
+    anchored_at: str = ""                  # when recorded or last restored
+    depends_on: list[str] = field(default_factory=list)
+    fingerprints: dict[str, str] = field(default_factory=dict)  # path -> git blob id
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Decision:
+        known = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+    def symbols_in(self, path: str) -> list[str]:
+        """Qualified names this decision governs inside `path`."""
+        return [s.split("::", 1)[1] for s in self.symbols_affected if s.split("::", 1)[0] == path]
+
+
+def normalise_path(root: Path, raw: str) -> str:
+    """Project-relative '/' path for what a user typed (relative, ./x, absolute, backslashes)."""
+    text = raw.strip().replace("\\", "/")
+    p = Path(text)
+    if p.is_absolute():
+        try:
+            text = p.resolve().relative_to(Path(root).resolve()).as_posix()
+        except ValueError:
+            text = p.as_posix()
+    norm = posixpath.normpath(text)
+    return "" if norm == "." else norm
+
+
+def normalise_symbol(root: Path, raw: str) -> str:
+    """`path::Qualified.name` with its path part normalised; ValueError when malformed."""
+    path, sep, qual = raw.strip().partition("::")
+    if not sep or not path.strip() or not qual.strip():
+        raise ValueError(f"symbol {raw!r} is not of the form path::Qualified.name")
+    return f"{normalise_path(root, path)}::{qual.strip()}"
+
+
+def clean_list(values: list[str] | tuple[str, ...] | None) -> list[str]:
+    """Stripped, non-empty, first occurrence kept."""
+    out: list[str] = []
+    for v in values or []:
+        s = str(v).strip()
+        if s and s not in out:
+            out.append(s)
+    return out
+
+
+def normalise_status(value: str | None, allow_all: bool = False) -> str:
+    """Upper-cased status; ValueError naming the valid ones otherwise."""
+    s = (value or "ACTIVE").strip().upper()
+    valid = (*STATUSES, "ALL") if allow_all else STATUSES
+    if s not in valid:
+        raise ValueError(f"unknown status {value!r} (expected one of {', '.join(valid)})")
+    return s

@@ -1,0 +1,211 @@
+"""Ranking decisions for a question: keyword (FTS5 bm25), semantic (embeddings), hybrid (RRF).
+
+Every result names the mode that actually ran. Hybrid is the default; when the
+embedding model cannot be loaded it returns keyword results with a notice rather
+than failing, while an explicit semantic search raises `SemanticUnavailable`.
+The model is never downloaded: the embedder reads it from disk or refuses.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import sqlite3
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from neuralmind.decisions.record import Decision
+from neuralmind.decisions.terms import fts_match, search_terms, words
+
+if TYPE_CHECKING:
+    from neuralmind.index.embedder import Embedder
+
+log = logging.getLogger("neuralmind.decisions")
+
+MODES = ("keyword", "semantic", "hybrid")
+DEFAULT_MODE = "hybrid"
+MODE_ENV = "NEURALMIND_DECISION_SEARCH"
+SIMILARITY_FLOOR = 0.30     # cosine below this is noise for MiniLM on short texts (seed value)
+RRF_K = 60                  # reciprocal rank fusion constant (standard value; see eval)
+TITLE_WEIGHT = 2.0          # bm25 column weights: a title word says more than a rationale word
+RATIONALE_WEIGHT = 1.0
+FUSION_DEPTH = 50           # candidates each ranking contributes to the fusion
+
+
+class SemanticUnavailable(Exception):
+    """Semantic search was asked for but the embedding model cannot be loaded."""
+
+
+@dataclass
+class SearchResult:
+    """Ranked decisions and how they were ranked."""
+
+    records: list[Decision]
+    scores: list[float]
+    mode: str                   # the mode that ran
+    requested: str              # the mode that was asked for
+    notice: str = ""            # why they differ, when they do
+    embedded: int = 0           # decision texts embedded by this search (cache misses)
+    terms: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode, "requested_mode": self.requested, "notice": self.notice,
+            "results": [r.to_json() | {"score": round(s, 4)} for r, s in zip(self.records, self.scores, strict=True)],
+        }
+
+
+def resolve_mode(mode: str | None) -> str:
+    """`mode`, else $NEURALMIND_DECISION_SEARCH, else hybrid; ValueError for unknown names."""
+    chosen = (mode or os.environ.get(MODE_ENV) or DEFAULT_MODE).strip().lower()
+    if chosen not in MODES:
+        raise ValueError(f"unknown search mode {chosen!r} (expected one of {', '.join(MODES)})")
+    return chosen
+
+
+# --- keyword --------------------------------------------------------------------------------
+def keyword_ranking(conn: sqlite3.Connection, terms: list[str], status: str, use_fts: bool,
+                    limit: int) -> list[tuple[int, float]]:
+    """(seq, score) best first; any term may match, more and rarer matches rank higher."""
+    if not terms:
+        return []
+    if use_fts:
+        where, params = _status_clause(status, "d.status")
+        sql = (f"SELECT d.seq, -bm25(decisions_fts, {TITLE_WEIGHT}, {RATIONALE_WEIGHT}) AS score "
+               "FROM decisions_fts JOIN decisions d ON d.seq = decisions_fts.rowid "
+               f"WHERE decisions_fts MATCH ? {where} ORDER BY score DESC, d.seq LIMIT ?")
+        rows = conn.execute(sql, (fts_match(terms), *params, limit)).fetchall()
+        return [(int(r[0]), float(r[1])) for r in rows]
+    where, params = _status_clause(status)
+    return _like_ranking(conn, terms, where, params, limit)
+
+
+def _like_ranking(conn: sqlite3.Connection, terms: list[str], where: str, params: tuple[str, ...],
+                  limit: int) -> list[tuple[int, float]]:
+    """Substring matching for SQLite builds without FTS5: more matched terms rank first."""
+    likes = " OR ".join(["title LIKE ? ESCAPE '\\' OR rationale LIKE ? ESCAPE '\\'"] * len(terms))
+    patterns: list[str] = []
+    for t in terms:
+        p = "%" + t.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        patterns += [p, p]
+    rows = conn.execute(f"SELECT seq, title, rationale FROM decisions WHERE ({likes}) {where}",
+                        (*patterns, *params)).fetchall()
+    scored: list[tuple[int, float]] = []
+    for seq, title, rationale in rows:
+        t_words, r_words = " ".join(words(title)), " ".join(words(rationale))
+        in_title = sum(t in t_words for t in terms)
+        in_any = sum(t in t_words or t in r_words for t in terms)
+        scored.append((int(seq), in_any + 0.5 * in_title / len(terms)))
+    scored.sort(key=lambda x: (-x[1], x[0]))
+    return scored[:limit]
+
+
+def _status_clause(status: str, column: str = "status") -> tuple[str, tuple[str, ...]]:
+    return ("", ()) if status == "ALL" else (f"AND {column} = ?", (status,))
+
+
+# --- semantic -------------------------------------------------------------------------------
+_embedders: dict[str, Embedder | str] = {}
+_embedder_lock = threading.Lock()
+
+
+def get_embedder() -> Embedder:
+    """The process-wide embedder for the current NEURALMIND_MODEL_DIR; SemanticUnavailable if none."""
+    key = os.environ.get("NEURALMIND_MODEL_DIR", "")
+    with _embedder_lock:
+        if key not in _embedders:
+            try:
+                from neuralmind.index.embedder import ModelUnavailable, load_embedder
+            except ImportError as e:
+                _embedders[key] = f"the embedder is not installed ({e})"
+            else:
+                try:
+                    _embedders[key] = load_embedder(threads=0)
+                except ModelUnavailable as e:
+                    _embedders[key] = str(e)
+        found = _embedders[key]
+    if isinstance(found, str):
+        raise SemanticUnavailable(f"the embedding model is unavailable: {found}")
+    return found
+
+
+def decision_text(title: str, rationale: str) -> str:
+    return f"{title}. {rationale}"
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+
+def semantic_ranking(conn: sqlite3.Connection, question: str, status: str, limit: int,
+                     write: Any) -> tuple[list[tuple[int, float]], int]:
+    """(seq, cosine) best first above the floor, and how many decisions were embedded.
+
+    Vectors are cached in decision_vectors keyed by a hash of the embedded text, so
+    only decisions recorded or amended since the last search are embedded again.
+    `write` is the store's write-transaction context manager.
+    """
+    embedder = get_embedder()
+    where, params = _status_clause(status, "d.status")
+    rows = conn.execute(
+        "SELECT d.seq, d.id, d.title, d.rationale, v.text_hash, v.vector FROM decisions d "
+        f"LEFT JOIN decision_vectors v ON v.decision_id = d.id WHERE 1=1 {where}",
+        params).fetchall()
+    if not rows:
+        return [], 0
+    texts = [decision_text(r["title"], r["rationale"]) for r in rows]
+    hashes = [text_hash(t) for t in texts]
+    stale = [i for i, r in enumerate(rows) if r["text_hash"] != hashes[i]]
+    vectors: list[np.ndarray] = [
+        np.frombuffer(r["vector"], dtype=np.float32) if r["vector"] is not None else np.zeros(0, np.float32)
+        for r in rows]
+    if stale:
+        fresh = embedder.embed([texts[i] for i in stale]).astype(np.float32)
+        with write() as wconn:
+            for j, i in enumerate(stale):
+                vectors[i] = fresh[j]
+                wconn.execute("INSERT OR REPLACE INTO decision_vectors VALUES (?, ?, ?)",
+                              (rows[i]["id"], hashes[i], fresh[j].tobytes()))
+        log.debug("embedded %d decision(s) for semantic search", len(stale))
+    q = embedder.embed([question])[0].astype(np.float32)
+    sims = np.stack(vectors) @ q
+    order = np.argsort(-sims, kind="stable")
+    ranked = [(int(rows[i]["seq"]), float(sims[i])) for i in order if sims[i] >= SIMILARITY_FLOOR]
+    return ranked[:limit], len(stale)
+
+
+# --- fusion ---------------------------------------------------------------------------------
+def fuse(rankings: list[list[tuple[int, float]]], k: int = RRF_K) -> list[tuple[int, float]]:
+    """Reciprocal rank fusion: sum of 1/(k + rank); ties keep the first ranking's order."""
+    scores: dict[int, float] = {}
+    first_rank: dict[int, tuple[int, int]] = {}
+    for which, ranking in enumerate(rankings):
+        for rank, (seq, _) in enumerate(ranking, start=1):
+            scores[seq] = scores.get(seq, 0.0) + 1.0 / (k + rank)
+            first_rank.setdefault(seq, (which, rank))
+    return sorted(scores.items(), key=lambda x: (-x[1], first_rank[x[0]]))
+
+
+def run_search(conn: sqlite3.Connection, question: str, mode: str | None, status: str, limit: int,
+               use_fts: bool, write: Any) -> tuple[list[tuple[int, float]], str, str, str, int, list[str]]:
+    """Rank for `question`: (ranking, mode run, mode requested, notice, embedded, terms)."""
+    requested = resolve_mode(mode)
+    terms = search_terms(question)
+    if requested == "keyword":
+        return keyword_ranking(conn, terms, status, use_fts, limit), "keyword", requested, "", 0, terms
+    if requested == "semantic":
+        ranking, embedded = semantic_ranking(conn, question, status, limit, write)
+        return ranking, "semantic", requested, "", embedded, terms
+    depth = max(limit, FUSION_DEPTH)
+    keyword = keyword_ranking(conn, terms, status, use_fts, depth)
+    try:
+        semantic, embedded = semantic_ranking(conn, question, status, depth, write)
+    except SemanticUnavailable as e:
+        notice = f"semantic ranking unavailable ({e}); keyword results only"
+        log.warning("%s", notice)
+        return keyword[:limit], "keyword", requested, notice, 0, terms
+    return fuse([keyword, semantic])[:limit], "hybrid", requested, "", embedded, terms
