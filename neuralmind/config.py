@@ -54,7 +54,7 @@ SESSION_IDLE_SECONDS = 900.0         # an editing pause this long closes a co-ac
 SESSION_MAX_BATCH_FILES = 25         # a batch with more files is flushed: pairs grow quadratically
 NEGATIVE_FEEDBACK_FACTOR = 0.5       # negative feedback multiplies a node's edges by this
 ACTIVATE_MAX_NODES = 50              # a larger co-activation set is truncated (pairs are n^2/2)
-NEXT_FILE_MIX = {"transition": 0.5, "coactivation": 0.45, "popularity": 0.05}
+NEXT_FILE_MIX = {"transition": 0.1, "coactivation": 0.88, "popularity": 0.02}  # benchmarks/synapse_bench.py --tune
 
 
 @dataclass
