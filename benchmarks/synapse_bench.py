@@ -1,0 +1,250 @@
+#!/usr/bin/env python3
+"""Synapse layer benchmark: next-file prediction on the history dev set, and cost.
+
+    python benchmarks/synapse_bench.py [--data /work/bench-data] [--bench /work/shared/bench]
+                                       [--skip-cost] [--tune] [--json]
+
+(a) Next-file (protocol (c) of shared/bench/history/README.md): per repo, replay each
+    `history` row as one editing session (open each gold file in order, then edit and
+    save each), then for each `test` row with `next_given` ask next_likely_file(given, 5)
+    and score Recall@5 against gold_files minus given. Online variant: each test row is
+    replayed as a session after its prediction. Two clocks: `synthetic` (sessions one hour
+    apart, predictions right after) and `commit` (each session at its commit date, each
+    prediction at its test row's date: real decay over years of history).
+(c) Cost: activate of a 10-file batch, spread over 100k synapses, decay pass over 1M.
+
+No code graph is needed: editing sessions work on file-level ids.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sqlite3
+import statistics
+import tempfile
+import time
+from collections import defaultdict
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from neuralmind import config
+from neuralmind.synapse.layer import SynapseLayer
+
+BASELINES = {"cochange": 0.665, "cochange_online": 0.673, "popularity": 0.338, "same_dir": 0.222}
+HOUR = 3600.0
+
+
+def load_rows(bench: Path) -> list[dict[str, Any]]:
+    path = bench / "history" / "queries.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def _epoch(date: str) -> float:
+    return datetime.fromisoformat(date).timestamp()
+
+
+class Clock:
+    def __init__(self, t: float) -> None:
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def replay_row(layer: SynapseLayer, row: dict[str, Any], session: str, ts: float) -> None:
+    """One commit as an editing session: open each gold file, then edit and save each."""
+    layer.editing_event(session, "session_start", ts=ts)
+    for f in row["gold_files"]:
+        layer.editing_event(session, "open", f, ts=ts)
+    for f in row["gold_files"]:
+        layer.editing_event(session, "edit", f, ts=ts)
+        layer.editing_event(session, "save", f, ts=ts)
+    layer.editing_event(session, "session_end", ts=ts)
+
+
+def next_file(rows: list[dict[str, Any]], data: Path, clock_kind: str,
+              mixes: dict[str, dict[str, float]]) -> dict[str, dict[str, dict[str, float]]]:
+    """Recall@5 per mix, per repo and overall, static and online."""
+    scores: dict[str, dict[str, dict[str, list[float]]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(list)))
+    for repo in dict.fromkeys(r["repo"] for r in rows):
+        mine = [r for r in rows if r["repo"] == repo]
+        root = data / mine[0]["sdist_root"]
+        for variant in ("static", "online"):
+            with tempfile.TemporaryDirectory() as tmp:
+                base = _epoch(mine[0]["date"])
+                clock = Clock(base)
+                layer = SynapseLayer(Path(tmp) / ".neuralmind", root, clock=clock)
+                n = 0
+                for r in mine:
+                    if r["split"] == "history":
+                        clock.t = base + n * HOUR if clock_kind == "synthetic" else _epoch(r["date"])
+                        replay_row(layer, r, f"h{n}", clock.t)
+                        n += 1
+                for r in mine:
+                    if r["split"] != "test":
+                        continue
+                    if clock_kind == "synthetic":
+                        clock.t = base + n * HOUR
+                    else:
+                        clock.t = max(clock.t, _epoch(r["date"]))
+                    given = r.get("next_given")
+                    if given:
+                        targets = set(r["gold_files"]) - {given}
+                        for name, mix in mixes.items():
+                            preds = [f for f, _ in layer.next_likely_file(given, 5, mix=mix)]
+                            scores[name][variant][repo].append(len(targets & set(preds)) / len(targets))
+                    if variant == "online":
+                        replay_row(layer, r, f"t{n}", clock.t)
+                        n += 1
+                layer.close()
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for name, by_variant in scores.items():
+        out[name] = {}
+        for variant, by_repo in by_variant.items():
+            res = {repo: round(statistics.mean(v), 3) for repo, v in by_repo.items()}
+            res["overall"] = round(statistics.mean([x for v in by_repo.values() for x in v]), 3)
+            res["n"] = sum(len(v) for v in by_repo.values())
+            out[name][variant] = res
+    return out
+
+
+def mix_grid() -> dict[str, dict[str, float]]:
+    grid: dict[str, dict[str, float]] = {"default": dict(config.NEXT_FILE_MIX)}
+    for t in (0.0, 0.1, 0.2, 0.3, 0.5, 0.7):
+        for p in (0.0, 0.02, 0.05, 0.1, 0.2):
+            c = round(1.0 - t - p, 3)
+            if c >= 0:
+                grid[f"t{t}/c{c}/p{p}"] = {"transition": t, "coactivation": c, "popularity": p}
+    return grid
+
+
+# --- cost ---------------------------------------------------------------------------------
+def _timeit(fn: Any, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1000
+
+
+def _bulk_synapses(db_path: Path, n: int, nodes: int, now: float, rng: random.Random) -> None:
+    """Write n random synapses straight into the schema (setup only; not what is timed)."""
+    conn = sqlite3.connect(db_path, isolation_level=None)
+    conn.execute("BEGIN")
+    seen: set[tuple[str, str]] = set()
+    batch = []
+    while len(seen) < n:
+        a, b = rng.randrange(nodes), rng.randrange(nodes)
+        if a == b:
+            continue
+        x, y = sorted((f"pkg/mod{a}.py", f"pkg/mod{b}.py"))
+        if (x, y) in seen:
+            continue
+        seen.add((x, y))
+        batch.append((x, y, "personal", rng.uniform(0.02, 1.0), rng.randint(1, 8),
+                      now - rng.uniform(0, 90) * 86400))
+        if len(batch) >= 50_000:
+            conn.executemany("INSERT INTO synapses VALUES (?, ?, ?, ?, ?, ?)", batch)
+            batch = []
+    if batch:
+        conn.executemany("INSERT INTO synapses VALUES (?, ?, ?, ?, ?, ?)", batch)
+    conn.execute("COMMIT")
+    conn.close()
+
+
+def cost() -> dict[str, float]:
+    rng = random.Random(7)
+    now = 1_800_000_000.0
+    out: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        layer = SynapseLayer(root / "a" / ".neuralmind", root, clock=lambda: now)
+        files = [f"src/pkg{i % 40}/mod{i}.py" for i in range(2000)]
+        for _ in range(300):  # warm store: a realistic number of existing edges
+            layer.activate(rng.sample(files, 10))
+        out["activate_10_files_ms"] = round(_timeit(lambda: layer.activate(rng.sample(files, 10)), 200), 3)
+        out["editing_batch_10_files_ms"] = round(_timeit(lambda: _session(layer, rng.sample(files, 10)), 100), 3)
+
+        layer = SynapseLayer(root / "b" / ".neuralmind", root, clock=lambda: now)
+        layer.stats()  # create the schema
+        _bulk_synapses(layer.store.path, 100_000, 10_000, now, rng)
+        seeds = [[f"pkg/mod{rng.randrange(10_000)}.py" for _ in range(5)] for _ in range(50)]
+        it = iter(seeds * 4)
+        out["spread_100k_synapses_ms"] = round(_timeit(lambda: layer.spread(next(it)), 200), 3)
+        out["next_likely_file_100k_ms"] = round(
+            _timeit(lambda: layer.next_likely_file(f"pkg/mod{rng.randrange(10_000)}.py", 5), 100), 3)
+        layer.close()
+
+        layer = SynapseLayer(root / "c" / ".neuralmind", root, clock=lambda: now)
+        layer.stats()
+        _bulk_synapses(layer.store.path, 1_000_000, 200_000, now - 86400, rng)
+        t0 = time.perf_counter()
+        layer.decay_pass(now=now)
+        out["decay_pass_1m_synapses_s"] = round(time.perf_counter() - t0, 3)
+        layer.close()
+    return out
+
+
+def _session(layer: SynapseLayer, files: list[str]) -> None:
+    layer.editing_event("bench", "session_start")
+    for f in files:
+        layer.editing_event("bench", "edit", f)
+    layer.editing_event("bench", "session_end")
+
+
+# --- report -------------------------------------------------------------------------------
+def print_next(title: str, res: dict[str, dict[str, dict[str, float]]], names: list[str]) -> None:
+    print(f"\n**{title}** (Recall@5; baselines: co-change {BASELINES['cochange']}, "
+          f"co-change online {BASELINES['cochange_online']}, popularity {BASELINES['popularity']}, "
+          f"same directory {BASELINES['same_dir']})\n")
+    repos = [k for k in res[names[0]]["static"] if k not in ("overall", "n")]
+    print("| mix | variant | " + " | ".join(r.split("/")[-1] for r in repos) + " | overall | n |")
+    print("|---|---|" + "---:|" * (len(repos) + 2))
+    for name in names:
+        for variant in ("static", "online"):
+            r = res[name][variant]
+            print(f"| {name} | {variant} | " + " | ".join(str(r[x]) for x in repos)
+                  + f" | {r['overall']} | {r['n']} |")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default="/work/bench-data", type=Path)
+    ap.add_argument("--bench", default="/work/shared/bench", type=Path)
+    ap.add_argument("--skip-cost", action="store_true")
+    ap.add_argument("--tune", action="store_true", help="also score a grid of mixtures")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    rows = load_rows(args.bench)
+    mixes = mix_grid() if args.tune else {"default": dict(config.NEXT_FILE_MIX)}
+    results: dict[str, Any] = {"next_file": {}, "mixes": mixes}
+    for clock_kind in ("synthetic", "commit"):
+        t0 = time.perf_counter()
+        results["next_file"][clock_kind] = next_file(rows, args.data, clock_kind, mixes)
+        results["next_file"][clock_kind + "_seconds"] = round(time.perf_counter() - t0, 2)
+    if not args.skip_cost:
+        results["cost"] = cost()
+    if args.json:
+        print(json.dumps(results, indent=1))
+        return
+    for clock_kind in ("synthetic", "commit"):
+        res = results["next_file"][clock_kind]
+        names = ["default"]
+        if args.tune:
+            ranked = sorted((n for n in res if n != "default"),
+                            key=lambda n: -(res[n]["static"]["overall"] + res[n]["online"]["overall"]))
+            names += ranked[:8]
+        print_next(f"Next-file, {clock_kind} clock", res, names)
+    if "cost" in results:
+        print("\n**Cost**\n")
+        for k, v in results["cost"].items():
+            print(f"- {k}: {v}")
+
+
+if __name__ == "__main__":
+    main()
