@@ -206,6 +206,6 @@ def run_search(conn: sqlite3.Connection, question: str, mode: str | None, status
         semantic, embedded = semantic_ranking(conn, question, status, depth, write)
     except SemanticUnavailable as e:
         notice = f"semantic ranking unavailable ({e}); keyword results only"
-        log.warning("%s", notice)
+        log.info("%s", notice)
         return keyword[:limit], "keyword", requested, notice, 0, terms
     return fuse([keyword, semantic])[:limit], "hybrid", requested, "", embedded, terms
