@@ -1,0 +1,129 @@
+"""BM25 over node texts, updated incrementally and persisted as one JSON file.
+
+Per document only its term frequencies are stored; postings are rebuilt from
+them on load (a 20k-node workspace loads in a fraction of a second) and kept
+current by `add`/`remove`, so a saved file touches one search, not a rebuild.
+Scoring is the Lucene/ATIRE form: idf = ln(1 + (N - df + 0.5) / (df + 0.5)).
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import logging
+import math
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+
+from neuralmind.index.tokens import code_tokens
+from neuralmind.statedir import atomic_write_json, move_aside
+
+log = logging.getLogger("neuralmind.index")
+
+FORMAT_VERSION = 1
+K1 = 1.2
+B = 0.75
+
+
+class BM25Index:
+    """Keyword index: document id -> term frequencies, with live postings."""
+
+    def __init__(self, k1: float = K1, b: float = B) -> None:
+        self.k1 = k1
+        self.b = b
+        self._docs: dict[str, dict[str, int]] = {}
+        self._lengths: dict[str, int] = {}
+        self._postings: dict[str, dict[str, int]] = {}
+        self._total_length = 0
+
+    def __len__(self) -> int:
+        return len(self._docs)
+
+    def __contains__(self, doc_id: object) -> bool:
+        return doc_id in self._docs
+
+    def ids(self) -> list[str]:
+        return list(self._docs)
+
+    def add(self, doc_id: str, text: str) -> None:
+        """Index `text` under `doc_id`, replacing what the id held before."""
+        self.add_terms(doc_id, Counter(code_tokens(text)))
+
+    def add_terms(self, doc_id: str, terms: dict[str, int]) -> None:
+        if doc_id in self._docs:
+            self.remove(doc_id)
+        tf = {t: int(n) for t, n in terms.items() if n > 0}
+        self._docs[doc_id] = tf
+        length = sum(tf.values())
+        self._lengths[doc_id] = length
+        self._total_length += length
+        for term, n in tf.items():
+            self._postings.setdefault(term, {})[doc_id] = n
+
+    def remove(self, doc_id: str) -> bool:
+        tf = self._docs.pop(doc_id, None)
+        if tf is None:
+            return False
+        self._total_length -= self._lengths.pop(doc_id)
+        for term in tf:
+            posting = self._postings.get(term)
+            if posting is not None:
+                posting.pop(doc_id, None)
+                if not posting:
+                    del self._postings[term]
+        return True
+
+    def idf(self, term: str) -> float:
+        df = len(self._postings.get(term, ()))
+        n = len(self._docs)
+        return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+    def search(self, query: str, k: int = 20) -> list[tuple[str, float]]:
+        """Best `k` documents for the query's code tokens, highest score first."""
+        return self.search_terms(code_tokens(query), k)
+
+    def search_terms(self, terms: Iterable[str], k: int = 20) -> list[tuple[str, float]]:
+        if not self._docs:
+            return []
+        avg = self._total_length / len(self._docs) or 1.0
+        scores: dict[str, float] = {}
+        for term, q_count in Counter(terms).items():
+            posting = self._postings.get(term)
+            if not posting:
+                continue
+            idf = self.idf(term)
+            for doc_id, tf in posting.items():
+                norm = self.k1 * (1.0 - self.b + self.b * self._lengths[doc_id] / avg)
+                scores[doc_id] = scores.get(doc_id, 0.0) + (
+                    q_count * idf * tf * (self.k1 + 1.0) / (tf + norm))
+        best = heapq.nlargest(k, scores.items(), key=lambda kv: (kv[1], kv[0]))
+        return sorted(best, key=lambda kv: (-kv[1], kv[0]))
+
+    # --- persistence ----------------------------------------------------------------------
+    def save(self, path: Path) -> None:
+        atomic_write_json(path, {
+            "format": FORMAT_VERSION, "k1": self.k1, "b": self.b, "docs": self._docs,
+        })
+
+    @classmethod
+    def load(cls, path: Path) -> BM25Index | None:
+        """The saved index, or None when absent, damaged (moved aside) or of another format."""
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as e:
+            move_aside(path, f"unreadable keyword index: {e}")
+            return None
+        if not isinstance(data, dict) or data.get("format") != FORMAT_VERSION:
+            log.info("keyword index %s has another format; it will be rebuilt", path)
+            return None
+        index = cls(float(data.get("k1", K1)), float(data.get("b", B)))
+        try:
+            for doc_id, tf in data["docs"].items():
+                index.add_terms(doc_id, tf)
+        except (KeyError, TypeError, AttributeError, ValueError) as e:
+            move_aside(path, f"malformed keyword index: {e}")
+            return None
+        return index

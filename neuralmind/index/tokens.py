@@ -1,0 +1,82 @@
+"""Code-aware tokens for keyword search.
+
+Identifiers are kept whole (so `get_auth_token` matches exactly) and also split
+into their words (camelCase, snake_case, dotted paths, letter/digit runs) so a
+question in prose ("how is the auth token fetched") meets them. Words are
+lowercased and lightly stemmed (plural and -ing/-ed endings) because questions
+say "redirected cookies" where code says `redirect` and `cookie`; whole
+identifiers are never stemmed.
+"""
+
+from __future__ import annotations
+
+import re
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*|\d+")
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+_STOPLIST = """
+a an and are as at be by can do does for from has have how i if in into is it its
+of on or so that the their then there these this those to was what when where which
+who why will with would you your via not no we our all any each should shall may
+self cls none true false def return
+"""
+STOPWORDS = frozenset(_STOPLIST.split())
+
+
+def stem(word: str) -> str:
+    """A deliberately small suffix stripper: plurals, -ing, -ed (no dictionary)."""
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith("ie") and len(word) > 4:   # cookie/cookies -> cooky, like entry/entries
+        return word[:-2] + "y"
+    if word.endswith(("sses", "xes", "ches", "shes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    if word.endswith("ing") and len(word) > 5:
+        base = word[:-3]
+        return base[:-1] if len(base) > 2 and base[-1] == base[-2] and base[-1] not in "lsz" else base
+    if word.endswith("ed") and len(word) > 4:
+        base = word[:-2]
+        if base.endswith("i"):
+            return base[:-1] + "y"
+        return base[:-1] if len(base) > 2 and base[-1] == base[-2] and base[-1] not in "lsz" else base
+    return word
+
+
+def _parts(identifier: str) -> list[str]:
+    out: list[str] = []
+    for piece in re.split(r"[._]+", identifier):
+        out.extend(m.group(0) for m in _CAMEL.finditer(piece))
+    return out
+
+
+def code_tokens(text: str) -> list[str]:
+    """Lowercased tokens.
+
+    A compound identifier yields itself whole plus its stemmed words
+    (`getAuthToken` -> getauthtoken, get, auth, token); a dotted path also
+    yields itself whole (`os.path.join`); a plain word yields its stem; numbers
+    of two or more digits are kept (`302`); stopwords and single letters go.
+    """
+    tokens: list[str] = []
+    for m in _WORD.finditer(text):
+        raw = m.group(0)
+        if raw.isdigit():
+            if len(raw) >= 2:
+                tokens.append(raw)
+            continue
+        segments = [s for s in raw.split(".") if s.strip("_")]
+        if len(segments) > 1:
+            tokens.append(raw.lower())
+        for seg in segments:
+            parts = [p.lower() for p in _parts(seg)]
+            if len(parts) > 1:
+                tokens.append(seg.strip("_").lower())
+                tokens.extend(stem(p) for p in parts if len(p) > 1 and p not in STOPWORDS)
+            elif parts and len(parts[0]) > 1 and parts[0] not in STOPWORDS:
+                tokens.append(stem(parts[0]))
+    return tokens
