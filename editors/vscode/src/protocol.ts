@@ -1,0 +1,94 @@
+// The neuralmind/* custom requests the extension sends, with the shapes the server answers.
+// Kept free of `vscode` so the integration test and the renderers use the same types.
+
+export const Methods = {
+  context: "neuralmind/context",
+  wakeup: "neuralmind/wakeup",
+  search: "neuralmind/search",
+  nextLikely: "neuralmind/nextLikely",
+  decisionsRecord: "neuralmind/decisions/record",
+  decisionsQuery: "neuralmind/decisions/query",
+  decisionsGet: "neuralmind/decisions/get",
+  decisionsAudit: "neuralmind/decisions/audit",
+  feedback: "neuralmind/feedback",
+  status: "neuralmind/status",
+} as const;
+
+export interface Hit {
+  file: string;
+  line: number;
+  end_line?: number;
+  symbol?: string;
+  kind?: string;
+  score?: number;
+}
+
+export interface ContextParams {
+  query: string;
+  budget?: number;
+  uri?: string;
+}
+
+export interface ContextResult {
+  context: string;
+  tokens: number;
+  layers?: Record<string, number>;
+  mode?: string;
+  hits?: Hit[];
+  partial?: boolean;
+}
+
+export interface NextLikelyParams {
+  uri: string;
+  k?: number;
+}
+
+export interface NextLikelyItem {
+  uri: string;
+  probability: number;
+}
+
+export type DecisionStatus = "ACTIVE" | "STALE" | "INVALIDATED";
+
+export interface DecisionRecord {
+  id: string;
+  title: string;
+  rationale: string;
+  status: DecisionStatus | string;
+  files_affected?: string[];
+  symbols_affected?: string[];
+  commit?: string | null;
+  evidence?: unknown;
+  type?: string;
+  tags?: string[];
+  created_at?: string;
+  stale_reason?: string | null;
+  [extra: string]: unknown;
+}
+
+export interface RecordDecisionParams {
+  title: string;
+  rationale: string;
+  files?: string[];
+  symbols?: string[];
+  type?: string;
+  tags?: string[];
+}
+
+export interface IndexingProgress {
+  phase: string;
+  done: number;
+  total: number;
+}
+
+export interface StatusResult {
+  last_full_build?: string | number | null;
+  last_incremental_update?: string | number | null;
+  files_pending?: number;
+  nodes?: number;
+  embedded_nodes?: number;
+  model_state?: string;
+  mcp_endpoint?: string | null;
+  indexing?: IndexingProgress | null;
+  [extra: string]: unknown;
+}

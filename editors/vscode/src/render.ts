@@ -1,0 +1,204 @@
+// Turning server answers into what the user sees: the context panel's HTML, the status
+// bar text, a decision as markdown, quick-pick labels. No `vscode` import: tested in Node.
+import type { ContextResult, DecisionRecord, NextLikelyItem, StatusResult } from "./protocol";
+
+export function escapeHtml(text: string): string {
+  return text
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;")
+    .replace(/'/g, "&#39;");
+}
+
+/** Seconds-since-epoch, milliseconds, or an ISO string -> epoch milliseconds. */
+export function toEpochMs(value: string | number | null | undefined): number | undefined {
+  if (value === null || value === undefined || value === "") return undefined;
+  if (typeof value === "number") return value < 1e11 ? value * 1000 : value;
+  const parsed = Date.parse(value);
+  return Number.isNaN(parsed) ? undefined : parsed;
+}
+
+export function relativeTime(value: string | number | null | undefined, now: number): string {
+  const ms = toEpochMs(value);
+  if (ms === undefined) return "never";
+  const s = Math.max(0, Math.round((now - ms) / 1000));
+  if (s < 45) return "just now";
+  if (s < 90 * 60) return `${Math.max(1, Math.round(s / 60))} min ago`;
+  if (s < 36 * 3600) return `${Math.round(s / 3600)} h ago`;
+  return `${Math.round(s / 86400)} d ago`;
+}
+
+const fmt = (n: number | undefined): string => (n === undefined ? "?" : n.toLocaleString("en-US"));
+
+export interface StatusView {
+  /** Status bar text, with a codicon. */
+  text: string;
+  /** Hover text. */
+  tooltip: string;
+  /** True when something needs the user's attention (keyword-only mode, no index). */
+  warning: boolean;
+}
+
+/** The status bar item: indexing progress while indexing, else node count and freshness. */
+export function statusView(status: StatusResult | undefined, now: number): StatusView {
+  if (!status) return { text: "$(circle-slash) NeuralMind", tooltip: "NeuralMind: server not running", warning: true };
+  const modelOk = !status.model_state || /^(ready|loaded|ok)$/i.test(status.model_state);
+  const lines = statusLines(status, now);
+  const idx = status.indexing;
+  let text: string;
+  if (idx) {
+    const pct = idx.total > 0 ? ` ${Math.floor((100 * idx.done) / idx.total)}%` : "";
+    text = `$(sync~spin) NeuralMind ${idx.phase}${pct}`;
+  } else if (!status.nodes) {
+    text = "$(database) NeuralMind: no index";
+  } else {
+    const pending = status.files_pending ? ` · ${status.files_pending} pending` : "";
+    text = `$(database) NeuralMind ${fmt(status.nodes)} nodes${pending}`;
+  }
+  if (!modelOk) text = text.replace(/^\$\([^)]+\)/, "$(warning)");
+  return { text, tooltip: lines.join("\n"), warning: !modelOk || (!idx && !status.nodes) };
+}
+
+/** Every status field as a human line (tooltip and the details view). */
+export function statusLines(status: StatusResult, now: number): string[] {
+  const lines: string[] = [];
+  const idx = status.indexing;
+  if (idx) lines.push(`Indexing: ${idx.phase} ${fmt(idx.done)}/${fmt(idx.total)}`);
+  lines.push(`Nodes: ${fmt(status.nodes)} (embedded: ${fmt(status.embedded_nodes)})`);
+  lines.push(`Last full build: ${relativeTime(status.last_full_build, now)}`);
+  lines.push(`Last update: ${relativeTime(status.last_incremental_update, now)}`);
+  lines.push(`Files pending: ${fmt(status.files_pending ?? 0)}`);
+  if (status.model_state) lines.push(`Embedding model: ${status.model_state}`);
+  lines.push(`MCP endpoint: ${status.mcp_endpoint ? status.mcp_endpoint : "off"}`);
+  return lines;
+}
+
+export interface PanelOptions {
+  /** Content-Security-Policy source of the webview (webview.cspSource). */
+  cspSource: string;
+  /** Random value allowing exactly our inline script. */
+  nonce: string;
+  /** Path shown for a hit (workspace-relative), given the server's `file`. */
+  displayPath?: (file: string) => string;
+}
+
+/** The "NeuralMind: Ask" panel: question, token count, layers, hits, the context, Copy. */
+export function contextPanelHtml(query: string, result: ContextResult, opts: PanelOptions): string {
+  const show = opts.displayPath ?? ((f: string) => f);
+  const layers = Object.entries(result.layers ?? {})
+    .map(([name, tokens]) => `${escapeHtml(name)} ${fmt(tokens)}`)
+    .join(" · ");
+  const hits = (result.hits ?? [])
+    .map((h, i) => {
+      const where = `${show(h.file)}:${h.line}`;
+      const sym = h.symbol ? ` <span class="sym">${escapeHtml(h.symbol)}</span>` : "";
+      return (
+        `<li><a href="#" data-hit="${i}" data-file="${escapeHtml(h.file)}" data-line="${h.line}">` +
+        `${escapeHtml(where)}</a>${sym}</li>`
+      );
+    })
+    .join("");
+  const partial = result.partial
+    ? `<p class="partial">Indexing is still running: this answer uses what is indexed so far.</p>`
+    : "";
+  const mode = result.mode ? ` · ${escapeHtml(result.mode)}` : "";
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${opts.cspSource} 'unsafe-inline'; script-src 'nonce-${opts.nonce}';">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<title>NeuralMind: ${escapeHtml(query)}</title>
+<style>
+  body { font-family: var(--vscode-font-family); color: var(--vscode-foreground); padding: 0 1em; }
+  .meta { color: var(--vscode-descriptionForeground); }
+  .partial { color: var(--vscode-editorWarning-foreground); }
+  pre { white-space: pre-wrap; font-family: var(--vscode-editor-font-family); font-size: var(--vscode-editor-font-size);
+        background: var(--vscode-textCodeBlock-background); padding: 0.8em; }
+  button { color: var(--vscode-button-foreground); background: var(--vscode-button-background); border: none; padding: 4px 12px; cursor: pointer; }
+  .sym { color: var(--vscode-descriptionForeground); }
+</style>
+</head>
+<body>
+<h2>${escapeHtml(query)}</h2>
+<p class="meta"><span id="tokens">${fmt(result.tokens)} tokens</span>${mode}${layers ? ` · ${layers}` : ""}</p>
+${partial}
+<p><button id="copy">Copy context</button> <span id="copied" class="meta"></span></p>
+${hits ? `<details><summary>${(result.hits ?? []).length} hits</summary><ul>${hits}</ul></details>` : ""}
+<pre id="context">${escapeHtml(result.context)}</pre>
+<script nonce="${opts.nonce}">
+  const vscode = acquireVsCodeApi();
+  document.getElementById("copy").addEventListener("click", () => vscode.postMessage({ type: "copy" }));
+  for (const a of document.querySelectorAll("a[data-file]")) {
+    a.addEventListener("click", (e) => {
+      e.preventDefault();
+      vscode.postMessage({ type: "open", file: a.dataset.file, line: Number(a.dataset.line) });
+    });
+  }
+  window.addEventListener("message", (e) => {
+    if (e.data && e.data.type === "copied") document.getElementById("copied").textContent = "Copied.";
+  });
+</script>
+</body>
+</html>`;
+}
+
+/** A decision record as a markdown document (opened read-only from the tree view). */
+export function decisionMarkdown(d: DecisionRecord): string {
+  const out: string[] = [`# ${d.title}`, "", `**Status:** ${d.status}  `, `**Id:** \`${d.id}\``];
+  if (d.type) out.push(`**Type:** ${d.type}  `);
+  if (d.commit) out.push(`**Recorded at commit:** \`${d.commit}\`  `);
+  if (d.created_at) out.push(`**Recorded:** ${d.created_at}  `);
+  if (d.tags && d.tags.length) out.push(`**Tags:** ${d.tags.join(", ")}  `);
+  const reason = d.stale_reason ?? (d as Record<string, unknown>).status_reason;
+  if (typeof reason === "string" && reason) out.push("", `> ${reason}`);
+  out.push("", "## Rationale", "", d.rationale || "_(none)_");
+  if (d.files_affected && d.files_affected.length) {
+    out.push("", "## Files", "", ...d.files_affected.map((f) => `- \`${f}\``));
+  }
+  if (d.symbols_affected && d.symbols_affected.length) {
+    out.push("", "## Symbols", "", ...d.symbols_affected.map((s) => `- \`${s}\``));
+  }
+  if (d.evidence !== undefined && d.evidence !== null && !(Array.isArray(d.evidence) && d.evidence.length === 0)) {
+    out.push("", "## Evidence", "", "```json", JSON.stringify(d.evidence, null, 2), "```");
+  }
+  return out.join("\n") + "\n";
+}
+
+export const STATUS_ORDER = ["ACTIVE", "STALE", "INVALIDATED"] as const;
+
+/** Decisions grouped by status, each group sorted by title; unknown statuses go last. */
+export function groupDecisions(records: DecisionRecord[]): Map<string, DecisionRecord[]> {
+  const groups = new Map<string, DecisionRecord[]>(STATUS_ORDER.map((s) => [s, []]));
+  for (const r of records) {
+    const key = String(r.status ?? "").toUpperCase() || "UNKNOWN";
+    if (!groups.has(key)) groups.set(key, []);
+    groups.get(key)!.push(r);
+  }
+  for (const list of groups.values()) list.sort((a, b) => a.title.localeCompare(b.title));
+  return groups;
+}
+
+export interface PickItem {
+  label: string;
+  description: string;
+  detail: string;
+  uri: string;
+}
+
+/** Quick-pick rows for next-likely files, most likely first. */
+export function nextLikelyItems(items: NextLikelyItem[], relative: (uri: string) => string): PickItem[] {
+  return [...items]
+    .sort((a, b) => b.probability - a.probability)
+    .map((it) => {
+      const rel = relative(it.uri);
+      const slash = rel.lastIndexOf("/");
+      return {
+        label: slash >= 0 ? rel.slice(slash + 1) : rel,
+        description: slash >= 0 ? rel.slice(0, slash) : "",
+        detail: `${Math.round(it.probability * 100)}% likely next`,
+        uri: it.uri,
+      };
+    });
+}

@@ -1,0 +1,106 @@
+// Rendering server answers: context panel HTML, status bar text, decisions, quick picks.
+import { test } from "node:test";
+import * as assert from "node:assert/strict";
+import { contextPanelHtml, decisionMarkdown, groupDecisions, nextLikelyItems, relativeTime, statusLines, statusView } from "../src/render";
+import type { DecisionRecord } from "../src/protocol";
+
+const NOW = Date.parse("2026-01-01T12:00:00Z");
+
+test("the context panel escapes the context, shows tokens, layers and hits, and copies via the host", () => {
+  const html = contextPanelHtml(
+    "where is <auth>?",
+    {
+      context: "## L3\nsrc/auth.py:10 def login(user) -> \"</pre><script>alert(1)</script>\"",
+      tokens: 1234,
+      layers: { L0: 90, L1: 400, L2: 300, L3: 444 },
+      mode: "hybrid",
+      hits: [{ file: "src/auth.py", line: 10, symbol: "login", kind: "function", score: 0.9 }],
+      partial: true,
+    },
+    { cspSource: "vscode-resource:", nonce: "abc123" },
+  );
+  assert.ok(!html.includes("<script>alert(1)"), "context must be escaped");
+  assert.ok(html.includes("&lt;/pre&gt;&lt;script&gt;alert(1)"));
+  assert.ok(html.includes("where is &lt;auth&gt;?"));
+  assert.ok(html.includes("1,234 tokens"));
+  assert.ok(html.includes("L0 90 · L1 400 · L2 300 · L3 444"));
+  assert.ok(html.includes('data-file="src/auth.py" data-line="10"'));
+  assert.ok(html.includes("src/auth.py:10"));
+  assert.ok(html.includes("Indexing is still running"));
+  assert.ok(html.includes("script-src 'nonce-abc123'"));
+  assert.equal((html.match(/<script nonce="abc123">/g) ?? []).length, 1);
+  assert.ok(html.includes('postMessage({ type: "copy" })'));
+});
+
+test("a complete answer has no partial warning", () => {
+  const html = contextPanelHtml("q", { context: "x", tokens: 1 }, { cspSource: "c", nonce: "n" });
+  assert.ok(!html.includes("Indexing is still running"));
+});
+
+test("status bar: indexing progress, then node count; warnings for keyword-only mode", () => {
+  const indexing = statusView({ nodes: 10, indexing: { phase: "embedding", done: 25, total: 100 }, model_state: "ready" }, NOW);
+  assert.equal(indexing.text, "$(sync~spin) NeuralMind embedding 25%");
+  const idle = statusView({ nodes: 12345, files_pending: 2, model_state: "ready", last_incremental_update: (NOW - 120_000) / 1000 }, NOW);
+  assert.equal(idle.text, "$(database) NeuralMind 12,345 nodes · 2 pending");
+  assert.equal(idle.warning, false);
+  assert.match(idle.tooltip, /Last update: 2 min ago/);
+  const keywordOnly = statusView({ nodes: 5, model_state: "missing" }, NOW);
+  assert.ok(keywordOnly.text.startsWith("$(warning)"));
+  assert.equal(keywordOnly.warning, true);
+  assert.equal(statusView(undefined, NOW).warning, true);
+  assert.equal(statusView({ nodes: 0 }, NOW).text, "$(database) NeuralMind: no index");
+});
+
+test("status lines name every freshness field", () => {
+  const lines = statusLines(
+    { last_full_build: "2026-01-01T09:00:00Z", last_incremental_update: null, files_pending: 0, nodes: 3, embedded_nodes: 2, model_state: "ready", mcp_endpoint: "http://127.0.0.1:1234/mcp" },
+    NOW,
+  );
+  assert.deepEqual(lines, [
+    "Nodes: 3 (embedded: 2)",
+    "Last full build: 3 h ago",
+    "Last update: never",
+    "Files pending: 0",
+    "Embedding model: ready",
+    "MCP endpoint: http://127.0.0.1:1234/mcp",
+  ]);
+});
+
+test("relative times accept epoch seconds, epoch ms and ISO strings", () => {
+  assert.equal(relativeTime(NOW / 1000 - 10, NOW), "just now");
+  assert.equal(relativeTime(NOW - 5 * 60_000, NOW), "5 min ago");
+  assert.equal(relativeTime(new Date(NOW - 3 * 86_400_000).toISOString(), NOW), "3 d ago");
+  assert.equal(relativeTime("not a date", NOW), "never");
+});
+
+const rec = (id: string, title: string, status: string): DecisionRecord => ({ id, title, rationale: "because", status, files_affected: ["a.py"] });
+
+test("decisions group by status in a fixed order, sorted by title", () => {
+  const groups = groupDecisions([rec("3", "Zeta", "STALE"), rec("1", "Beta", "ACTIVE"), rec("2", "Alpha", "active"), rec("4", "Odd", "SUPERSEDED")]);
+  assert.deepEqual([...groups.keys()], ["ACTIVE", "STALE", "INVALIDATED", "SUPERSEDED"]);
+  assert.deepEqual(groups.get("ACTIVE")!.map((r) => r.title), ["Alpha", "Beta"]);
+  assert.equal(groups.get("INVALIDATED")!.length, 0);
+});
+
+test("a decision renders as markdown with status, files and evidence", () => {
+  const md = decisionMarkdown({ ...rec("d-1", "Use SQLite", "STALE"), commit: "abc123", stale_reason: "a.py changed in def456", evidence: [{ file: "a.py" }] });
+  assert.ok(md.startsWith("# Use SQLite\n"));
+  assert.ok(md.includes("**Status:** STALE"));
+  assert.ok(md.includes("> a.py changed in def456"));
+  assert.ok(md.includes("- `a.py`"));
+  assert.ok(md.includes('"file": "a.py"'));
+});
+
+test("next-likely picks are sorted by probability with folder as description", () => {
+  const picks = nextLikelyItems(
+    [
+      { uri: "file:///w/pkg/b.py", probability: 0.2 },
+      { uri: "file:///w/a.py", probability: 0.7 },
+    ],
+    (u) => u.replace("file:///w/", ""),
+  );
+  assert.deepEqual(picks.map((p) => [p.label, p.description, p.detail]), [
+    ["a.py", "", "70% likely next"],
+    ["b.py", "pkg", "20% likely next"],
+  ]);
+});

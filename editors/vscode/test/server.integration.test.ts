@@ -1,0 +1,162 @@
+// The custom requests the extension sends, against the real Python server over stdio.
+// Skips only when `neuralmind-lsp` is not installed yet; otherwise every step must pass.
+import { after, before, test } from "node:test";
+import * as assert from "node:assert/strict";
+import * as fs from "fs";
+import * as path from "path";
+import type { ContextResult, DecisionRecord, NextLikelyItem, StatusResult } from "../src/protocol";
+import { Methods } from "../src/protocol";
+import { statusView } from "../src/render";
+import { findServer, git, makeWorkspace, notYetAvailable, Session, until, uriOf } from "./lspHarness";
+
+const FILES: Record<string, string> = {
+  "billing/invoice.py": [
+    '"""Invoices: line items, taxes and the total a customer pays."""',
+    "",
+    "",
+    "def compute_invoice_total(items, tax_rate):",
+    '    """Sum the line items of an invoice and add the tax."""',
+    "    subtotal = sum(item.price * item.quantity for item in items)",
+    "    return round(subtotal * (1 + tax_rate), 2)",
+    "",
+    "",
+    "class InvoiceRenderer:",
+    '    """Render an invoice as plain text for e-mail."""',
+    "",
+    "    def render(self, invoice):",
+    "        return f\"Invoice {invoice.number}: {compute_invoice_total(invoice.items, invoice.tax_rate)}\"",
+    "",
+  ].join("\n"),
+  "auth/session.py": [
+    '"""Login sessions and their tokens."""',
+    "",
+    "import secrets",
+    "",
+    "",
+    "def refresh_session_token(session):",
+    '    """Replace the session token with a fresh random one."""',
+    "    session.token = secrets.token_hex(16)",
+    "    return session",
+    "",
+  ].join("\n"),
+  "storage/cache.py": [
+    '"""An in-memory LRU cache for rendered pages."""',
+    "",
+    "",
+    "class PageCache:",
+    "    def __init__(self, size=128):",
+    "        self.size = size",
+    "        self.entries = {}",
+    "",
+  ].join("\n"),
+  "README.md": "# Shop\n\nA tiny shop backend: billing, auth and storage.\n",
+};
+
+const found = findServer();
+let session: Session | undefined;
+let root = "";
+let skipReason = found.skip;
+
+before(async () => {
+  if (skipReason) return;
+  root = makeWorkspace(FILES);
+  try {
+    session = await Session.start(found.command!, root, { debounce_seconds: 0.2, budget: 1200, mcp: false });
+  } catch (e) {
+    if (notYetAvailable(String(e))) skipReason = `${found.command} is installed but says the server is not available yet`;
+    else throw e;
+  }
+});
+
+after(async () => {
+  if (session) {
+    const code = await session.stop();
+    assert.equal(code, 0, `server exit code ${code}; stderr:\n${session.stderr.slice(-4000)}`);
+  }
+  if (root) fs.rmSync(root, { recursive: true, force: true });
+});
+
+/** Each test either skips with the reason or runs against the live session. */
+function live(name: string, fn: (s: Session) => Promise<void>): void {
+  test(name, { timeout: 180_000 }, async (t) => {
+    if (skipReason) {
+      t.skip(skipReason);
+      return;
+    }
+    try {
+      await fn(session!);
+    } catch (e) {
+      const tail = session!.stderr.slice(-3000);
+      throw new Error(`${e instanceof Error ? e.stack : String(e)}\n--- server stderr (tail) ---\n${tail}`);
+    }
+  });
+}
+
+live("status reports the indexed workspace once background indexing ends", async (s) => {
+  const status = await until("indexing to finish", 150_000, async () => {
+    const st = await s.request<StatusResult>(Methods.status, {});
+    return !st.indexing && (st.nodes ?? 0) > 0 ? st : undefined;
+  }, 250);
+  assert.ok(status.nodes! >= 5, `nodes: ${status.nodes}`);
+  assert.equal(typeof status.files_pending, "number");
+  assert.ok("last_full_build" in status && "model_state" in status && "embedded_nodes" in status, JSON.stringify(status));
+  assert.match(statusView(status, Date.now()).text, /NeuralMind [\d,]+ nodes/);
+});
+
+live("context for a question names the file that answers it", async (s) => {
+  const result = await s.request<ContextResult>(Methods.context, { query: "how is the invoice total computed with tax?" });
+  assert.ok(result.context.includes("billing/invoice.py"), result.context);
+  assert.ok(result.tokens > 0 && result.tokens <= 1200, `tokens ${result.tokens}`);
+  assert.equal(result.partial, false);
+  assert.ok(result.hits && result.hits.length > 0);
+  assert.equal(result.hits[0].file.replace(/\\/g, "/").endsWith("billing/invoice.py"), true, JSON.stringify(result.hits));
+  for (const layer of ["L0", "L1", "L2", "L3"]) assert.equal(typeof result.layers?.[layer], "number", layer);
+});
+
+live("next likely files follow what was edited together", async (s) => {
+  s.open("billing/invoice.py");
+  s.open("storage/cache.py");
+  for (let round = 0; round < 3; round++) {
+    s.editAndSave("billing/invoice.py", `# round ${round}`);
+    s.editAndSave("storage/cache.py", `# round ${round}`);
+    await new Promise((r) => setTimeout(r, 400)); // past the 0.2 s debounce: one co-edit batch per round
+  }
+  const invoice = uriOf(s.root, "billing/invoice.py");
+  const items = await until("cache.py among the next likely files of invoice.py", 20_000, async () => {
+    const got = await s.request<NextLikelyItem[]>(Methods.nextLikely, { uri: invoice, k: 5 });
+    return got.some((i) => i.uri.endsWith("storage/cache.py")) ? got : undefined;
+  });
+  for (const item of items) {
+    assert.ok(item.probability > 0 && item.probability <= 1, JSON.stringify(item));
+    assert.ok(item.uri.startsWith("file://"), item.uri);
+  }
+  assert.ok(!items.some((i) => i.uri === invoice), "a file is not its own next file");
+});
+
+live("a recorded decision is in the audit, then goes STALE when a commit changes its file", async (s) => {
+  const record = await s.request<DecisionRecord>(Methods.decisionsRecord, {
+    title: "Invoice totals are rounded to cents",
+    rationale: "Accounting requires cent precision; rounding happens once, at the total.",
+    files: ["auth/session.py"],
+  });
+  assert.ok(record.id, JSON.stringify(record));
+  assert.equal(record.status, "ACTIVE");
+  const audit = await s.request<DecisionRecord[]>(Methods.decisionsAudit, {});
+  assert.ok(audit.some((d) => d.id === record.id), JSON.stringify(audit));
+  const got = await s.request<DecisionRecord>(Methods.decisionsGet, { id: record.id });
+  assert.equal(got.title, record.title);
+
+  s.open("auth/session.py");
+  fs.appendFileSync(path.join(s.root, "auth/session.py"), "\n\ndef drop_session(session):\n    session.token = None\n");
+  git(s.root, "commit", "-q", "-am", "sessions can be dropped");
+  const stale = await until("the decision to go STALE after the commit", 30_000, async () => {
+    const list = await s.request<DecisionRecord[]>(Methods.decisionsAudit, {});
+    return list.find((d) => d.id === record.id && d.status === "STALE");
+  }, 250);
+  assert.ok(stale);
+  const diags = await until("a diagnostic on the governed file", 10_000, async () => {
+    const d = s.diagnostics.get(uriOf(s.root, "auth/session.py"));
+    return d && d.some((x) => String(x.code) === String(record.id)) ? d : undefined;
+  });
+  assert.ok(diags.length >= 1);
+});
