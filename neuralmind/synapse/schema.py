@@ -19,7 +19,8 @@ V1_STATEMENTS = (
         weight REAL NOT NULL, count INTEGER NOT NULL, updated REAL NOT NULL,
         PRIMARY KEY (a, b, namespace), CHECK (a < b)
     ) WITHOUT ROWID""",
-    "CREATE INDEX synapses_b ON synapses (b)",
+    # covering: spread reads every edge of a frontier node from either end without a PK lookup
+    "CREATE INDEX synapses_b ON synapses (b, namespace, weight, count, updated)",
     """CREATE TABLE transitions (
         src TEXT NOT NULL, dst TEXT NOT NULL, namespace TEXT NOT NULL,
         weight REAL NOT NULL, count INTEGER NOT NULL, updated REAL NOT NULL,

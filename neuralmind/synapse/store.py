@@ -15,6 +15,7 @@ aside (never deleted) and a new store started.
 from __future__ import annotations
 
 import functools
+import heapq
 import json
 import logging
 import math
@@ -122,22 +123,31 @@ class SynapseStore:
         if self.disabled:
             raise sqlite3.OperationalError(self.disabled)
         if self._conn is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, timeout=self.busy_timeout_ms / 1000,
-                                   isolation_level=None, check_same_thread=False)
             try:
-                conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
-                if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-                    conn.execute("PRAGMA journal_mode = WAL")
-                conn.execute("PRAGMA synchronous = NORMAL")
-                if not _has_pow(conn):
-                    conn.create_function("pow", 2, math.pow, deterministic=True)
-                self._open_schema(conn)
-            except BaseException:
-                conn.close()
+                self._conn = self._open()
+            except sqlite3.OperationalError:
                 raise
-            self._conn = conn
+            except sqlite3.DatabaseError as e:  # not a database / malformed: start afresh
+                self._recover(str(e))
+                self._conn = self._open()
         return self._conn
+
+    def _open(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(self.path, timeout=self.busy_timeout_ms / 1000,
+                               isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
+            if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            if not _has_pow(conn):
+                conn.create_function("pow", 2, math.pow, deterministic=True)
+            self._open_schema(conn)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
 
     def _open_schema(self, conn: sqlite3.Connection) -> None:
         version = read_version(conn)
@@ -426,7 +436,9 @@ class SynapseStore:
         for _ in range(max(0, depth)):
             if not frontier:
                 break
-            expand = sorted(frontier, key=lambda n: (-frontier[n], n))[: config.SPREAD_FRONTIER_MAX]
+            expand = (sorted(frontier) if len(frontier) <= config.SPREAD_FRONTIER_MAX else
+                      heapq.nsmallest(config.SPREAD_FRONTIER_MAX, frontier,
+                                      key=lambda n: (-frontier[n], n)))
             edges = self._edges_of(expand, weights, t)
             received: dict[str, float] = defaultdict(float)
             for u in expand:
@@ -441,8 +453,7 @@ class SynapseStore:
             for v, e in received.items():
                 activation[v] += e
             frontier = dict(received)
-        ranked = sorted(activation.items(), key=lambda kv: (-kv[1], kv[0]))
-        return ranked[:top_k]
+        return heapq.nsmallest(top_k, activation.items(), key=lambda kv: (-kv[1], kv[0]))
 
     @_failopen(dict)
     def transitions_from(self, node: str, weights: dict[str, float],
