@@ -334,7 +334,9 @@ class SearchIndex:
                 targets = list(graph.nodes)
                 gone = [i for i in self._kw_hash if i not in graph.nodes]
             else:
-                wanted = list(dict.fromkeys(changed_node_ids))
+                wanted = list(changed_node_ids)
+                # a file node's text lists its symbols, so it changes with them
+                wanted = list(dict.fromkeys(wanted + [node_path(i) for i in wanted]))
                 targets = [i for i in wanted if i in graph.nodes]
                 gone = [i for i in wanted if i not in graph.nodes]
             texts = self._texts(graph, targets)

