@@ -1,0 +1,111 @@
+"""The full build, run as a child process of the server.
+
+Why a process: tree-sitter holds the GIL while it parses, so a full build on a
+thread of the server stalls its event loop (the editor's keystrokes) for as
+long as the biggest file takes to parse. A child has its own GIL; the server
+only reads one JSON line per event from the child's stdout and swaps in the
+new graph when the child says it is written. Killing the child cancels the
+build; the state files are replaced atomically, so a killed build leaves the
+previous generation readable.
+
+Events, one JSON object per line on stdout:
+    {"event": "progress", "phase": str, "done": int, "total": int}
+    {"event": "graph_ready", "files": int, "nodes": int}   graph + keyword index written
+    {"event": "done", "files": int, "nodes": int, "seconds": float}
+    {"event": "error", "code": str, "message": str}
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+PROGRESS_INTERVAL_S = 0.1  # at most ten progress lines a second per phase
+
+
+class _Emitter:
+    """Writes events to the parent, throttling progress lines."""
+
+    def __init__(self, out: Any) -> None:
+        self._out = out
+        self._last: dict[str, float] = {}
+
+    def send(self, event: str, **fields: Any) -> None:
+        self._out.write(json.dumps({"event": event, **fields}) + "\n")
+        self._out.flush()
+
+    def progress(self, phase: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if done < total and now - self._last.get(phase, 0.0) < PROGRESS_INTERVAL_S:
+            return
+        self._last[phase] = now
+        self.send("progress", phase=phase, done=int(done), total=int(total))
+
+
+def run(root: Path, config_values: dict[str, Any], embed: bool, out: Any) -> int:
+    from neuralmind.config import load_workspace_config
+    from neuralmind.engine import Workspace
+    from neuralmind.errors import EngineError
+
+    emit = _Emitter(out)
+    config = load_workspace_config(root)
+    for problem in config.update(config_values):
+        logging.getLogger("neuralmind.service").warning("build worker: %s", problem)
+    started = time.monotonic()
+    try:
+        ws = Workspace(root, config)
+        report = ws.build(progress=emit.progress, embed=False)
+        graph = report.graph
+        emit.send("graph_ready", files=len(graph.files), nodes=len(graph.nodes))
+        if embed:
+            ws.index.update(graph, embed=True, progress=emit.progress)
+        emit.send("done", files=len(graph.files), nodes=len(graph.nodes),
+                  seconds=round(time.monotonic() - started, 3))
+        return 0
+    except EngineError as e:
+        emit.send("error", code=e.code, message=e.message)
+        return 2
+    except Exception as e:  # reported to the parent, which keeps serving the old state
+        logging.getLogger("neuralmind.service").exception("build failed")
+        emit.send("error", code="build_failed", message=f"{type(e).__name__}: {e}")
+        return 1
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise SystemExit(143)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="neuralmind-build-worker")
+    parser.add_argument("root")
+    parser.add_argument("--config", default="{}", help="JSON object of WorkspaceConfig values")
+    parser.add_argument("--no-embed", action="store_true")
+    parser.add_argument("--log-file", default=None)
+    args = parser.parse_args(argv)
+    # SIGTERM (cancel) raises SystemExit so atomic writes in flight remove their temp files.
+    signal.signal(signal.SIGTERM, _terminate)
+    # Our stdout is the event pipe: keep it for events only, send stray prints to stderr.
+    events = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
+    os.dup2(2, 1)
+    from neuralmind.log import setup_logging
+
+    setup_logging(0, args.log_file)
+    try:
+        values = json.loads(args.config)
+        if not isinstance(values, dict):
+            raise ValueError("--config must be a JSON object")
+    except ValueError as e:
+        print(f"neuralmind-build-worker: {e}", file=sys.stderr)
+        return 2
+    return run(Path(args.root), values, not args.no_embed, events)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

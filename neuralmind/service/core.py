@@ -1,0 +1,676 @@
+"""EngineService: the async single-writer front of one Workspace.
+
+The LSP server and the MCP server of one process share one EngineService.
+Ownership rules:
+- service state (what is pending, indexing progress, timestamps, the Workspace
+  reference itself) is read and written on the event loop only;
+- every engine call runs on one dedicated engine thread, in submission order,
+  so the engine never sees two callers at once (the single writer) and the loop
+  never waits on engine work;
+- the full build runs in a child process (see `build_worker`), because
+  tree-sitter holds the GIL while parsing; when it has written a new generation
+  the engine thread picks it up.
+Results are plain JSON-shaped dicts, the same shapes as the CLI's `--json`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import functools
+import logging
+import os
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from neuralmind.config import WorkspaceConfig, load_workspace_config
+from neuralmind.errors import EngineError
+from neuralmind.service.editing import EditDebouncer
+from neuralmind.service.git_watch import HeadWatcher
+from neuralmind.service.indexer import BuildOutcome, ChildBuild
+
+if TYPE_CHECKING:
+    from neuralmind.engine import Workspace
+
+log = logging.getLogger("neuralmind.service")
+
+T = TypeVar("T")
+
+CLOSE_TIMEOUT_SECONDS = 1.2     # shutdown must finish within the 2 s the LSP client waits
+IGNORED_DIRS = (".git/", ".neuralmind/")
+
+
+@dataclasses.dataclass
+class IndexingState:
+    phase: str
+    done: int
+    total: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"phase": self.phase, "done": self.done, "total": self.total}
+
+
+class ServiceListener:
+    """Notifications from the service, called on the event loop. Override what you need."""
+
+    def indexing_started(self) -> None: ...
+
+    def indexing_progress(self, state: IndexingState) -> None: ...
+
+    def indexing_finished(self, outcome: BuildOutcome) -> None: ...
+
+    def index_updated(self, paths: list[str]) -> None: ...
+
+    def decisions_changed(self) -> None: ...
+
+
+def _iso(ts: float | None) -> str | None:
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds") if ts else None
+
+
+class EngineService:
+    """One workspace served asynchronously; see the module docstring for the rules."""
+
+    def __init__(self, root: Path, config: WorkspaceConfig | None = None, *,
+                 log_file: str | None = None, build_in_process: bool = False) -> None:
+        self.root = Path(root).resolve()
+        self.config = config or load_workspace_config(self.root)
+        self.log_file = log_file
+        self.build_in_process = build_in_process   # tests of the service without a child
+        self.mcp_endpoint: str | None = None
+        self.indexing: IndexingState | None = None
+        self.last_full_build: float | None = None
+        self.last_incremental_update: float | None = None
+        self.last_error: str | None = None
+        self._ws: Workspace | None = None
+        self._opened: asyncio.Future[None] | None = None
+        self._engine = ThreadPoolExecutor(max_workers=1, thread_name_prefix="neuralmind-engine")
+        self._listeners: list[ServiceListener] = []
+        self._build: ChildBuild | None = None
+        self._build_task: asyncio.Task[None] | None = None
+        self._rebuild_requested = False
+        self._pending: set[str] = set()
+        self._drain_task: asyncio.Task[None] | None = None
+        self._debouncers: dict[str, EditDebouncer] = {}
+        self._head: HeadWatcher | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._closed = False
+
+    # --- plumbing -----------------------------------------------------------------------
+    def subscribe(self, listener: ServiceListener) -> None:
+        self._listeners.append(listener)
+
+    def _notify(self, method: str, *args: Any) -> None:
+        for listener in list(self._listeners):
+            try:
+                getattr(listener, method)(*args)
+            except Exception:
+                log.exception("listener %s.%s failed", type(listener).__name__, method)
+
+    async def _run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run `fn` on the engine thread (after everything submitted before it)."""
+        if self._closed:
+            raise EngineError("shutting_down", "the server is shutting down")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._engine, functools.partial(fn, *args, **kwargs))
+
+    def _spawn(self, coro: Any, name: str) -> asyncio.Task[Any]:
+        task = asyncio.get_running_loop().create_task(coro, name=name)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+        return task
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("background task %s failed", task.get_name(), exc_info=task.exception())
+
+    def _open_future(self) -> asyncio.Future[None]:
+        if self._opened is None:
+            self._opened = asyncio.get_running_loop().create_future()
+        return self._opened
+
+    async def workspace(self) -> Workspace:
+        """The open Workspace, waiting for `start` to have opened it."""
+        await asyncio.shield(self._open_future())
+        assert self._ws is not None
+        return self._ws
+
+    # --- lifecycle ----------------------------------------------------------------------
+    async def start(self, index: bool = True, watch_head: bool = True) -> None:
+        """Open what is on disk at once; then (optionally) build in the background."""
+        opened = self._open_future()
+        try:
+            self._ws = await self._run(self._open_workspace, self.root, self.config)
+        except BaseException as e:
+            opened.set_exception(e)
+            raise
+        opened.set_result(None)
+        graph_built = await self._run(lambda ws: ws.graph.built_at, self._ws)
+        self.last_full_build = graph_built or None
+        if watch_head:
+            self._head = HeadWatcher(self.root, self._on_head_move)
+            self._head.start()
+        self._spawn(self._run(self._warm_up, self._ws), "warm-up")
+        self._spawn(self._scan_decisions(), "decision-scan")
+        if index:
+            self.reindex()
+
+    @staticmethod
+    def _open_workspace(root: Path, config: WorkspaceConfig) -> Workspace:
+        from neuralmind.engine import Workspace
+
+        ws = Workspace(root, config)
+        _ = ws.graph        # load the stored graph now, off the loop
+        _ = ws.index        # and the stored search index
+        return ws
+
+    @staticmethod
+    def _warm_up(ws: Workspace) -> None:
+        """Load the embedding model before the first question needs it."""
+        try:
+            if ws.index.vector_count:
+                ws.index.embedder()
+        except Exception as e:  # a missing model degrades to keyword search, never fails start
+            log.info("embedder warm-up skipped: %s", e)
+
+    async def close(self) -> None:
+        """Stop everything within CLOSE_TIMEOUT_SECONDS: builds, watchers, pending learning."""
+        if self._closed:
+            return
+        deadline = time.monotonic() + CLOSE_TIMEOUT_SECONDS
+        for deb in self._debouncers.values():
+            deb.flush()
+        if self._head is not None:
+            await self._head.stop()
+        if self._build is not None:
+            await self._build.stop()
+        for task in list(self._tasks) + [t for t in (self._build_task, self._drain_task) if t]:
+            task.cancel()
+        ws = self._ws
+        if ws is not None:
+            sessions = list(self._debouncers)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._run(self._end_sessions, ws, sessions),
+                                       timeout=max(0.05, deadline - time.monotonic()))
+        self._closed = True
+        self._engine.shutdown(wait=False, cancel_futures=True)
+
+    @staticmethod
+    def _end_sessions(ws: Workspace, sessions: list[str]) -> None:
+        for s in sessions:
+            ws.editing_event(s, "session_end", "")
+
+    # --- configuration ------------------------------------------------------------------
+    def update_config(self, values: dict[str, Any]) -> tuple[list[str], set[str]]:
+        """Apply editor settings; returns (problems, names of settings that changed)."""
+        before = dataclasses.asdict(self.config)
+        problems = self.config.update(values)
+        after = dataclasses.asdict(self.config)
+        changed = {k for k in after if after[k] != before[k]}
+        if "debounce_seconds" in changed:
+            for deb in self._debouncers.values():
+                deb.window = self.config.debounce_seconds
+        if changed & {"exclude", "languages", "max_file_bytes"} and self._ws is not None:
+            self.reindex()
+        return problems, changed
+
+    def config_values(self) -> dict[str, Any]:
+        return dataclasses.asdict(self.config)
+
+    # --- background indexing ------------------------------------------------------------
+    def reindex(self) -> None:
+        """Start a full (incremental-by-hash) build in the background; restarts one running."""
+        if self._build_task is not None and not self._build_task.done():
+            self._rebuild_requested = True
+            return
+        self._build_task = self._spawn(self._full_build(), "full-build")
+
+    def cancel_indexing(self) -> None:
+        self._rebuild_requested = False
+        if self._build is not None:
+            self._spawn(self._build.stop(), "cancel-build")
+
+    async def _full_build(self) -> None:
+        ws = await self.workspace()
+        while True:
+            self._rebuild_requested = False
+            self.indexing = IndexingState("starting", 0, 0)
+            self._notify("indexing_started")
+            if self.build_in_process:
+                outcome = await self._build_here(ws)
+            else:
+                self._build = ChildBuild(self.root, self.config_values(), log_file=self.log_file)
+                try:
+                    outcome = await self._build.run(self._on_build_progress, self._on_graph_ready)
+                finally:
+                    self._build = None
+            if outcome.ok:
+                await self._run(self._refresh, ws)
+                self.last_full_build = time.time()
+                self.last_error = None
+            elif not outcome.cancelled:
+                self.last_error = outcome.message
+                log.warning("background build failed: %s", outcome.message)
+            self.indexing = None
+            self._notify("indexing_finished", outcome)
+            if not self._rebuild_requested:
+                break
+        if self._pending:
+            self._schedule_drain()
+        self._spawn(self._scan_decisions(), "decision-scan")
+
+    async def _build_here(self, ws: Workspace) -> BuildOutcome:
+        loop = asyncio.get_running_loop()
+
+        def progress(phase: str, done: int, total: int) -> None:
+            loop.call_soon_threadsafe(self._on_build_progress, phase, done, total)
+
+        t0 = time.monotonic()
+        try:
+            report = await self._run(ws.build, None, progress)
+        except Exception as e:
+            return BuildOutcome(False, code="build_failed", message=f"{type(e).__name__}: {e}")
+        return BuildOutcome(True, files=len(report.graph.files), nodes=len(report.graph.nodes),
+                            seconds=time.monotonic() - t0)
+
+    def _on_build_progress(self, phase: str, done: int, total: int) -> None:
+        self.indexing = IndexingState(phase, done, total)
+        self._notify("indexing_progress", self.indexing)
+
+    async def _on_graph_ready(self, event: dict[str, Any]) -> None:
+        """The child wrote the graph and keyword index: serve them while it embeds."""
+        ws = await self.workspace()
+        await self._run(self._refresh, ws)
+
+    @staticmethod
+    def _refresh(ws: Workspace) -> None:
+        ws.reload_if_changed()
+
+    # --- per-save updates ---------------------------------------------------------------
+    def _schedule_update(self, rels: Iterable[str]) -> None:
+        self._pending.update(r for r in rels if not r.startswith(IGNORED_DIRS))
+        if not self._pending or self.indexing is not None:
+            return          # applied after the running build swaps in
+        self._schedule_drain()
+
+    def _schedule_drain(self) -> None:
+        if self._drain_task is None or self._drain_task.done():
+            self._drain_task = self._spawn(self._drain(), "incremental-update")
+
+    async def _drain(self) -> None:
+        ws = await self.workspace()
+        while self._pending and self.indexing is None:
+            batch = sorted(self._pending)
+            self._pending.clear()
+            try:
+                await self._run(ws.build, batch)
+            except EngineError as e:
+                log.warning("update of %s refused: %s", ", ".join(batch), e.message)
+            except Exception:
+                log.exception("incremental update of %s failed", ", ".join(batch))
+                continue
+            self.last_incremental_update = time.time()
+            self._notify("index_updated", batch)
+
+    # --- documents and learning -----------------------------------------------------------
+    def resolve(self, path: str) -> str:
+        """A client path (absolute or repo-relative) as a repo-relative one, or EngineError."""
+        if not isinstance(path, str) or not path or "\x00" in path:
+            raise EngineError("invalid_path", "empty or malformed path")
+        p = Path(path)
+        full = Path(os.path.normpath(p if p.is_absolute() else self.root / p))
+        try:
+            rel = full.relative_to(self.root).as_posix()
+        except ValueError:
+            try:
+                rel = full.resolve().relative_to(self.root).as_posix()
+            except ValueError:
+                raise EngineError("invalid_path",
+                                  f"{path}: outside the workspace {self.root}") from None
+        if rel in ("", "."):
+            raise EngineError("invalid_path", f"{path}: the workspace root is not a file")
+        return rel
+
+    def _debouncer(self, session: str) -> EditDebouncer:
+        deb = self._debouncers.get(session)
+        if deb is None:
+            emit = functools.partial(self._learn_event, session)
+            deb = EditDebouncer(emit, self.config.debounce_seconds)
+            self._debouncers[session] = deb
+            self._learn_event(session, "session_start", "")
+        return deb
+
+    def _learn_event(self, session: str, kind: str, rel: str) -> None:
+        if not self.config.learning or self._closed:
+            return
+        self._spawn(self._learn(session, kind, rel), f"learn-{kind}")
+
+    async def _learn(self, session: str, kind: str, rel: str) -> None:
+        ws = await self.workspace()   # waiters resume in order, so events keep their order
+        await self._run(ws.editing_event, session, kind, rel)
+
+    async def did_open(self, path: str, session: str = "editor") -> str:
+        rel = self.resolve(path)
+        self._debouncer(session).event("open", rel)
+        return rel
+
+    async def did_change(self, path: str, session: str = "editor") -> str:
+        rel = self.resolve(path)
+        self._debouncer(session).edit(rel)
+        return rel
+
+    async def did_save(self, path: str, session: str = "editor") -> str:
+        rel = self.resolve(path)
+        self._debouncer(session).event("save", rel)
+        self._schedule_update([rel])
+        return rel
+
+    async def did_close(self, path: str, session: str = "editor") -> str:
+        rel = self.resolve(path)
+        deb = self._debouncers.get(session)
+        if deb is not None:
+            deb.flush()
+        return rel
+
+    async def files_changed(self, paths: Iterable[str]) -> list[str]:
+        """Files changed outside the editor (watched files, git checkout, generators)."""
+        rels: list[str] = []
+        head_touched = False
+        for p in paths:
+            try:
+                rel = self.resolve(p)
+            except EngineError:
+                continue
+            if rel.startswith(".git/"):
+                head_touched = head_touched or rel in (".git/HEAD",) or rel.startswith(".git/refs/")
+                continue
+            rels.append(rel)
+        self._schedule_update(rels)
+        if head_touched and self._head is not None:
+            await self._head.check()
+        return rels
+
+    # --- retrieval ----------------------------------------------------------------------
+    def _partial(self, out: dict[str, Any]) -> dict[str, Any]:
+        if self.indexing is not None:
+            out["partial"] = True
+            out["indexing"] = self.indexing.to_json()
+        return out
+
+    async def query(self, question: str, budget: int | None = None, *, session: str | None = None,
+                    explain: bool = False, include_wakeup: bool = True) -> dict[str, Any]:
+        ws = await self.workspace()
+        result = await self._run(ws.query, question, budget, explain, include_wakeup)
+        if session and self.config.learning:
+            ids = [h.node.id for h in result.hits]
+            self._spawn(self._run(self._record_query, ws, session, question, ids), "learn-query")
+        out = result.to_json()
+        out.setdefault("partial", False)
+        return self._partial(out)
+
+    @staticmethod
+    def _record_query(ws: Workspace, session: str, question: str, ids: list[str]) -> None:
+        try:
+            ws.synapses.record_query(session, question, ids)
+        except Exception as e:  # learning fails open
+            log.warning("could not record the question: %s", e)
+
+    async def wakeup(self, budget: int | None = None) -> dict[str, Any]:
+        ws = await self.workspace()
+        result = await self._run(ws.wakeup, budget)
+        out = result.to_json()
+        out.setdefault("partial", False)
+        return self._partial(out)
+
+    async def search(self, question: str, k: int = 10) -> dict[str, Any]:
+        ws = await self.workspace()
+        hits, mode, notice = await self._run(ws.search, question, k)
+        out: dict[str, Any] = {"mode": mode, "hits": [h.to_json() for h in hits], "partial": False}
+        if notice:
+            out["notice"] = notice
+        return self._partial(out)
+
+    async def next_likely(self, path: str, k: int = 5) -> list[dict[str, Any]]:
+        rel = self.resolve(path)
+        ws = await self.workspace()
+        pairs = await self._run(ws.next_likely, rel, k)
+        return [{"file": f, "probability": round(float(p), 6)} for f, p in pairs]
+
+    async def feedback(self, node_id: str, positive: bool,
+                       context: list[str] | None = None) -> dict[str, Any]:
+        ws = await self.workspace()
+        await self._run(ws.feedback, node_id, positive, context)
+        return {"ok": True, "node": node_id, "positive": positive}
+
+    # --- status -------------------------------------------------------------------------
+    async def status(self) -> dict[str, Any]:
+        ws = await self.workspace()
+        counts = await self._run(self._counts, ws)
+        return {
+            "root": str(self.root),
+            "last_full_build": _iso(self.last_full_build),
+            "last_incremental_update": _iso(self.last_incremental_update),
+            "files_pending": len(self._pending),
+            **counts,
+            "mcp_endpoint": self.mcp_endpoint,
+            "indexing": self.indexing.to_json() if self.indexing else None,
+            "learning": self.config.learning,
+            "last_error": self.last_error,
+        }
+
+    @staticmethod
+    def _counts(ws: Workspace) -> dict[str, Any]:
+        ws.reload_if_changed()
+        index = ws.index
+        if index.model_error:
+            model_state = "unavailable"
+        elif index._embedder is not None:  # noqa: SLF001 - loaded or not, without loading it
+            model_state = "loaded"
+        else:
+            model_state = "not_loaded"
+        return {"files": len(ws.graph.files), "nodes": len(ws.graph.nodes),
+                "indexed_nodes": index.node_count, "embedded_nodes": index.vector_count,
+                "embeddings_pending": index.pending, "model_state": model_state,
+                "model_error": index.model_error}
+
+    # --- decisions ----------------------------------------------------------------------
+    async def _scan_decisions(self) -> None:
+        ws = await self.workspace()
+        try:
+            await self._run(self._scan, ws)
+        except Exception as e:
+            log.warning("decision scan failed: %s", e)
+            return
+        self._notify("decisions_changed")
+
+    @staticmethod
+    def _scan(ws: Workspace) -> Any:
+        return ws.decisions.scan()
+
+    async def _on_head_move(self) -> None:
+        await self._scan_decisions()
+
+    # --- decisions: records -------------------------------------------------------------------
+    async def decisions_record(self, title: str, rationale: str, **fields: Any) -> dict[str, Any]:
+        ws = await self.workspace()
+        record = await self._run(_call_store, ws.decisions.record, title, rationale, **fields)
+        self._notify("decisions_changed")
+        return record.to_json()
+
+    async def decisions_query(self, question: str, mode: str | None = None,
+                              status: str = "ACTIVE", limit: int = 10) -> dict[str, Any]:
+        ws = await self.workspace()
+        result = await self._run(_call_store, ws.decisions.search, question, mode=mode,
+                                 status=status, limit=limit)
+        return result.to_json()
+
+    async def decisions_get(self, decision_id: str) -> dict[str, Any]:
+        ws = await self.workspace()
+        record = await self._run(_call_store, ws.decisions.get, decision_id)
+        return record.to_json()
+
+    async def decisions_audit(self) -> dict[str, Any]:
+        ws = await self.workspace()
+        report = await self._run(_call_store, ws.decisions.audit)
+        return report.to_json() if hasattr(report, "to_json") else {"decisions": report}
+
+    async def decisions_restore(self, decision_id: str) -> dict[str, Any]:
+        ws = await self.workspace()
+        record = await self._run(_call_store, ws.decisions.restore, decision_id)
+        self._notify("decisions_changed")
+        return record.to_json()
+
+    async def decisions_invalidate(self, decision_id: str, reason: str) -> dict[str, Any]:
+        ws = await self.workspace()
+        record = await self._run(_call_store, ws.decisions.invalidate, decision_id, reason)
+        self._notify("decisions_changed")
+        return record.to_json()
+
+    # --- decisions: per file, for diagnostics and hover ---------------------------------------
+    async def decision_diagnostics(self, path: str) -> list[dict[str, Any]]:
+        """STALE and INVALIDATED decisions governing `path`, each with the 1-based line of
+        its first governed symbol in the current graph (None when unknown)."""
+        rel = self.resolve(path)
+        ws = await self.workspace()
+        return await self._run(_file_decisions, ws, rel, ("STALE", "INVALIDATED"))
+
+    async def hover(self, path: str, line: int, k: int = 5) -> dict[str, Any]:
+        """The innermost symbol at 1-based `line`, the decisions governing it, its strongest
+        associations."""
+        rel = self.resolve(path)
+        ws = await self.workspace()
+        return await self._run(_hover, ws, rel, line, k, self.config.learning)
+
+    async def symbols(self, query: str, limit: int = 100) -> list[dict[str, Any]]:
+        """Workspace symbols: name matches first (exact, prefix, substring), then search hits."""
+        ws = await self.workspace()
+        return await self._run(_symbols, ws, query, limit)
+
+
+def _call_store(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Decision-store errors (ValueError, not found) as EngineErrors for the adapters."""
+    from neuralmind.decisions.store import DecisionNotFound
+
+    try:
+        return fn(*args, **kwargs)
+    except EngineError:
+        raise
+    except DecisionNotFound as e:
+        raise EngineError("not_found", str(e)) from None
+    except ValueError as e:
+        raise EngineError("invalid_argument", str(e)) from None
+
+
+def _stale_reason(d: Any) -> str:
+    """The newest evidence line that explains a status change, if any."""
+    for line in reversed(list(getattr(d, "evidence", []) or [])):
+        low = line.lower()
+        if low.startswith(("stale", "invalidated", "cascade")) or "stale" in low:
+            return line
+    return ""
+
+
+def _file_decisions(ws: Workspace, rel: str, statuses: tuple[str, ...]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    store = ws.decisions
+    governing = getattr(store, "governing", None)
+    records = governing(rel) if governing is not None else [
+        d for d in store.decisions() if rel in d.files_affected]
+    for d in records:
+        d = getattr(d, "decision", d)
+        if d.status not in statuses:
+            continue
+        line: int | None = None
+        symbol: str | None = None
+        for qual in d.symbols_in(rel):
+            node = ws.graph.nodes.get(f"{rel}::{qual}")
+            if node is not None:
+                line, symbol = node.start_line, qual
+                break
+            symbol = symbol or qual
+        out.append({"id": d.id, "title": d.title, "status": d.status, "reason": _stale_reason(d),
+                    "symbol": symbol, "line": line, "symbols": d.symbols_in(rel)})
+    return out
+
+
+def _node_at(ws: Workspace, rel: str, line: int) -> Any:
+    best = None
+    for n in ws.graph.nodes_by_file(rel):
+        if n.kind == "file" or not n.start_line <= line <= n.end_line:
+            continue
+        if best is None or (n.end_line - n.start_line) < (best.end_line - best.start_line):
+            best = n
+    return best
+
+
+def _hover(ws: Workspace, rel: str, line: int, k: int, learning: bool) -> dict[str, Any]:
+    node = _node_at(ws, rel, line)
+    out: dict[str, Any] = {"file": rel, "symbol": None, "decisions": [], "associations": []}
+    if node is None:
+        return out
+    out["symbol"] = {"id": node.id, "name": node.qualname or node.name, "kind": node.kind,
+                     "line": node.start_line, "end_line": node.end_line,
+                     "signature": node.signature}
+    qual = node.qualname
+    statuses = ("ACTIVE", "STALE", "INVALIDATED")
+    for d in _file_decisions(ws, rel, statuses):
+        governed = d["symbols"]
+        if not governed or any(qual == s or qual.startswith(s + ".") for s in governed):
+            out["decisions"].append({k2: d[k2] for k2 in ("id", "title", "status", "reason")})
+    if learning:
+        try:
+            neighbours = ws.synapses.neighbors(node.id, k) or ws.synapses.neighbors(rel, k)
+        except Exception as e:  # learning fails open
+            log.info("no associations for %s: %s", node.id, e)
+            neighbours = []
+        out["associations"] = [{"id": i, "weight": round(float(w), 4)} for i, w in neighbours]
+    return out
+
+
+def _symbols(ws: Workspace, query: str, limit: int) -> list[dict[str, Any]]:
+    q = (query or "").strip().lower()
+    graph = ws.graph
+    ranked: list[tuple[int, str, Any]] = []
+    for n in graph.nodes.values():
+        if n.kind == "file":
+            continue
+        name = n.name.lower()
+        if not q:
+            rank = 3
+        elif name == q:
+            rank = 0
+        elif name.startswith(q):
+            rank = 1
+        elif q in name or q in n.qualname.lower():
+            rank = 2
+        else:
+            continue
+        ranked.append((rank, n.id, n))
+    ranked.sort(key=lambda t: (t[0], len(t[2].name), t[1]))
+    seen: set[str] = set()
+    out: list[dict[str, Any]] = []
+
+    def add(n: Any, how: str) -> None:
+        if n.id in seen or len(out) >= limit:
+            return
+        seen.add(n.id)
+        out.append({"id": n.id, "name": n.qualname or n.name, "kind": n.kind, "file": n.file,
+                    "line": n.start_line, "end_line": n.end_line, "match": how})
+
+    for _, _, n in ranked[:limit]:
+        add(n, "name")
+    if q and len(out) < limit and len(q) >= 3:
+        try:
+            hits, _, _ = ws.search(query, k=min(50, limit))
+        except EngineError:
+            hits = []
+        for h in hits:
+            if h.node.kind != "file":
+                add(h.node, "semantic")
+    return out

@@ -1,0 +1,124 @@
+"""Notice when git HEAD moves (commit, checkout, pull, rebase) without any hook.
+
+Polling a handful of `stat` calls is cheaper and more reliable than relying on
+the editor: clients usually exclude `.git/` from file watching. A move is the
+pair (HEAD's content, the mtime of the ref it points to, packed-refs' mtime)
+changing; the callback then resolves what actually changed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+log = logging.getLogger("neuralmind.service")
+
+POLL_SECONDS = 0.5
+
+
+def git_dir(root: Path) -> Path | None:
+    """`.git` of `root`, following the `gitdir:` file of worktrees and submodules."""
+    dot = root / ".git"
+    if dot.is_dir():
+        return dot
+    if dot.is_file():
+        try:
+            text = dot.read_text(encoding="utf-8").strip()
+        except OSError:
+            return None
+        if text.startswith("gitdir:"):
+            target = Path(text[len("gitdir:"):].strip())
+            target = target if target.is_absolute() else (root / target)
+            return target.resolve() if target.is_dir() else None
+    return None
+
+
+def _common_dir(gdir: Path) -> Path:
+    """Refs of a linked worktree live in the main repository's git dir."""
+    common = gdir / "commondir"
+    if common.is_file():
+        try:
+            target = Path(common.read_text(encoding="utf-8").strip())
+            return (target if target.is_absolute() else gdir / target).resolve()
+        except OSError:
+            pass
+    return gdir
+
+
+def _mtime(path: Path) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return 0
+
+
+def head_signature(gdir: Path) -> tuple[str, int, int, int]:
+    """Changes whenever HEAD or the branch it names moves."""
+    head = gdir / "HEAD"
+    try:
+        text = head.read_text(encoding="utf-8").strip()
+    except OSError:
+        return ("", 0, 0, 0)
+    common = _common_dir(gdir)
+    ref_mtime = 0
+    if text.startswith("ref:"):
+        ref = text[4:].strip()
+        ref_mtime = _mtime(gdir / ref) or _mtime(common / ref)
+    return (text, _mtime(head), ref_mtime, _mtime(common / "packed-refs"))
+
+
+class HeadWatcher:
+    """Calls `on_move` (a coroutine) after each observed HEAD move; one call at a time."""
+
+    def __init__(self, root: Path, on_move: Callable[[], Awaitable[None]],
+                 interval: float = POLL_SECONDS) -> None:
+        self.root = root
+        self._on_move = on_move
+        self._interval = interval
+        self._task: asyncio.Task[None] | None = None
+        self._gdir = git_dir(root)
+        self._last = head_signature(self._gdir) if self._gdir else None
+        self.moves = 0
+
+    @property
+    def active(self) -> bool:
+        return self._gdir is not None
+
+    def start(self) -> None:
+        if self._gdir is None:
+            log.debug("%s is not a git work tree: HEAD watching is off", self.root)
+            return
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._run(), name="head-watch")
+
+    async def check(self) -> bool:
+        """Poll once now (also used on didChangeWatchedFiles for .git/HEAD)."""
+        if self._gdir is None:
+            return False
+        sig = head_signature(self._gdir)
+        if sig == self._last:
+            return False
+        self._last = sig
+        self.moves += 1
+        log.info("git HEAD moved")
+        try:
+            await self._on_move()
+        except Exception:
+            log.exception("handling a HEAD move failed")
+        return True
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(self._interval)
+            await self.check()
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
