@@ -1,0 +1,1 @@
+"""The language server: a thin pygls adapter over neuralmind.service."""

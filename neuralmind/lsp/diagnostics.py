@@ -1,0 +1,213 @@
+"""Stale and invalidated decisions as diagnostics, with code actions and commands.
+
+One diagnostic per STALE or INVALIDATED decision governing an open file, on
+the governed symbol's first line when the graph knows it, else on line 1.
+Clients that support pull diagnostics pull them (and are asked to refresh when
+HEAD moves); the others get publishDiagnostics.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+
+from neuralmind.lsp.params import translate_errors
+
+if TYPE_CHECKING:
+    from neuralmind.lsp.server import NeuralMindServer
+    from neuralmind.service.indexer import BuildOutcome
+
+log = logging.getLogger("neuralmind.lsp")
+
+SOURCE = "neuralmind"
+CMD_RESTORE = "neuralmind.decision.restore"
+CMD_INVALIDATE = "neuralmind.decision.invalidate"
+CMD_SHOW = "neuralmind.decision.show"
+SEVERITY = {"STALE": types.DiagnosticSeverity.Warning,
+            "INVALIDATED": types.DiagnosticSeverity.Information}
+
+
+def _line_range(server: NeuralMindServer, uri: str, line: int) -> types.Range:
+    """The whole of 1-based `line` (its text length when the document is open)."""
+    idx = max(0, line - 1)
+    length = 0
+    try:
+        doc = server.workspace.get_text_document(uri)
+        lines = doc.lines
+        if idx < len(lines):
+            length = len(lines[idx].rstrip("\r\n"))
+        else:
+            idx = 0
+            length = len(lines[0].rstrip("\r\n")) if lines else 0
+    except Exception:
+        pass
+    return types.Range(start=types.Position(line=idx, character=0),
+                       end=types.Position(line=idx, character=length))
+
+
+def to_diagnostic(server: NeuralMindServer, uri: str, d: dict[str, Any]) -> types.Diagnostic:
+    status = d["status"]
+    reason = d.get("reason") or ""
+    message = f"Decision {status.lower()}: {d['title']}"
+    if d.get("symbol"):
+        message += f" (governs {d['symbol']})"
+    if reason:
+        message += f" — {reason}"
+    return types.Diagnostic(
+        range=_line_range(server, uri, int(d.get("line") or 1)),
+        message=message,
+        severity=SEVERITY.get(status, types.DiagnosticSeverity.Information),
+        source=SOURCE,
+        code=d["id"],
+        data={"decision": d["id"], "status": status},
+    )
+
+
+class DecisionDiagnostics:
+    """Keeps the diagnostics of open documents in line with the decision store."""
+
+    def __init__(self, server: NeuralMindServer) -> None:
+        self.server = server
+        self._pending: asyncio.Task[None] | None = None
+
+    @property
+    def pull(self) -> bool:
+        return self.server.client_supports("text_document", "diagnostic")
+
+    async def for_uri(self, uri: str) -> list[types.Diagnostic]:
+        rel = self.server.open_documents.get(uri)
+        if rel is None:
+            rel = self.server.uri_to_rel(uri)
+        service = await self.server.ready_service()
+        found = await service.decision_diagnostics(rel)
+        return [to_diagnostic(self.server, uri, d) for d in found]
+
+    async def publish(self, uri: str) -> None:
+        try:
+            diagnostics = await self.for_uri(uri)
+        except Exception as e:
+            log.info("no decision diagnostics for %s: %s", uri, e)
+            return
+        if uri in self.server.open_documents:
+            self.server.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))
+
+    async def refresh_all(self) -> None:
+        if self.pull:
+            if self.server.client_supports("workspace", "diagnostics", "refresh_support"):
+                try:
+                    await self.server.workspace_diagnostic_refresh_async(None)
+                except Exception as e:
+                    log.info("diagnostic refresh refused: %s", e)
+            return
+        for uri in list(self.server.open_documents):
+            await self.publish(uri)
+
+    def schedule_refresh(self) -> None:
+        if self._pending is None or self._pending.done():
+            self._pending = asyncio.get_running_loop().create_task(self.refresh_all())
+
+    # document hooks ----------------------------------------------------------------------
+    def opened(self, uri: str) -> None:
+        if not self.pull:
+            asyncio.get_running_loop().create_task(self.publish(uri))
+
+    def closed(self, uri: str) -> None:
+        if not self.pull:
+            self.server.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    # ServiceListener ---------------------------------------------------------------------
+    def decisions_changed(self) -> None:
+        self.schedule_refresh()
+
+    def indexing_finished(self, outcome: BuildOutcome) -> None:
+        self.schedule_refresh()   # symbol ranges may have moved
+
+    def indexing_started(self) -> None: ...
+
+    def indexing_progress(self, state: Any) -> None: ...
+
+    def index_updated(self, paths: list[str]) -> None:
+        if any(rel in paths for rel in self.server.open_documents.values()):
+            self.schedule_refresh()
+
+
+def _decision_id(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise JsonRpcInvalidParams(message="the first argument must be a decision id")
+    return value.strip()
+
+
+def register(server: NeuralMindServer) -> None:
+    diags = DecisionDiagnostics(server)
+    server.listeners.append(diags)
+    server.on_document_open.append(diags.opened)
+    server.on_document_close.append(diags.closed)
+    server.decision_diagnostics = diags
+
+    @server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC,
+                    types.DiagnosticOptions(identifier=SOURCE, inter_file_dependencies=False,
+                                            workspace_diagnostics=False))
+    @translate_errors
+    async def pull(params: types.DocumentDiagnosticParams) -> types.FullDocumentDiagnosticReport:
+        items = await diags.for_uri(params.text_document.uri)
+        return types.FullDocumentDiagnosticReport(items=items)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
+                    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]))
+    def code_actions(params: types.CodeActionParams) -> list[types.CodeAction]:
+        actions: list[types.CodeAction] = []
+        for diag in params.context.diagnostics:
+            if diag.source != SOURCE or not isinstance(diag.code, str):
+                continue
+            did = diag.code
+            title = diag.message.split(": ", 1)[-1].split(" — ", 1)[0]
+            status = (diag.data or {}).get("status") if isinstance(diag.data, dict) else None
+            reason = f"invalidated from the editor after it went {(status or 'stale').lower()}"
+            for label, command, args in (
+                (f"Restore decision: {title}", CMD_RESTORE, [did]),
+                (f"Invalidate decision: {title}", CMD_INVALIDATE, [did, reason]),
+                (f"Show decision: {title}", CMD_SHOW, [did]),
+            ):
+                actions.append(types.CodeAction(
+                    title=label, kind=types.CodeActionKind.QuickFix, diagnostics=[diag],
+                    command=types.Command(title=label, command=command, arguments=args)))
+        return actions
+
+    @server.command(CMD_RESTORE)
+    @translate_errors
+    async def restore(*args: Any) -> dict[str, Any]:
+        if len(args) != 1:
+            raise JsonRpcInvalidParams(message=f"{CMD_RESTORE} takes [decision id]")
+        service = await server.ready_service()
+        record = await service.decisions_restore(_decision_id(args[0]))
+        await diags.refresh_all()
+        return record
+
+    @server.command(CMD_INVALIDATE)
+    @translate_errors
+    async def invalidate(*args: Any) -> dict[str, Any]:
+        if len(args) != 2 or not isinstance(args[1], str) or not args[1].strip():
+            raise JsonRpcInvalidParams(
+                message=f"{CMD_INVALIDATE} takes [decision id, reason] with a non-empty reason")
+        service = await server.ready_service()
+        record = await service.decisions_invalidate(_decision_id(args[0]), args[1].strip())
+        await diags.refresh_all()
+        return record
+
+    @server.command(CMD_SHOW)
+    @translate_errors
+    async def show(*args: Any) -> dict[str, Any]:
+        if len(args) != 1:
+            raise JsonRpcInvalidParams(message=f"{CMD_SHOW} takes [decision id]")
+        service = await server.ready_service()
+        record = await service.decisions_get(_decision_id(args[0]))
+        server.window_show_message(types.ShowMessageParams(
+            type=types.MessageType.Info,
+            message=f"{record['title']} [{record['status']}]\n\n{record['rationale']}"))
+        return record

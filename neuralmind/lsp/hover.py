@@ -1,0 +1,47 @@
+"""Hover: the decisions governing the symbol under the cursor and its strongest associations."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from neuralmind.lsp.params import translate_errors
+
+if TYPE_CHECKING:
+    from neuralmind.lsp.server import NeuralMindServer
+
+
+def render(info: dict[str, Any]) -> str | None:
+    sym = info.get("symbol")
+    if sym is None:
+        return None
+    lines = [f"**{sym['name']}** ({sym['kind']}, lines {sym['line']}-{sym['end_line']})"]
+    if info["decisions"]:
+        lines.append("")
+        lines.append("Decisions:")
+        for d in info["decisions"]:
+            extra = f" — {d['reason']}" if d.get("reason") and d["status"] != "ACTIVE" else ""
+            lines.append(f"- [{d['status']}] {d['title']} (`{d['id'][:12]}`){extra}")
+    if info["associations"]:
+        lines.append("")
+        lines.append("Often used with:")
+        for a in info["associations"]:
+            lines.append(f"- `{a['id']}` ({a['weight']:.2f})")
+    if len(lines) == 1:
+        return None   # nothing NeuralMind-specific to say; let other servers' hovers speak
+    return "\n".join(lines)
+
+
+def register(server: NeuralMindServer) -> None:
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    @translate_errors
+    async def hover(params: types.HoverParams) -> types.Hover | None:
+        rel = server.uri_to_rel(params.text_document.uri)
+        service = await server.ready_service()
+        info = await service.hover(rel, params.position.line + 1)
+        text = render(info)
+        if text is None:
+            return None
+        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown,
+                                                        value=text))

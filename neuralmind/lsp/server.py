@@ -1,0 +1,124 @@
+"""The pygls server object and the wiring of its features.
+
+Each feature group is a module with `register(server)`; handlers are closures
+over the server, so pygls's first-argument injection rules never matter. The
+server holds the EngineService (created at `initialized`, not before: the
+answer to `initialize` must not wait for the engine) and the LSP-side state:
+the editor session, open documents, client capabilities of interest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+from pygls.uris import from_fs_path, to_fs_path
+
+from neuralmind import __version__
+from neuralmind.config import WorkspaceConfig
+from neuralmind.errors import EngineError
+
+if TYPE_CHECKING:
+    from neuralmind.service.core import EngineService
+
+log = logging.getLogger("neuralmind.lsp")
+
+FEATURE_MODULES = (
+    "neuralmind.lsp.lifecycle",
+    "neuralmind.lsp.documents",
+    "neuralmind.lsp.diagnostics",
+    "neuralmind.lsp.hover",
+    "neuralmind.lsp.symbols",
+    "neuralmind.lsp.requests",
+    "neuralmind.lsp.configuration",
+)
+
+
+class NeuralMindServer(LanguageServer):
+    """LSP adapter over one EngineService."""
+
+    def __init__(self, log_file: str | None = None) -> None:
+        super().__init__("neuralmind", __version__,
+                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        self.log_file = log_file
+        self.root: Path | None = None
+        self.config = WorkspaceConfig()
+        self.service: EngineService | None = None
+        self.ready: asyncio.Event | None = None      # set once the service has opened the index
+        self.session = f"lsp-{os.getpid()}"
+        self.open_documents: dict[str, str] = {}     # uri -> repo-relative path
+        self.mcp_handle: Any = None
+        self.closers: list[Callable[[], Any]] = []   # run at shutdown, newest first
+        self.listeners: list[Any] = []               # ServiceListeners the features add
+        self.on_ready: list[Callable[[], Any]] = []  # run once the workspace is open
+        self.init_problems: list[str] = []           # settings warnings, shown at initialized
+        self.on_document_open: list[Callable[[str], None]] = []
+        self.on_document_close: list[Callable[[str], None]] = []
+
+    # --- paths --------------------------------------------------------------------------
+    def uri_to_rel(self, uri: Any) -> str:
+        """A client URI as a repo-relative path; InvalidParams for anything else."""
+        if not isinstance(uri, str) or not uri:
+            raise JsonRpcInvalidParams(message="a document uri is required")
+        path = to_fs_path(uri) if "://" in uri or uri.startswith("file:") else None
+        if path is None:
+            raise JsonRpcInvalidParams(message=f"not a file uri: {uri}")
+        service = self.require_service()
+        try:
+            return service.resolve(path)
+        except EngineError as e:
+            raise JsonRpcInvalidParams(message=e.message) from None
+
+    def rel_to_uri(self, rel: str) -> str:
+        assert self.root is not None
+        return from_fs_path(str(self.root / rel)) or f"file://{self.root / rel}"
+
+    def require_service(self) -> EngineService:
+        if self.service is None:
+            raise JsonRpcException(code=-32002, message="the server is not initialized yet")
+        return self.service
+
+    async def ready_service(self) -> EngineService:
+        """The service once its workspace is open (requests wait for it, they never fail)."""
+        service = self.require_service()
+        await service.workspace()
+        return service
+
+    def documents_changed(self, uri: str) -> None:
+        for hook in self.on_document_open:
+            hook(uri)
+
+    def documents_closed(self, uri: str) -> None:
+        for hook in self.on_document_close:
+            hook(uri)
+
+    # --- client capabilities ------------------------------------------------------------
+    def client_supports(self, *path: str) -> bool:
+        """True when the client capability at `path` is present and truthy."""
+        node: Any = getattr(self.protocol, "client_capabilities", None)
+        for name in path:
+            if node is None:
+                return False
+            node = getattr(node, name, None)
+        return bool(node)
+
+    def warn_user(self, message: str) -> None:
+        log.warning("%s", message)
+        self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning,
+                                                         message=f"NeuralMind: {message}"))
+
+
+def create_server(log_file: str | None = None) -> NeuralMindServer:
+    import importlib
+
+    server = NeuralMindServer(log_file)
+    for name in FEATURE_MODULES:
+        importlib.import_module(name).register(server)
+    return server
