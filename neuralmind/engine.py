@@ -178,3 +178,11 @@ class Workspace:
         layer = self._synapses_or_none()
         if layer is not None:
             layer.feedback(node_id, positive, list(context or []))
+
+    # --- other writers -------------------------------------------------------------------
+    def reload(self) -> None:
+        """Forget the cached graph and re-read the index files: another process (the
+        server's background build, the CLI) wrote a newer generation."""
+        self._graph = None
+        if "index" in self.__dict__:
+            self.index.reload_if_changed()
