@@ -23,7 +23,13 @@ from tree_sitter import Node as TSNode
 from tree_sitter import QueryCursor
 
 from neuralmind.graph import languages
-from neuralmind.graph.lang_spec import LanguageSpec, Source, clean_comment, collapse
+from neuralmind.graph.lang_spec import (
+    LanguageSpec,
+    Source,
+    clean_comment,
+    generic_signature,
+    leading_comment,
+)
 from neuralmind.graph.model import Edge, FileExtract, Node, Reference, node_id
 
 log = logging.getLogger("neuralmind.graph")
@@ -53,6 +59,7 @@ class _Def:
     prefix: list[str]     # qualifier parts written in the name or receiver
     start: int
     end: int
+    end_line: int
     qual: str = ""
     id: str = ""          # "" for scopes, which make no node
 
@@ -133,8 +140,11 @@ def _collect_defs(root: TSNode, spec: LanguageSpec, src: Source) -> list[_Def]:
         outer = node
         while outer.parent is not None and outer.parent.type in spec.wrappers:
             outer = outer.parent
+        end, end_line = node.end_byte, _end_line(node)
+        if node.type in spec.open_scopes and node.child_by_field_name("body") is None:
+            end, end_line = root.end_byte, max(end_line, _end_line(root))
         defs.append(_Def(node, outer, kind, parts[-1].strip(), prefix,
-                         outer.start_byte, node.end_byte))
+                         outer.start_byte, end, end_line))
     defs.sort(key=lambda d: (d.start, -d.end))
     return defs
 
@@ -160,7 +170,8 @@ def _build_nodes(path: str, language: str, defs: list[_Def], spec: LanguageSpec,
     nodes: list[Node] = []
     used: dict[str, int] = {}
     by_qual: dict[str, str] = {}          # first node id per qualname, for contains lookups
-    parents: list[tuple[str, _Def | None, str]] = []  # (child id, parent def, qual prefix)
+    # (child id, lexical parent, qualname prefix, whether the name carried a qualifier)
+    parents: list[tuple[str, _Def | None, str, bool]] = []
     stack: list[_Def] = []
     sep = spec.qual_sep
     for d in defs:
@@ -183,74 +194,27 @@ def _build_nodes(path: str, language: str, defs: list[_Def], spec: LanguageSpec,
         qual = d.qual if n == 1 else f"{d.qual}#{n}"
         d.id = node_id(path, qual)
         by_qual.setdefault(d.qual, d.id)
-        sig = spec.signature(d.node, src) if spec.signature else _signature(d, spec, src)
+        sig = spec.signature(d.node, src) if spec.signature else None
+        if sig is None:
+            sig = generic_signature(d.node, spec, src)
         doc = spec.docstring(d.node, src)
         if doc is None:
             doc = leading_comment(d.outer, spec, src)
         nodes.append(Node(
             id=d.id, kind=kind, name=d.name, qualname=qual, file=path,
-            start_line=d.outer.start_point[0] + 1, end_line=_end_line(d.node),
+            start_line=d.outer.start_point[0] + 1, end_line=d.end_line,
             language=language, signature=sig, docstring=doc,
-            content_hash=hashlib.sha1(src.data[d.start:d.end]).hexdigest()))
+            content_hash=hashlib.sha1(src.data[d.start:d.node.end_byte]).hexdigest()))
         owner_prefix = sep.join([base, *d.prefix] if base else d.prefix)
-        parents.append((d.id, parent, owner_prefix))
+        parents.append((d.id, parent, owner_prefix, bool(d.prefix)))
     edges: list[Edge] = []
-    for child, parent, owner_prefix in parents:
-        if parent is not None and parent.id:
-            edges.append(Edge(parent.id, child, "contains"))
-            continue
+    for child, parent, owner_prefix, qualified in parents:
         owner = by_qual.get(owner_prefix) if owner_prefix else None
+        if parent is not None and parent.id and not (qualified and owner):
+            owner = parent.id  # lexical nesting, unless the name itself says otherwise
         edges.append(Edge(owner if owner and owner != child else node_id(path), child,
                           "contains"))
     return nodes, edges, by_qual
-
-
-def _signature(d: _Def, spec: LanguageSpec, src: Source) -> str:
-    node = d.node
-    start = node.start_byte
-    parent = node.parent
-    if parent is not None and parent.type in spec.signature_wrappers:
-        start = parent.start_byte
-    body = node.child_by_field_name("body")
-    if body is None and spec.body_types:
-        body = _find_body(node, spec.body_types)
-    if body is not None and body.start_byte > start:
-        text = src.between(start, body.start_byte)
-    else:
-        text = src.between(start, node.end_byte).split("\n", 1)[0]
-    return collapse(text).rstrip("{ ").rstrip()
-
-
-def _find_body(node: TSNode, types: frozenset[str]) -> TSNode | None:
-    for child in node.named_children:
-        if child.type in types:
-            return child
-        for grandchild in child.named_children:
-            if grandchild.type in types:
-                return grandchild
-    return None
-
-
-def leading_comment(node: TSNode, spec: LanguageSpec, src: Source) -> str:
-    """The comment block directly above `node` (no blank line between), cleaned."""
-    prev = node.prev_sibling
-    while prev is not None and prev.type in spec.skip_before:
-        prev = prev.prev_sibling
-    parts: list[str] = []
-    line = node.start_point[0]
-    while prev is not None and prev.type in spec.comment_types:
-        if prev.end_point[0] < line - 1:
-            break
-        before = prev.prev_sibling
-        if before is not None and before.end_point[0] == prev.start_point[0] \
-                and before.type not in spec.comment_types:
-            break  # a trailing comment on the previous statement's line
-        parts.append(src.text(prev))
-        line = prev.start_point[0]
-        prev = before
-    if not parts:
-        return ""
-    return "\n".join(clean_comment(p) for p in reversed(parts)).strip()
 
 
 def _file_docstring(root: TSNode, src: Source, spec: LanguageSpec) -> str:
@@ -327,6 +291,7 @@ def _calls(root: TSNode, spec: LanguageSpec, src: Source, path: str, defs: list[
     callees.sort(key=lambda n: (n.start_byte, n.end_byte))
     file_id = node_id(path)
     data = src.data
+    call_target = spec.call_target
     stack: list[_Def] = []
     i = 0
     for callee in callees:
@@ -338,7 +303,10 @@ def _calls(root: TSNode, spec: LanguageSpec, src: Source, path: str, defs: list[
             i += 1
         while stack and stack[-1].end <= pos:
             stack.pop()
-        target = normalise_callee(data[pos:callee.end_byte].decode("utf-8", "replace"))
+        if call_target is not None:
+            target = normalise_callee(call_target(callee, src))
+        else:
+            target = normalise_callee(data[pos:callee.end_byte].decode("utf-8", "replace"))
         if target:
             out.append(Reference(stack[-1].id if stack else file_id, "calls", target,
                                  callee.start_point[0] + 1))

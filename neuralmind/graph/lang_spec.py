@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from tree_sitter import Node as TSNode
 
@@ -82,8 +82,13 @@ class LanguageSpec:
     name_split: re.Pattern[str] | None = None
     # Cleans a name as written (markdown heading text, generic arguments).
     clean_name: Callable[[str], str] | None = None
-    signature: Callable[[TSNode, Source], str] | None = None
-    extra: dict[str, object] = field(default_factory=dict)
+    # Custom signature; returning None falls back to "declaration up to the body".
+    signature: Callable[[TSNode, Source], str | None] | None = None
+    # For calls captured as whole call nodes (Java `method_invocation`): the target text.
+    call_target: Callable[[TSNode, Source], str] | None = None
+    # Declarations that, written without a body, govern the rest of the file
+    # (C# `namespace X;`, PHP `namespace X;`).
+    open_scopes: frozenset[str] = frozenset()
 
 
 _WS = re.compile(r"\s+")
@@ -97,6 +102,9 @@ def collapse(text: str, limit: int = SIGNATURE_MAX) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
+# Leading annotations and attributes (`@Override`, `[Serializable]`, `[[nodiscard]]`)
+# are not part of a signature, like Python decorators.
+_ANNOTATIONS = re.compile(r"^(?:(?:@[\w.]+(?:\((?:[^()]|\([^()]*\))*\))?|\[\[?[^\]]*\]\]?)\s*)+")
 _LINE_MARKER = re.compile(r"^\s*(?://[/!]?|#+!?|--)\s?")
 _BLOCK_LINE = re.compile(r"^\s*\*+(?!/) ?")
 
@@ -114,7 +122,11 @@ def clean_comment(text: str) -> str:
         lines = text.splitlines()[1:-1]
     else:
         lines = [_LINE_MARKER.sub("", line).rstrip() for line in text.splitlines()]
-    return dedent_lines(lines)
+    return _XML_DOC_TAGS.sub("", dedent_lines(lines)).strip()
+
+
+# C# XML documentation wrappers carry no meaning of their own.
+_XML_DOC_TAGS = re.compile(r"</?(?:summary|remarks|para|returns|value)\b[^>]*>")
 
 
 def dedent_lines(lines: list[str]) -> str:
@@ -144,3 +156,65 @@ def string_literal_value(text: str) -> str:
     if len(text) >= 2 and text[0] in "\"'`<" and text[-1] in "\"'`>":
         return text[1:-1]
     return text
+
+
+def leading_comment(node: TSNode, spec: LanguageSpec, src: Source) -> str:
+    """The comment block directly above `node` (no blank line between), cleaned."""
+    prev = node.prev_sibling
+    while prev is None and node.parent is not None and node.parent.start_byte == node.start_byte:
+        node = node.parent  # first statement of a body node (Ruby): look above the body
+        prev = node.prev_sibling
+    line = node.start_point[0]
+    while prev is not None and prev.type in spec.skip_before:
+        line = prev.start_point[0]
+        prev = prev.prev_sibling
+    parts: list[str] = []
+    while prev is not None and prev.type in spec.comment_types:
+        if _last_row(prev) < line - 1:
+            break
+        before = prev.prev_sibling
+        if before is not None and before.type not in spec.comment_types \
+                and _last_row(before) == prev.start_point[0]:
+            break  # a trailing comment on the previous statement's line
+        parts.append(src.text(prev))
+        line = prev.start_point[0]
+        prev = before
+    if not parts:
+        return ""
+    return cap_doc("\n".join(clean_comment(p) for p in reversed(parts)))
+
+
+def _last_row(node: TSNode) -> int:
+    """The row of a node's last character (some tokens swallow their newline)."""
+    row, col = node.end_point
+    return row - 1 if col == 0 and row > node.start_point[0] else row
+
+
+def generic_signature(node: TSNode, spec: LanguageSpec, src: Source) -> str:
+    """The declaration from its first keyword up to its body, whitespace-collapsed."""
+    start = node.start_byte
+    parent = node.parent
+    if parent is not None and parent.type in spec.signature_wrappers:
+        start = parent.start_byte
+    body = node.child_by_field_name("body")
+    if body is None and spec.body_types:
+        body = find_child(node, spec.body_types, depth=2)
+    if body is not None and body.start_byte > start:
+        text = src.between(start, body.start_byte)
+    else:
+        text = src.between(start, node.end_byte).split("\n", 1)[0]
+    return _ANNOTATIONS.sub("", collapse(text)).rstrip("{; ")
+
+
+def find_child(node: TSNode, types: frozenset[str], depth: int = 1) -> TSNode | None:
+    """The first named descendant (breadth-first, `depth` levels) of one of `types`."""
+    level = [node]
+    for _ in range(depth):
+        nxt: list[TSNode] = []
+        for parent in level:
+            for child in parent.named_children:
+                if child.type in types:
+                    return child
+                nxt.append(child)
+        level = nxt
+    return None

@@ -54,7 +54,7 @@ class _Index:
         self.quals: dict[str, dict[str, _Sym]] = {}    # file -> qualname -> symbol
         self.by_name: dict[tuple[str, str], list[str]] = {}  # (family, name) -> ids
         self.bindings: dict[str, dict[str, list[Binding]]] = {}  # file -> alias -> bindings
-        self.wildcards: dict[str, list[str]] = {}     # file -> files imported wholesale
+        self.wildcards: dict[str, list[Binding]] = {}  # file -> modules imported wholesale
         self.bases: dict[str, list[str]] = {}         # class id -> resolved base ids
         for path in sorted(extracts):
             fe = extracts[path]
@@ -107,6 +107,8 @@ class _Index:
         if binding.mode == "module":
             if not rest:
                 return None
+            if binding.remote:  # a namespace: its symbols are qualified by it
+                rest = [*binding.remote.split("."), *rest]
             return self.in_module(binding.files, rest, depth)
         sym = self.lookup(binding.files, binding.remote)
         if sym is not None:
@@ -136,9 +138,8 @@ class _Index:
                     found = self.follow(inner, rest[1:], depth + 1)
                     if found:
                         return found
-                wild = self.wildcards.get(f)
-                if wild:
-                    found = self.in_module(wild, rest, depth + 1)
+                for inner in self.wildcards.get(f, ()):
+                    found = self.follow(inner, rest, depth + 1)
                     if found:
                         return found
         return None
@@ -147,18 +148,17 @@ class _Index:
 class _FileScope:
     """One file's view: its own symbols and the names its imports bound."""
 
-    def __init__(self, index: _Index, fe: FileExtract, peers: list[str]) -> None:
+    def __init__(self, index: _Index, fe: FileExtract) -> None:
         self.index = index
         self.path = fe.path
         self.table = index.quals[fe.path]
         self.family = family_of(fe.language)
         self.bindings = index.bindings.get(fe.path, {})
         self.wildcards = index.wildcards.get(fe.path, [])
-        self.peers = peers  # files sharing a namespace with this one (Go package)
 
     def resolve(self, source: str, target: str) -> tuple[str, bool] | None:
         """(node id, resolved) for a call or base name used inside `source`."""
-        target = target.lstrip("@")
+        target = target.lstrip("@").replace("::", ".").replace("\\", ".")
         if not target:
             return None
         parts = target.split(".")
@@ -167,9 +167,13 @@ class _FileScope:
         if parts[0] in _SELF_NAMES and len(parts) >= 2:
             found = self._member_of_enclosing(source, parts[1:])
             return (found, True) if found else self._guess(parts[-1])
-        found = self._scoped(source, parts) or self._imported(parts) or self._package(parts)
+        found = self._scoped(source, parts) or self._imported(parts)
         if found:
             return found, True
+        if len(parts) == 2:  # `s.helper()` in a method of the class that has `helper`
+            found = self._member_of_enclosing(source, parts[1:])
+            if found:
+                return found, False
         return self._guess(parts[-1])
 
     def _guess(self, name: str) -> tuple[str, bool] | None:
@@ -214,15 +218,11 @@ class _FileScope:
                 found = self.index.follow(binding, parts[cut:])
                 if found:
                     return found
-        if self.wildcards:
-            return self.index.in_module(self.wildcards, parts, 1)
+        for binding in self.wildcards:
+            found = self.index.follow(binding, parts, 1)
+            if found:
+                return found
         return None
-
-    def _package(self, parts: list[str]) -> str | None:
-        if not self.peers:
-            return None
-        sym = self.index.lookup(self.peers, ".".join(parts))
-        return sym.id if sym is not None else None
 
 
 def resolve(extracts: Mapping[str, FileExtract]) -> list[Edge]:
@@ -242,7 +242,7 @@ def resolve(extracts: Mapping[str, FileExtract]) -> list[Edge]:
     paths = sorted(extracts)
     for path in paths:
         bindings: dict[str, list[Binding]] = {}
-        wildcards: list[str] = []
+        wildcards: list[Binding] = []
         for ref in extracts[path].references:
             if ref.kind != "imports":
                 continue
@@ -253,13 +253,13 @@ def resolve(extracts: Mapping[str, FileExtract]) -> list[Edge]:
             for alias, binding in result.bindings:
                 if alias:
                     bindings.setdefault(alias, []).append(binding)
-                else:
-                    wildcards.extend(f for f in binding.files if f != path)
+                elif binding.files != (path,):
+                    wildcards.append(binding)
+        wildcards.extend(rules.implicit_bindings(path))
         index.bindings[path] = bindings
         index.wildcards[path] = wildcards
 
-    scopes = {path: _FileScope(index, extracts[path], rules.package_peers(path))
-              for path in paths}
+    scopes = {path: _FileScope(index, extracts[path]) for path in paths}
     # Bases first: member lookups through inheritance (self.method) need them.
     for path in paths:
         scope = scopes[path]
