@@ -103,9 +103,10 @@ def _extract(path: str, data: bytes, language: str, sha1: str) -> FileExtract:
     defs = _collect_defs(root, spec, src)
     nodes, edges, by_qual = _build_nodes(path, language, defs, spec, src)
     references: list[Reference] = []
-    _imports(root, spec, src, path, references)
+    captures = _reference_captures(root, spec)
+    _imports(captures.get("import", []), spec, src, path, references)
     _bases(defs, by_qual, spec, src, references)
-    _calls(root, spec, src, path, [d for d in defs if d.id], references)
+    _calls(captures.get("call", []), spec, src, path, [d for d in defs if d.id], references)
     return FileExtract(path, language, sha1, [file_node, *nodes], edges, references,
                        partial=root.has_error)
 
@@ -236,13 +237,25 @@ def _file_docstring(root: TSNode, src: Source, spec: LanguageSpec) -> str:
 # --- references --------------------------------------------------------------------------
 
 
-def _imports(root: TSNode, spec: LanguageSpec, src: Source, path: str,
+def _reference_captures(root: TSNode, spec: LanguageSpec) -> dict[str, list[TSNode]]:
+    """Calls and imports in one pass over the tree (one query, two capture names)."""
+    source = spec.calls + spec.imports
+    if not source.strip():
+        return {}
+    return QueryCursor(languages.query(spec.name, source)).captures(root)
+
+
+def _in_order(nodes: list[TSNode]) -> list[TSNode]:
+    starts = [n.start_byte for n in nodes]
+    if all(a <= b for a, b in zip(starts, starts[1:], strict=False)):
+        return nodes
+    return sorted(nodes, key=lambda n: (n.start_byte, n.end_byte))
+
+
+def _imports(found: list[TSNode], spec: LanguageSpec, src: Source, path: str,
              out: list[Reference]) -> None:
-    if not spec.imports:
-        return
     file_id = node_id(path)
-    found = QueryCursor(languages.query(spec.name, spec.imports)).captures(root).get("import", [])
-    for node in sorted(found, key=lambda n: n.start_byte):
+    for node in _in_order(found):
         for target, names in spec.import_refs(node, src):
             if target:
                 out.append(Reference(file_id, "imports", target, node.start_point[0] + 1, names))
@@ -281,14 +294,11 @@ def normalise_callee(text: str) -> str:
     return "." + last.group(0) if "." in text else last.group(0)
 
 
-def _calls(root: TSNode, spec: LanguageSpec, src: Source, path: str, defs: list[_Def],
-           out: list[Reference]) -> None:
-    if not spec.calls:
-        return
-    callees = QueryCursor(languages.query(spec.name, spec.calls)).captures(root).get("call", [])
+def _calls(callees: list[TSNode], spec: LanguageSpec, src: Source, path: str,
+           defs: list[_Def], out: list[Reference]) -> None:
     if not callees:
         return
-    callees.sort(key=lambda n: (n.start_byte, n.end_byte))
+    callees = _in_order(callees)
     file_id = node_id(path)
     data = src.data
     call_target = spec.call_target
