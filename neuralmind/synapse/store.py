@@ -123,13 +123,19 @@ class SynapseStore:
         if self.disabled:
             raise sqlite3.OperationalError(self.disabled)
         if self._conn is None:
-            try:
-                self._conn = self._open()
-            except sqlite3.OperationalError:
-                raise
-            except sqlite3.DatabaseError as e:  # not a database / malformed: start afresh
-                self._recover(str(e))
-                self._conn = self._open()
+            deadline = time.monotonic() + self.busy_timeout_ms / 1000
+            while self._conn is None:
+                try:
+                    self._conn = self._open()
+                except sqlite3.OperationalError:
+                    # Switching a new file to WAL or migrating it needs an exclusive lock that
+                    # SQLite's busy handler does not wait for: retry until the timeout.
+                    if self.disabled or time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.01)
+                except sqlite3.DatabaseError as e:  # not a database / malformed: start afresh
+                    self._recover(str(e))
+                    self._conn = self._open()
         return self._conn
 
     def _open(self) -> sqlite3.Connection:
