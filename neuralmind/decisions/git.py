@@ -137,13 +137,13 @@ class Git:
 
     def parents(self, sha: str) -> list[str]:
         """Parents of `sha`; refuses a shallow boundary, whose parents git does not have."""
-        line = self.out("rev-list", "--parents", "-n", "1", sha).split()
-        parents = line[1:]
-        if not parents and self.is_shallow() and sha in self._shallow_boundary():
-            raise GitError(f"shallow clone: the parent of {sha[:12]} was not fetched "
-                           "(run `git fetch --unshallow`)")
+        header = self.out("cat-file", "commit", sha).split("\n\n", 1)[0]   # reads this commit only
+        parents = [ln.split()[1] for ln in header.splitlines() if ln.startswith("parent ")]
         for p in parents:
             if not self.commit_exists(p):
+                if self.is_shallow() and sha in self._shallow_boundary():
+                    raise GitError(f"shallow clone: the parent of {sha[:12]} was not fetched "
+                                   "(run `git fetch --unshallow`)")
                 raise GitError(f"missing object: parent commit {p[:12]} of {sha[:12]} is not in the repository")
         return parents
 
@@ -193,7 +193,10 @@ class Git:
 
     def show(self, sha: str, path: str) -> bytes:
         """The bytes of `path` (toplevel-relative) at `sha`."""
-        _, out = self.run("cat-file", "blob", f"{sha}:{path}", text=False)
+        try:
+            _, out = self.run("cat-file", "blob", f"{sha}:{path}", text=False)
+        except GitError as e:
+            raise GitError(f"missing object: cannot read {path} at {sha[:12]} ({e})") from None
         assert isinstance(out, bytes)
         return out
 

@@ -65,6 +65,7 @@ def scan(store: DecisionStore, commit: str = "HEAD") -> ScanReport:
         plan = _plan(store, git, commit, report)
     except GitError as e:
         report.error = str(e)
+        report.stale, report.cascaded, report.touched, report.carried = [], [], [], []
         report.notices.append("no decision status was changed")
         log.warning("decision scan skipped: %s", e)
         return report

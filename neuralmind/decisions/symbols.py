@@ -87,12 +87,13 @@ def classify(git: Git, parent: str, head: str, change: Change, toplevel_prefix: 
              qualnames: list[str]) -> Verdict:
     """Does `change` (parent -> head) touch the decision's symbols in this file, or any code at all?
 
-    Conservative: whatever cannot be mapped (added or deleted file, unknown language,
-    a symbol found on neither side) counts as governed. GitError propagates so the
+    Conservative: whatever cannot be mapped (added, deleted or renamed file, unknown
+    language, a symbol found on neither side) counts as governed. GitError propagates so the
     scan can abort without changing anything.
     """
-    if change.status not in "MRT":
-        return Verdict(True, f"file {'added' if change.status == 'A' else 'deleted'}")
+    if change.status != "M":   # added, deleted, renamed or retyped: the governed path itself changed
+        return Verdict(True, {"A": "file added", "D": "file deleted", "R": "file renamed"}.get(
+            change.status, "file replaced"))
     old = git.show(parent, change.old_path)
     new = git.show(head, change.new_path)
     rel_new = change.new_path.removeprefix(toplevel_prefix)
