@@ -23,6 +23,7 @@ _TS_DEFS = """
 (enum_declaration name: (_) @name) @def.enum
 (internal_module name: (_) @name) @def.module
 (class_body (abstract_method_signature name: (_) @name) @def.function)
+(interface_body (method_signature name: (_) @name) @def.function)
 """
 
 CALLS = """

@@ -77,7 +77,7 @@ def signature(node: TSNode, src: Source) -> str | None:
     body = node.child_by_field_name("body")
     end = body.start_byte if body is not None else node.end_byte
     text = src.between(node.start_byte, end).split("\n", 1)[0]
-    return re.sub(r"\s*;?\s*(\bend)?\s*$", "", re.sub(r"\s+", " ", text))
+    return re.sub(r"\s*[;=]?\s*(\bend)?\s*$", "", re.sub(r"\s+", " ", text))
 
 
 SPECS = {

@@ -35,6 +35,10 @@ _BUILTINS: dict[str, frozenset[str]] = {
     "go": frozenset({"make", "len", "cap", "append", "new", "panic", "recover", "copy",
                      "delete", "close", "print", "println", "string", "int", "error"}),
     "c": frozenset({"printf", "malloc", "free", "sizeof", "memcpy", "strlen", "assert"}),
+    "ruby": frozenset({"new", "puts", "print", "raise", "require", "require_relative",
+                       "attr_accessor", "attr_reader", "include", "extend", "lambda", "proc"}),
+    "php": frozenset({"count", "isset", "array_map", "array_filter", "sprintf", "strlen",
+                      "in_array", "implode", "explode", "is_array", "json_encode"}),
 }
 _MAX_HOPS = 4  # re-export chains followed through __init__/index files
 
