@@ -16,8 +16,8 @@ if TYPE_CHECKING:
     from neuralmind.decisions.store import DecisionStore
 
 MAX_GET_IDS = 20
-TITLE_CHARS = 90
-SNIPPET_CHARS = 140
+TITLE_CHARS = 80
+SNIPPET_CHARS = 110
 ROW_FILES = 3
 MAX_TIMELINE_SIDE = 20
 
