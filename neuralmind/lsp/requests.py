@@ -108,9 +108,10 @@ def handlers(server: NeuralMindServer) -> dict[str, Handler]:
         service = await server.ready_service()
         return await service.decisions_get(p.str("id", required=True, max_len=100) or "")
 
-    async def audit(p: Params) -> dict[str, Any]:
+    async def audit(p: Params) -> list[dict[str, Any]]:
+        stale, orphaned = p.bool("stale", False), p.bool("orphaned", False)
         service = await server.ready_service()
-        return await service.decisions_audit()
+        return await service.decisions_audit(stale, orphaned)
 
     async def reindex(p: Params) -> dict[str, Any]:
         service = await server.ready_service()

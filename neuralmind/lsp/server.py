@@ -41,12 +41,32 @@ FEATURE_MODULES = (
 )
 
 
+def plain_params_converter() -> Any:
+    """pygls's converter, except that untyped params stay plain dicts/lists.
+
+    pygls turns the params of methods it has no type for (all of `neuralmind/*`) into
+    namedtuples, renaming keys that are not identifiers; custom requests want JSON.
+    """
+    from pygls.protocol import (
+        JsonRPCNotification,
+        JsonRPCRequestMessage,
+        JsonRPCResponseMessage,
+        default_converter,
+    )
+
+    converter = default_converter()
+    for cls in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
+        converter.register_structure_hook(cls, lambda obj, c: c(**obj))
+    return converter
+
+
 class NeuralMindServer(LanguageServer):
     """LSP adapter over one EngineService."""
 
     def __init__(self, log_file: str | None = None) -> None:
         super().__init__("neuralmind", __version__,
-                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+                         converter_factory=plain_params_converter)
         self.log_file = log_file
         self.root: Path | None = None
         self.config = WorkspaceConfig()

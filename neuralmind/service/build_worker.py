@@ -65,7 +65,8 @@ def run(root: Path, config_values: dict[str, Any], embed: bool, out: Any) -> int
         graph = report.graph
         emit.send("graph_ready", files=len(graph.files), nodes=len(graph.nodes))
         if embed:
-            ws.index.update(graph, embed=True, progress=emit.progress)
+            ws.index.update(graph, embed=True,
+                            progress=lambda done, total: emit.progress("embed", done, total))
         emit.send("done", files=len(graph.files), nodes=len(graph.nodes),
                   seconds=round(time.monotonic() - started, 3))
         return 0

@@ -100,6 +100,8 @@ class EngineService:
         self._head: HeadWatcher | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closed = False
+        self.learning_events = 0
+        self.learned_batches = 0
 
     # --- plumbing -----------------------------------------------------------------------
     def subscribe(self, listener: ServiceListener) -> None:
@@ -184,8 +186,7 @@ class EngineService:
         if self._closed:
             return
         deadline = time.monotonic() + CLOSE_TIMEOUT_SECONDS
-        for deb in self._debouncers.values():
-            deb.flush()
+        last_edits = {s: deb.take_pending() for s, deb in self._debouncers.items()}
         if self._head is not None:
             await self._head.stop()
         if self._build is not None:
@@ -193,18 +194,20 @@ class EngineService:
         for task in list(self._tasks) + [t for t in (self._build_task, self._drain_task) if t]:
             task.cancel()
         ws = self._ws
-        if ws is not None:
-            sessions = list(self._debouncers)
+        if ws is not None and self.config.learning:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._run(self._end_sessions, ws, sessions),
+                await asyncio.wait_for(self._run(self._end_sessions, ws, last_edits),
                                        timeout=max(0.05, deadline - time.monotonic()))
         self._closed = True
         self._engine.shutdown(wait=False, cancel_futures=True)
 
     @staticmethod
-    def _end_sessions(ws: Workspace, sessions: list[str]) -> None:
-        for s in sessions:
-            ws.editing_event(s, "session_end", "")
+    def _end_sessions(ws: Workspace, last_edits: dict[str, str | None]) -> None:
+        """Send the last unsent edits and end the sessions, which learns their batches."""
+        for session, path in last_edits.items():
+            if path is not None:
+                ws.editing_event(session, "edit", path)
+            ws.editing_event(session, "session_end", "")
 
     # --- configuration ------------------------------------------------------------------
     def update_config(self, values: dict[str, Any]) -> tuple[list[str], set[str]]:
@@ -252,6 +255,7 @@ class EngineService:
                     self._build = None
             if outcome.ok:
                 await self._run(self._refresh, ws)
+                self._spawn(self._run(self._warm_up, ws), "warm-up")
                 self.last_full_build = time.time()
                 self.last_error = None
             elif not outcome.cancelled:
@@ -271,9 +275,15 @@ class EngineService:
         def progress(phase: str, done: int, total: int) -> None:
             loop.call_soon_threadsafe(self._on_build_progress, phase, done, total)
 
+        def build() -> Any:
+            report = ws.build(None, progress, embed=False)
+            ws.index.update(report.graph, embed=True,
+                            progress=lambda done, total: progress("embed", done, total))
+            return report
+
         t0 = time.monotonic()
         try:
-            report = await self._run(ws.build, None, progress)
+            report = await self._run(build)
         except Exception as e:
             return BuildOutcome(False, code="build_failed", message=f"{type(e).__name__}: {e}")
         return BuildOutcome(True, files=len(report.graph.files), nodes=len(report.graph.nodes),
@@ -290,7 +300,9 @@ class EngineService:
 
     @staticmethod
     def _refresh(ws: Workspace) -> None:
-        ws.reload_if_changed()
+        """Swap in the generation the child wrote (loads it here, on the engine thread)."""
+        ws.reload()
+        _ = ws.graph
 
     # --- per-save updates ---------------------------------------------------------------
     def _schedule_update(self, rels: Iterable[str]) -> None:
@@ -340,8 +352,9 @@ class EngineService:
     def _debouncer(self, session: str) -> EditDebouncer:
         deb = self._debouncers.get(session)
         if deb is None:
-            emit = functools.partial(self._learn_event, session)
-            deb = EditDebouncer(emit, self.config.debounce_seconds)
+            deb = EditDebouncer(functools.partial(self._learn_event, session),
+                                self.config.debounce_seconds,
+                                functools.partial(self._batch_done, session))
             self._debouncers[session] = deb
             self._learn_event(session, "session_start", "")
         return deb
@@ -349,11 +362,30 @@ class EngineService:
     def _learn_event(self, session: str, kind: str, rel: str) -> None:
         if not self.config.learning or self._closed:
             return
+        self.learning_events += 1
         self._spawn(self._learn(session, kind, rel), f"learn-{kind}")
 
     async def _learn(self, session: str, kind: str, rel: str) -> None:
         ws = await self.workspace()   # waiters resume in order, so events keep their order
         await self._run(ws.editing_event, session, kind, rel)
+
+    def _batch_done(self, session: str) -> None:
+        """A window of quiet: what the session touched is learned as one batch."""
+        if not self.config.learning or self._closed:
+            return
+        self._spawn(self._learn_batch(session), "learn-batch")
+
+    async def _learn_batch(self, session: str) -> None:
+        ws = await self.workspace()
+        await self._run(self._flush_session, ws, session)
+        self.learned_batches += 1
+
+    @staticmethod
+    def _flush_session(ws: Workspace, session: str) -> None:
+        try:
+            ws.synapses.flush(session)
+        except Exception as e:  # learning fails open
+            log.warning("could not learn the editing batch: %s", e)
 
     async def did_open(self, path: str, session: str = "editor") -> str:
         rel = self.resolve(path)
@@ -375,7 +407,7 @@ class EngineService:
         rel = self.resolve(path)
         deb = self._debouncers.get(session)
         if deb is not None:
-            deb.flush()
+            deb.flush_edit()
         return rel
 
     async def files_changed(self, paths: Iterable[str]) -> list[str]:
@@ -460,13 +492,13 @@ class EngineService:
             **counts,
             "mcp_endpoint": self.mcp_endpoint,
             "indexing": self.indexing.to_json() if self.indexing else None,
-            "learning": self.config.learning,
+            "learning": {"enabled": self.config.learning, "events": self.learning_events,
+                         "batches": self.learned_batches},
             "last_error": self.last_error,
         }
 
     @staticmethod
     def _counts(ws: Workspace) -> dict[str, Any]:
-        ws.reload_if_changed()
         index = ws.index
         if index.model_error:
             model_state = "unavailable"
@@ -515,10 +547,11 @@ class EngineService:
         record = await self._run(_call_store, ws.decisions.get, decision_id)
         return record.to_json()
 
-    async def decisions_audit(self) -> dict[str, Any]:
+    async def decisions_audit(self, stale: bool = False,
+                              orphaned: bool = False) -> list[dict[str, Any]]:
         ws = await self.workspace()
-        report = await self._run(_call_store, ws.decisions.audit)
-        return report.to_json() if hasattr(report, "to_json") else {"decisions": report}
+        report = await self._run(_call_store, ws.decisions.audit, stale=stale, orphaned=orphaned)
+        return report.to_json()
 
     async def decisions_restore(self, decision_id: str) -> dict[str, Any]:
         ws = await self.workspace()
@@ -555,6 +588,7 @@ class EngineService:
 
 def _call_store(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """Decision-store errors (ValueError, not found) as EngineErrors for the adapters."""
+    from neuralmind.decisions.search import SemanticUnavailable
     from neuralmind.decisions.store import DecisionNotFound
 
     try:
@@ -563,39 +597,37 @@ def _call_store(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         raise
     except DecisionNotFound as e:
         raise EngineError("not_found", str(e)) from None
+    except SemanticUnavailable as e:
+        raise EngineError("model_unavailable", str(e)) from None
     except ValueError as e:
         raise EngineError("invalid_argument", str(e)) from None
 
 
-def _stale_reason(d: Any) -> str:
-    """The newest evidence line that explains a status change, if any."""
-    for line in reversed(list(getattr(d, "evidence", []) or [])):
-        low = line.lower()
-        if low.startswith(("stale", "invalidated", "cascade")) or "stale" in low:
+STATUS_EVIDENCE = ("Marked STALE", "Invalidated:")
+
+
+def _status_reason(evidence: list[str]) -> str:
+    """The newest evidence line that explains a status change ("" when none does)."""
+    for line in reversed(evidence or []):
+        if line.startswith(STATUS_EVIDENCE):
             return line
     return ""
 
 
 def _file_decisions(ws: Workspace, rel: str, statuses: tuple[str, ...]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    store = ws.decisions
-    governing = getattr(store, "governing", None)
-    records = governing(rel) if governing is not None else [
-        d for d in store.decisions() if rel in d.files_affected]
-    for d in records:
-        d = getattr(d, "decision", d)
-        if d.status not in statuses:
+    for entry in ws.decisions.governing(rel):
+        d = entry["decision"]
+        if d["status"] not in statuses:
             continue
-        line: int | None = None
-        symbol: str | None = None
-        for qual in d.symbols_in(rel):
-            node = ws.graph.nodes.get(f"{rel}::{qual}")
-            if node is not None:
-                line, symbol = node.start_line, qual
-                break
-            symbol = symbol or qual
-        out.append({"id": d.id, "title": d.title, "status": d.status, "reason": _stale_reason(d),
-                    "symbol": symbol, "line": line, "symbols": d.symbols_in(rel)})
+        symbols = entry["symbols"]
+        located = [s for s in symbols if s.get("start_line")]
+        first = located[0] if located else (symbols[0] if symbols else None)
+        out.append({"id": d["id"], "title": d["title"], "status": d["status"],
+                    "reason": _status_reason(d.get("evidence", [])),
+                    "symbol": first["qualname"] if first else None,
+                    "line": first.get("start_line") if first else None,
+                    "symbols": [s["qualname"] for s in symbols]})
     return out
 
 
