@@ -91,14 +91,19 @@ def import_refs(node: TSNode, src: Source) -> list[ImportSpec]:
     return [(target, names) for target, names in grouped.items() if target]
 
 
+def _type_path(text: str) -> str:
+    """`shapes::Shape<T>` -> `shapes::Shape`: the path resolution can follow."""
+    return re.sub(r"\s+", "", _GENERIC.sub("", text))
+
+
 def bases(node: TSNode, src: Source) -> list[tuple[str, str]]:
     if node.type == "impl_item":
         trait = node.child_by_field_name("trait")
-        return [("implements", clean_name(src.text(trait)))] if trait is not None else []
+        return [("implements", _type_path(src.text(trait)))] if trait is not None else []
     if node.type == "trait_item":
         bounds = node.child_by_field_name("bounds")
         if bounds is not None:
-            return [("inherits", clean_name(src.text(b))) for b in bounds.named_children
+            return [("inherits", _type_path(src.text(b))) for b in bounds.named_children
                     if b.type in ("type_identifier", "scoped_type_identifier", "generic_type")]
     return []
 

@@ -171,7 +171,7 @@ class _FileScope:
         if parts[0] in _SELF_NAMES and len(parts) >= 2:
             found = self._member_of_enclosing(source, parts[1:])
             return (found, True) if found else self._guess(parts[-1])
-        found = self._scoped(source, parts) or self._imported(parts)
+        found = self._scoped(source, parts) or self._imported(source, parts)
         if found:
             return found, True
         if len(parts) == 2:  # `s.helper()` in a method of the class that has `helper`
@@ -216,17 +216,26 @@ class _FileScope:
             scope.pop()
         return None
 
-    def _imported(self, parts: list[str]) -> str | None:
+    def _imported(self, source: str, parts: list[str]) -> str | None:
         for cut in range(len(parts), 0, -1):
             for binding in self.bindings.get(".".join(parts[:cut]), ()):
                 found = self.index.follow(binding, parts[cut:])
                 if found:
                     return found
-        for binding in self.wildcards:
-            found = self.index.follow(binding, parts, 1)
-            if found:
-                return found
-        return None
+        if not self.wildcards:
+            return None
+        # Names inside a namespace or module (Ruby `module Shop`, C++ `namespace geo`)
+        # may be written relative to it: try the enclosing scopes, innermost first.
+        scope = self._source_qual(source)
+        while True:
+            wanted = [*scope, *parts]
+            for binding in self.wildcards:
+                found = self.index.follow(binding, wanted, 1)
+                if found and found != source:
+                    return found
+            if not scope:
+                return None
+            scope.pop()
 
 
 def resolve(extracts: Mapping[str, FileExtract]) -> list[Edge]:
