@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 MAX_GET_IDS = 20
 TITLE_CHARS = 80
 SNIPPET_CHARS = 90
-ROW_FILES = 3
+ROW_FILES = 2
 MAX_TIMELINE_SIDE = 20
 
 
@@ -34,11 +34,11 @@ def compact_row(d: Decision, score: float | None = None) -> dict[str, Any]:
         files = [*files, f"+{len(d.files_affected) - ROW_FILES} more"]
     row: dict[str, Any] = {
         "id": d.id, "title": _clip(d.title, TITLE_CHARS), "status": d.status,
-        "type": d.decision_type, "date": d.created_at[:10], "files": files,
+        "date": d.created_at[:10], "files": files,
         "snippet": _clip(d.rationale, SNIPPET_CHARS),
     }
     if score is not None:
-        row["score"] = round(score, 4)
+        row["score"] = round(score, 3)
     return row
 
 
