@@ -1,0 +1,169 @@
+"""The server as a process: stdout hygiene, clean exits, settings warnings, cancelling."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import SERVER_ENV, make_repo, uri
+
+EXIT_BOUND_S = 5.0   # the target is 2 s; this bound only catches hangs on a loaded CI box
+
+
+class RawServer:
+    """`neuralmind-lsp --stdio` driven frame by frame."""
+
+    def __init__(self, root: Path, command: list[str] | None = None) -> None:
+        self.proc = subprocess.Popen(
+            command or [sys.executable, "-m", "neuralmind.lsp.entry", "--stdio"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env=SERVER_ENV, cwd=root)
+        self.root = root
+        self.next_id = 0
+        self.notifications: list[dict[str, Any]] = []
+
+    def send(self, obj: dict[str, Any]) -> None:
+        body = json.dumps(obj).encode()
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.proc.stdin.flush()
+
+    def read(self) -> dict[str, Any]:
+        out = self.proc.stdout
+        assert out is not None
+        length = None
+        while True:
+            line = out.readline()
+            assert line, "the server closed stdout"
+            if line == b"\r\n":
+                break
+            name, _, value = line.decode("ascii").partition(":")
+            assert name.lower() in ("content-length", "content-type"), f"not a header: {line!r}"
+            if name.lower() == "content-length":
+                length = int(value)
+        assert length is not None
+        return json.loads(out.read(length))
+
+    def request(self, method: str, params: Any) -> dict[str, Any]:
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        while True:
+            msg = self.read()
+            if msg.get("id") == self.next_id and "method" not in msg:
+                return msg
+            if "method" in msg and "id" in msg:      # a server->client request: accept it
+                self.send({"jsonrpc": "2.0", "id": msg["id"], "result": None})
+            else:
+                self.notifications.append(msg)
+
+    def notify(self, method: str, params: Any) -> None:
+        self.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def initialize(self, options: dict[str, Any] | None = None,
+                   capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
+        answer = self.request("initialize", {
+            "processId": os.getpid(), "rootUri": uri(self.root), "capabilities":
+            capabilities or {}, "initializationOptions": options})
+        self.notify("initialized", {})
+        return answer
+
+    def wait_exit(self) -> tuple[int, float]:
+        t0 = time.monotonic()
+        code = self.proc.wait(timeout=EXIT_BOUND_S + 5)
+        return code, time.monotonic() - t0
+
+    def children(self) -> list[int]:
+        try:
+            text = Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children").read_text()
+        except OSError:
+            return []
+        return [int(p) for p in text.split()]
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "shop")
+
+
+def _no_temp_files(root: Path) -> list[str]:
+    return [p.name for p in (root / ".neuralmind").glob("*") if p.name.endswith(".tmp")]
+
+
+def test_stdout_carries_only_frames_and_fd1_is_stderr(repo: Path) -> None:
+    server = RawServer(repo)
+    server.initialize({"mcp": False})
+    pid = server.proc.pid
+    assert os.readlink(f"/proc/{pid}/fd/1") == os.readlink(f"/proc/{pid}/fd/2")
+    assert os.readlink(f"/proc/{pid}/fd/0") == os.devnull
+    status = server.request("neuralmind/status", {})
+    assert status["result"]["root"] == str(repo)
+    assert server.request("shutdown", None)["result"] is None
+    server.notify("exit", None)
+    code, took = server.wait_exit()
+    assert code == 0 and took < EXIT_BOUND_S
+
+
+def test_exit_without_shutdown_is_code_1(repo: Path) -> None:
+    server = RawServer(repo)
+    server.initialize({"mcp": False})
+    server.notify("exit", None)
+    code, took = server.wait_exit()
+    assert code == 1 and took < EXIT_BOUND_S
+
+
+def test_bare_eof_mid_index_stops_everything(repo: Path) -> None:
+    for i in range(60):      # enough files that the build is still running at EOF
+        (repo / "pkg" / f"mod{i}.py").parent.mkdir(exist_ok=True)
+        (repo / "pkg" / f"mod{i}.py").write_text(
+            "\n".join(f"def f{i}_{j}(x):\n    return x + {j}\n" for j in range(30)))
+    server = RawServer(repo)
+    server.initialize({"mcp": False}, {"window": {"workDoneProgress": True}})
+    # wait until the build worker runs, then hang up
+    deadline = time.monotonic() + 30
+    while not server.children() and time.monotonic() < deadline:
+        server.request("neuralmind/status", {})
+    workers = server.children()
+    assert workers, "no build worker was started"
+    assert server.proc.stdin is not None
+    server.proc.stdin.close()
+    code, took = server.wait_exit()
+    assert code == 0 and took < EXIT_BOUND_S
+    for pid in workers:
+        assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(
+            f"/proc/{pid}/status").read_text().lower()
+    assert _no_temp_files(repo) == []
+
+
+def test_bad_settings_warn_and_fall_back(repo: Path) -> None:
+    server = RawServer(repo)
+    server.initialize({"neuralmind": {"budget": "lots", "colour": "blue", "learning": False}})
+    status = server.request("neuralmind/status", {})["result"]
+    warnings = [n["params"]["message"] for n in server.notifications
+                if n.get("method") == "window/showMessage"]
+    assert any("budget" in w for w in warnings) and any("colour" in w for w in warnings)
+    assert status["learning"]["enabled"] is False         # the valid key still applied
+    ctx = server.request("neuralmind/context", {"query": "invoice total"})["result"]
+    assert ctx["tokens"] <= 1500                          # default budget
+    server.notify("workspace/didChangeConfiguration", {"settings": {"debounceSeconds": -1}})
+    assert server.request("neuralmind/status", {})["result"]["nodes"] >= 0
+    server.request("shutdown", None)
+    server.notify("exit", None)
+    assert server.wait_exit()[0] == 0
+    messages = [n["params"]["message"] for n in server.notifications
+                if n.get("method") == "window/showMessage"]
+    assert any("debounce_seconds" in m for m in messages)
+
+
+def test_neuralmind_lsp_subcommand_serves(repo: Path) -> None:
+    server = RawServer(repo, [sys.executable, "-m", "neuralmind.cli.main", "lsp", "--stdio"])
+    answer = server.initialize({"mcp": False})
+    assert answer["result"]["serverInfo"]["name"] == "neuralmind"
+    server.request("shutdown", None)
+    server.notify("exit", None)
+    assert server.wait_exit()[0] == 0
