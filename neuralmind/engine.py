@@ -56,7 +56,8 @@ class Workspace:
         """Bring graph and search index up to date: all files, or only `changed` paths."""
         report = GraphBuilder(self.root, self.config).build(changed=changed, progress=progress)
         self._graph = report.graph
-        self.index.update(report.graph, embed=embed, progress=progress)
+        embed_progress = (lambda done, total: progress("embed", done, total)) if progress else None
+        self.index.update(report.graph, embed=embed, progress=embed_progress)
         return report
 
     def resolve_path(self, path: str) -> str:
