@@ -286,6 +286,8 @@ _LAST_NAME = re.compile(r"[\w$]+$")
 def normalise_callee(text: str) -> str:
     """`a::b`, `a->b`, `a?.b` -> dotted; a complex receiver is reduced to `.name`."""
     text = _CALLEE_SEPARATORS.sub(".", text.strip())
+    if text.startswith("super()."):  # Python: the base class's method
+        text = "super" + text[7:]
     if _SIMPLE_CALLEE.fullmatch(text):
         return text.lstrip("$") if text.startswith("$this") else text
     last = _LAST_NAME.search(text)

@@ -25,7 +25,8 @@ log = logging.getLogger("neuralmind.graph")
 
 _CLASS_LIKE = frozenset({"class", "struct", "interface", "trait", "enum", "module"})
 _CALLABLE = frozenset({"class", "struct", "interface", "trait", "enum", "function", "method"})
-_SELF_NAMES = frozenset({"self", "this", "cls", "Self", "static", "parent", "super"})
+_SELF_NAMES = frozenset({"self", "this", "cls", "Self", "static"})
+_SUPER_NAMES = frozenset({"super", "parent", "base"})  # Python/Java/JS, PHP, C#
 # Names no workspace definition should capture by the unique-name guess.
 _BUILTINS: dict[str, frozenset[str]] = {
     "python": frozenset(dir(builtins)),
@@ -168,6 +169,9 @@ class _FileScope:
         parts = target.split(".")
         if parts[0] == "":
             return self._guess(parts[-1])
+        if parts[0] in _SUPER_NAMES and len(parts) >= 2:
+            found = self._member_of_enclosing(source, parts[1:], bases_only=True)
+            return (found, True) if found else self._guess(parts[-1])
         if parts[0] in _SELF_NAMES and len(parts) >= 2:
             found = self._member_of_enclosing(source, parts[1:])
             return (found, True) if found else self._guess(parts[-1])
@@ -207,12 +211,20 @@ class _FileScope:
                 return self.index.member(owner, parts[1:])
         return None
 
-    def _member_of_enclosing(self, source: str, rest: list[str]) -> str | None:
+    def _member_of_enclosing(self, source: str, rest: list[str],
+                             bases_only: bool = False) -> str | None:
         scope = self._source_qual(source)
         while scope:
             owner = self.table.get(".".join(scope))
             if owner is not None and owner.kind in _CLASS_LIKE:
-                return self.index.member(owner, rest)
+                if not bases_only:
+                    return self.index.member(owner, rest)
+                for base_id in self.index.bases.get(owner.id, ()):
+                    base = self.index.symbol(base_id)
+                    found = self.index.member(base, rest) if base is not None else None
+                    if found:
+                        return found
+                return None
             scope.pop()
         return None
 

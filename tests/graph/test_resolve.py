@@ -445,3 +445,15 @@ def test_ruby_requires_and_php_uses():
         (f"{order}::App.Models.Order.add", f"{order}::App.Models.Order.recalc", "calls",
          True, 1),
     }
+
+
+def test_super_calls_resolve_to_the_base_class_method():
+    files = {
+        "a.py": ("class Base:\n    def save(self):\n        pass\n\n"
+                 "class Order(Base):\n    def save(self):\n        super().save()\n"),
+        "b.ts": "class B { run() {} }\nclass C extends B { run() { super.run(); } }\n",
+    }
+    assert _edges(files, "calls") == {
+        ("a.py::Order.save", "a.py::Base.save", "calls", True, 1),
+        ("b.ts::C.run", "b.ts::B.run", "calls", True, 1),
+    }
