@@ -45,6 +45,8 @@ export interface NextLikelyParams {
 
 export interface NextLikelyItem {
   uri: string;
+  /** Workspace-relative path. */
+  file?: string;
   probability: number;
 }
 
@@ -55,14 +57,19 @@ export interface DecisionRecord {
   title: string;
   rationale: string;
   status: DecisionStatus | string;
+  decision_type?: string;
+  commit_sha?: string | null;
   files_affected?: string[];
   symbols_affected?: string[];
-  commit?: string | null;
-  evidence?: unknown;
-  type?: string;
+  rejected_alternatives?: string[];
+  evidence?: string[];
+  confidence?: number;
   tags?: string[];
+  author?: string;
   created_at?: string;
-  stale_reason?: string | null;
+  updated_at?: string;
+  /** Audit only: why the decision needs attention ("stale", "invalidated", "age", "orphaned"). */
+  attention?: string[];
   [extra: string]: unknown;
 }
 
@@ -82,13 +89,20 @@ export interface IndexingProgress {
 }
 
 export interface StatusResult {
+  root?: string;
   last_full_build?: string | number | null;
   last_incremental_update?: string | number | null;
   files_pending?: number;
+  files?: number;
   nodes?: number;
+  indexed_nodes?: number;
   embedded_nodes?: number;
+  embeddings_pending?: number;
+  /** "loaded", "not_loaded" (loads on first use) or "unavailable" (keyword-only mode). */
   model_state?: string;
+  model_error?: string | null;
   mcp_endpoint?: string | null;
   indexing?: IndexingProgress | null;
+  last_error?: string | null;
   [extra: string]: unknown;
 }

@@ -43,7 +43,7 @@ export interface StatusView {
 /** The status bar item: indexing progress while indexing, else node count and freshness. */
 export function statusView(status: StatusResult | undefined, now: number): StatusView {
   if (!status) return { text: "$(circle-slash) NeuralMind", tooltip: "NeuralMind: server not running", warning: true };
-  const modelOk = !status.model_state || /^(ready|loaded|ok)$/i.test(status.model_state);
+  const modelOk = status.model_state !== "unavailable" && !status.model_error;
   const lines = statusLines(status, now);
   const idx = status.indexing;
   let text: string;
@@ -65,12 +65,18 @@ export function statusLines(status: StatusResult, now: number): string[] {
   const lines: string[] = [];
   const idx = status.indexing;
   if (idx) lines.push(`Indexing: ${idx.phase} ${fmt(idx.done)}/${fmt(idx.total)}`);
+  if (status.files !== undefined) lines.push(`Files: ${fmt(status.files)}`);
   lines.push(`Nodes: ${fmt(status.nodes)} (embedded: ${fmt(status.embedded_nodes)})`);
+  if (status.embeddings_pending) lines.push(`Embeddings pending: ${fmt(status.embeddings_pending)}`);
   lines.push(`Last full build: ${relativeTime(status.last_full_build, now)}`);
   lines.push(`Last update: ${relativeTime(status.last_incremental_update, now)}`);
   lines.push(`Files pending: ${fmt(status.files_pending ?? 0)}`);
-  if (status.model_state) lines.push(`Embedding model: ${status.model_state}`);
+  if (status.model_state) {
+    const mode = status.model_state === "unavailable" ? " (keyword-only search)" : "";
+    lines.push(`Embedding model: ${status.model_state}${mode}${status.model_error ? ` — ${status.model_error}` : ""}`);
+  }
   lines.push(`MCP endpoint: ${status.mcp_endpoint ? status.mcp_endpoint : "off"}`);
+  if (status.last_error) lines.push(`Last error: ${status.last_error}`);
   return lines;
 }
 
@@ -146,23 +152,22 @@ ${hits ? `<details><summary>${(result.hits ?? []).length} hits</summary><ul>${hi
 
 /** A decision record as a markdown document (opened read-only from the tree view). */
 export function decisionMarkdown(d: DecisionRecord): string {
-  const out: string[] = [`# ${d.title}`, "", `**Status:** ${d.status}  `, `**Id:** \`${d.id}\``];
-  if (d.type) out.push(`**Type:** ${d.type}  `);
-  if (d.commit) out.push(`**Recorded at commit:** \`${d.commit}\`  `);
-  if (d.created_at) out.push(`**Recorded:** ${d.created_at}  `);
+  const out: string[] = [`# ${d.title}`, "", `**Status:** ${d.status}  `, `**Id:** \`${d.id}\`  `];
+  if (d.decision_type) out.push(`**Type:** ${d.decision_type}  `);
+  if (d.commit_sha) out.push(`**Anchored at commit:** \`${d.commit_sha}\`  `);
+  if (d.created_at) out.push(`**Recorded:** ${d.created_at}${d.author ? ` by ${d.author}` : ""}  `);
+  if (d.updated_at && d.updated_at !== d.created_at) out.push(`**Updated:** ${d.updated_at}  `);
+  if (typeof d.confidence === "number") out.push(`**Confidence:** ${d.confidence}  `);
   if (d.tags && d.tags.length) out.push(`**Tags:** ${d.tags.join(", ")}  `);
-  const reason = d.stale_reason ?? (d as Record<string, unknown>).status_reason;
-  if (typeof reason === "string" && reason) out.push("", `> ${reason}`);
+  if (d.attention && d.attention.length) out.push("", `> Needs attention: ${d.attention.join(", ")}`);
   out.push("", "## Rationale", "", d.rationale || "_(none)_");
-  if (d.files_affected && d.files_affected.length) {
-    out.push("", "## Files", "", ...d.files_affected.map((f) => `- \`${f}\``));
-  }
-  if (d.symbols_affected && d.symbols_affected.length) {
-    out.push("", "## Symbols", "", ...d.symbols_affected.map((s) => `- \`${s}\``));
-  }
-  if (d.evidence !== undefined && d.evidence !== null && !(Array.isArray(d.evidence) && d.evidence.length === 0)) {
-    out.push("", "## Evidence", "", "```json", JSON.stringify(d.evidence, null, 2), "```");
-  }
+  const section = (title: string, items: string[] | undefined, code: boolean) => {
+    if (items && items.length) out.push("", `## ${title}`, "", ...items.map((x) => (code ? `- \`${x}\`` : `- ${x}`)));
+  };
+  section("Files", d.files_affected, true);
+  section("Symbols", d.symbols_affected, true);
+  section("Rejected alternatives", d.rejected_alternatives, false);
+  section("Evidence", d.evidence, false);
   return out.join("\n") + "\n";
 }
 

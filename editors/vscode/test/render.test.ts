@@ -38,13 +38,14 @@ test("a complete answer has no partial warning", () => {
 });
 
 test("status bar: indexing progress, then node count; warnings for keyword-only mode", () => {
-  const indexing = statusView({ nodes: 10, indexing: { phase: "embedding", done: 25, total: 100 }, model_state: "ready" }, NOW);
+  const indexing = statusView({ nodes: 10, indexing: { phase: "embedding", done: 25, total: 100 }, model_state: "loaded" }, NOW);
   assert.equal(indexing.text, "$(sync~spin) NeuralMind embedding 25%");
-  const idle = statusView({ nodes: 12345, files_pending: 2, model_state: "ready", last_incremental_update: (NOW - 120_000) / 1000 }, NOW);
+  const idle = statusView({ nodes: 12345, files_pending: 2, model_state: "not_loaded", last_incremental_update: (NOW - 120_000) / 1000 }, NOW);
   assert.equal(idle.text, "$(database) NeuralMind 12,345 nodes · 2 pending");
   assert.equal(idle.warning, false);
   assert.match(idle.tooltip, /Last update: 2 min ago/);
-  const keywordOnly = statusView({ nodes: 5, model_state: "missing" }, NOW);
+  const keywordOnly = statusView({ nodes: 5, model_state: "unavailable", model_error: "model files not found" }, NOW);
+  assert.match(keywordOnly.tooltip, /Embedding model: unavailable \(keyword-only search\) — model files not found/);
   assert.ok(keywordOnly.text.startsWith("$(warning)"));
   assert.equal(keywordOnly.warning, true);
   assert.equal(statusView(undefined, NOW).warning, true);
@@ -53,15 +54,16 @@ test("status bar: indexing progress, then node count; warnings for keyword-only 
 
 test("status lines name every freshness field", () => {
   const lines = statusLines(
-    { last_full_build: "2026-01-01T09:00:00Z", last_incremental_update: null, files_pending: 0, nodes: 3, embedded_nodes: 2, model_state: "ready", mcp_endpoint: "http://127.0.0.1:1234/mcp" },
+    { last_full_build: "2026-01-01T09:00:00+00:00", last_incremental_update: null, files_pending: 0, files: 2, nodes: 3, embedded_nodes: 2, model_state: "loaded", mcp_endpoint: "http://127.0.0.1:1234/mcp", last_error: null },
     NOW,
   );
   assert.deepEqual(lines, [
+    "Files: 2",
     "Nodes: 3 (embedded: 2)",
     "Last full build: 3 h ago",
     "Last update: never",
     "Files pending: 0",
-    "Embedding model: ready",
+    "Embedding model: loaded",
     "MCP endpoint: http://127.0.0.1:1234/mcp",
   ]);
 });
@@ -82,13 +84,22 @@ test("decisions group by status in a fixed order, sorted by title", () => {
   assert.equal(groups.get("INVALIDATED")!.length, 0);
 });
 
-test("a decision renders as markdown with status, files and evidence", () => {
-  const md = decisionMarkdown({ ...rec("d-1", "Use SQLite", "STALE"), commit: "abc123", stale_reason: "a.py changed in def456", evidence: [{ file: "a.py" }] });
+test("a decision renders as markdown with status, files, alternatives and evidence", () => {
+  const md = decisionMarkdown({
+    ...rec("d-1", "Use SQLite", "STALE"),
+    commit_sha: "abc123",
+    decision_type: "architecture",
+    attention: ["stale"],
+    rejected_alternatives: ["Postgres: a server to run"],
+    evidence: ["bench/sqlite.txt"],
+  });
   assert.ok(md.startsWith("# Use SQLite\n"));
   assert.ok(md.includes("**Status:** STALE"));
-  assert.ok(md.includes("> a.py changed in def456"));
-  assert.ok(md.includes("- `a.py`"));
-  assert.ok(md.includes('"file": "a.py"'));
+  assert.ok(md.includes("**Anchored at commit:** `abc123`"));
+  assert.ok(md.includes("> Needs attention: stale"));
+  assert.ok(md.includes("## Files\n\n- `a.py`"));
+  assert.ok(md.includes("## Rejected alternatives\n\n- Postgres: a server to run"));
+  assert.ok(md.includes("## Evidence\n\n- bench/sqlite.txt"));
 });
 
 test("next-likely picks are sorted by probability with folder as description", () => {

@@ -1,0 +1,389 @@
+-- NeuralMind for Neovim (>= 0.10): starts `neuralmind-lsp --stdio` on the built-in client
+-- for the project root and offers the server's custom requests as user commands.
+-- Stale-decision diagnostics arrive through vim.diagnostic like any server's.
+local M = {}
+
+local NAME = "neuralmind"
+
+M.config = {
+  -- Command that starts the server; the first element must be executable.
+  cmd = { "neuralmind-lsp", "--stdio" },
+  -- Files or folders that mark a project root (first match walking up from the buffer).
+  root_markers = { ".neuralmind", ".neuralmind.yaml", ".git", "pyproject.toml", "package.json", "go.mod", "Cargo.toml" },
+  -- Filetypes to attach to; nil means every file buffer.
+  filetypes = nil,
+  -- Forwarded to the server under "neuralmind" (initializationOptions and settings):
+  -- budget, exclude (globs), learning (bool), debounce_seconds, mcp (bool).
+  settings = {},
+  -- How many next-likely files to ask for.
+  next_k = 10,
+  -- Start the server from BufReadPost/FileType autocmds. Set false when the server is
+  -- started by vim.lsp.enable("neuralmind") (editors/nvim/lsp/neuralmind.lua) instead.
+  autostart = true,
+  -- Where :NeuralMindAsk opens its scratch buffer: a command run before showing it.
+  ask_split = "botright split",
+}
+
+local function notify(msg, level)
+  vim.notify("NeuralMind: " .. msg, level or vim.log.levels.INFO)
+end
+
+--- The LSP config table for vim.lsp.start / vim.lsp.config.
+function M.lsp_config(root_dir)
+  local settings = { [NAME] = M.config.settings }
+  return {
+    name = NAME,
+    cmd = M.config.cmd,
+    root_dir = root_dir,
+    init_options = settings,
+    settings = settings,
+  }
+end
+
+local warned_missing = false
+
+--- Starts (or reuses) the server for the buffer's project root and attaches the buffer.
+function M.start(bufnr)
+  bufnr = bufnr or vim.api.nvim_get_current_buf()
+  if vim.bo[bufnr].buftype ~= "" then
+    return nil
+  end
+  local fname = vim.api.nvim_buf_get_name(bufnr)
+  if fname == "" or fname:match("^%a[%w+.-]*://") then
+    return nil
+  end
+  local ft = vim.bo[bufnr].filetype
+  if M.config.filetypes and not vim.tbl_contains(M.config.filetypes, ft) then
+    return nil
+  end
+  if vim.fn.executable(M.config.cmd[1]) ~= 1 then
+    if not warned_missing then
+      warned_missing = true
+      notify(
+        ("`%s` was not found on PATH. Install the neuralmind Python package in the environment on your PATH"
+          .. " (from a NeuralMind checkout: `python3 -m pip install .`), or pass cmd = { '/path/to/neuralmind-lsp', '--stdio' } to setup()."):format(
+          M.config.cmd[1]
+        ),
+        vim.log.levels.ERROR
+      )
+    end
+    return nil
+  end
+  local root = vim.fs.root(bufnr, M.config.root_markers) or vim.fs.dirname(fname)
+  return vim.lsp.start(M.lsp_config(root), { bufnr = bufnr })
+end
+
+--- The neuralmind client for a buffer, else any running neuralmind client.
+function M.client(bufnr)
+  bufnr = bufnr or vim.api.nvim_get_current_buf()
+  local attached = vim.lsp.get_clients({ name = NAME, bufnr = bufnr })
+  if attached[1] then
+    return attached[1]
+  end
+  return vim.lsp.get_clients({ name = NAME })[1]
+end
+
+-- Neovim 0.11 made client methods colon-calls; 0.10 has dot-calls.
+local has_011 = vim.fn.has("nvim-0.11") == 1
+
+local function request(client, method, params, handler, bufnr)
+  if has_011 then
+    return client:request(method, params, handler, bufnr)
+  end
+  return client.request(method, params, handler, bufnr)
+end
+
+--- Sends a neuralmind/* request; `on_result(result)` runs on success, errors are notified.
+function M.request(method, params, on_result, bufnr)
+  bufnr = bufnr or vim.api.nvim_get_current_buf()
+  local client = M.client(bufnr)
+  if not client then
+    notify("the server is not running (open a file of the project first)", vim.log.levels.WARN)
+    return false
+  end
+  -- An empty Lua table would encode as a JSON array; the server wants an object.
+  if params == nil or (type(params) == "table" and next(params) == nil) then
+    params = vim.empty_dict()
+  end
+  request(client, method, params, function(err, result)
+    if err then
+      notify(("%s failed: %s"):format(method, err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      return
+    end
+    on_result(result, client)
+  end, bufnr)
+  return true
+end
+
+local function buf_uri(bufnr)
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  if name == "" or vim.bo[bufnr].buftype ~= "" then
+    return nil
+  end
+  return vim.uri_from_bufnr(bufnr)
+end
+
+local function is_nil(v)
+  return v == nil or v == vim.NIL
+end
+
+-- :NeuralMindAsk ------------------------------------------------------------------------
+
+local CONTEXT_BUF = "neuralmind://context"
+
+--- Lines of the scratch buffer for a context answer.
+function M.context_lines(question, result)
+  local layers = {}
+  for _, name in ipairs({ "L0", "L1", "L2", "L3" }) do
+    local n = type(result.layers) == "table" and result.layers[name]
+    if not is_nil(n) and n then
+      table.insert(layers, ("%s %d"):format(name, n))
+    end
+  end
+  local meta = ("<!-- %d tokens%s%s -->"):format(
+    result.tokens or 0,
+    #layers > 0 and (" · " .. table.concat(layers, " · ")) or "",
+    is_nil(result.mode) and "" or (" · " .. result.mode)
+  )
+  local lines = { "# " .. question, meta }
+  if result.partial == true then
+    table.insert(lines, "<!-- indexing is still running: this answer uses what is indexed so far -->")
+  end
+  table.insert(lines, "")
+  vim.list_extend(lines, vim.split(result.context or "", "\n", { plain = true }))
+  return lines
+end
+
+local function show_context(question, result)
+  local buf = vim.fn.bufnr(CONTEXT_BUF)
+  if buf == -1 then
+    buf = vim.api.nvim_create_buf(true, true)
+    vim.api.nvim_buf_set_name(buf, CONTEXT_BUF)
+    vim.bo[buf].buftype = "nofile"
+    vim.bo[buf].bufhidden = "hide"
+    vim.bo[buf].swapfile = false
+    vim.bo[buf].filetype = "markdown"
+  end
+  vim.bo[buf].modifiable = true
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, M.context_lines(question, result))
+  vim.bo[buf].modifiable = false
+  vim.b[buf].neuralmind_result = result
+  local win = vim.fn.bufwinid(buf)
+  if win == -1 then
+    vim.cmd(M.config.ask_split)
+    vim.api.nvim_win_set_buf(0, buf)
+  else
+    vim.api.nvim_set_current_win(win)
+  end
+  notify(("context: %d tokens (yank it with ggyG)"):format(result.tokens or 0))
+  return buf
+end
+
+--- Asks for the context of `question` (prompts when nil or empty).
+function M.ask(question)
+  local bufnr = vim.api.nvim_get_current_buf()
+  local function send(q)
+    if not q or vim.trim(q) == "" then
+      return
+    end
+    q = vim.trim(q)
+    M.request("neuralmind/context", { query = q, uri = buf_uri(bufnr) }, function(result)
+      show_context(q, result)
+    end, bufnr)
+  end
+  if question and vim.trim(question) ~= "" then
+    send(question)
+  else
+    vim.ui.input({ prompt = "NeuralMind: " }, send)
+  end
+end
+
+-- :NeuralMindNext -----------------------------------------------------------------------
+
+function M.next_likely()
+  local bufnr = vim.api.nvim_get_current_buf()
+  local uri = buf_uri(bufnr)
+  if not uri then
+    notify("open a file of the project first", vim.log.levels.WARN)
+    return
+  end
+  M.request("neuralmind/nextLikely", { uri = uri, k = M.config.next_k }, function(items)
+    if is_nil(items) or #items == 0 then
+      notify("no next-likely files yet: they are learned from the files you edit together")
+      return
+    end
+    table.sort(items, function(a, b)
+      return a.probability > b.probability
+    end)
+    vim.ui.select(items, {
+      prompt = "NeuralMind: next likely files",
+      format_item = function(item)
+        return ("%s  (%d%%)"):format(vim.fn.fnamemodify(vim.uri_to_fname(item.uri), ":~:."), math.floor(item.probability * 100 + 0.5))
+      end,
+    }, function(choice)
+      if choice then
+        vim.cmd.edit(vim.fn.fnameescape(vim.uri_to_fname(choice.uri)))
+      end
+    end)
+  end, bufnr)
+end
+
+-- :NeuralMindDecisions ------------------------------------------------------------------
+
+local QF_TYPE = { STALE = "W", INVALIDATED = "I", ACTIVE = "N" }
+
+--- Quickfix items for decision records: one per governed file (or one without a file).
+function M.decision_items(records, root)
+  local items = {}
+  for _, d in ipairs(records) do
+    local status = tostring(d.status or "?")
+    local text = ("[%s] %s (%s)"):format(status, d.title or "", d.id or "?")
+    local files = is_nil(d.files_affected) and {} or d.files_affected
+    if #files == 0 then
+      table.insert(items, { text = text, type = QF_TYPE[status] or "" })
+    end
+    for _, f in ipairs(files) do
+      local path = f
+      if not f:match("^/") and not f:match("^%a:[/\\]") then
+        path = vim.fs.joinpath(root, f)
+      end
+      table.insert(items, { filename = path, lnum = 1, col = 1, text = text, type = QF_TYPE[status] or "" })
+    end
+  end
+  local rank = { W = 1, I = 2, N = 3 }
+  table.sort(items, function(a, b)
+    local ra, rb = rank[a.type] or 4, rank[b.type] or 4
+    if ra ~= rb then
+      return ra < rb
+    end
+    return a.text < b.text
+  end)
+  return items
+end
+
+--- Fills the quickfix list with decisions; `status` (ACTIVE/STALE/INVALIDATED) filters.
+function M.decisions(status)
+  local wanted = status and status ~= "" and status:upper() or nil
+  M.request("neuralmind/decisions/audit", {}, function(records, client)
+    records = is_nil(records) and {} or records
+    if wanted then
+      records = vim.tbl_filter(function(d)
+        return tostring(d.status):upper() == wanted
+      end, records)
+    end
+    local items = M.decision_items(records, client.root_dir or vim.fn.getcwd())
+    vim.fn.setqflist({}, " ", { title = "NeuralMind decisions" .. (wanted and (" (" .. wanted .. ")") or ""), items = items })
+    if #items == 0 then
+      notify("no decisions" .. (wanted and (" with status " .. wanted) or " recorded yet"))
+    else
+      vim.cmd("copen")
+    end
+  end)
+end
+
+-- :NeuralMindStatus ---------------------------------------------------------------------
+
+local function ago(ts)
+  if is_nil(ts) then
+    return "never"
+  end
+  local t = tonumber(ts)
+  if not t then
+    return tostring(ts)
+  end
+  if t > 1e11 then
+    t = t / 1000
+  end
+  local s = math.max(0, os.time() - t)
+  if s < 45 then
+    return "just now"
+  elseif s < 5400 then
+    return ("%d min ago"):format(math.max(1, math.floor(s / 60 + 0.5)))
+  elseif s < 129600 then
+    return ("%d h ago"):format(math.floor(s / 3600 + 0.5))
+  end
+  return ("%d d ago"):format(math.floor(s / 86400 + 0.5))
+end
+
+--- Status fields as lines (what :NeuralMindStatus shows).
+function M.status_lines(st)
+  local lines = {}
+  if not is_nil(st.indexing) then
+    table.insert(lines, ("Indexing: %s %s/%s"):format(st.indexing.phase, st.indexing.done, st.indexing.total))
+  end
+  table.insert(lines, ("Nodes: %s (embedded: %s)"):format(st.nodes or "?", st.embedded_nodes or "?"))
+  table.insert(lines, "Last full build: " .. ago(st.last_full_build))
+  table.insert(lines, "Last update: " .. ago(st.last_incremental_update))
+  table.insert(lines, ("Files pending: %s"):format(st.files_pending or 0))
+  if not is_nil(st.model_state) then
+    table.insert(lines, "Embedding model: " .. tostring(st.model_state))
+  end
+  table.insert(lines, "MCP endpoint: " .. (is_nil(st.mcp_endpoint) and "off" or tostring(st.mcp_endpoint)))
+  return lines
+end
+
+function M.status()
+  M.request("neuralmind/status", {}, function(st, client)
+    M.last_status = st
+    notify(("%s\n%s"):format(client.root_dir or "", table.concat(M.status_lines(st), "\n")))
+  end)
+end
+
+--- A short string for a statusline: indexing progress or node count (from the last status).
+function M.statusline()
+  local st = M.last_status
+  if not st then
+    return ""
+  end
+  if not is_nil(st.indexing) and st.indexing.total and st.indexing.total > 0 then
+    return ("NM %s %d%%"):format(st.indexing.phase, math.floor(100 * st.indexing.done / st.indexing.total))
+  end
+  return ("NM %s nodes"):format(st.nodes or "?")
+end
+
+-- setup ---------------------------------------------------------------------------------
+
+function M.setup(opts)
+  opts = opts or {}
+  M.config = vim.tbl_deep_extend("force", M.config, opts)
+  -- Lists replace the defaults instead of merging index by index.
+  for _, key in ipairs({ "cmd", "root_markers", "filetypes" }) do
+    if opts[key] ~= nil then
+      M.config[key] = opts[key]
+    end
+  end
+  local group = vim.api.nvim_create_augroup("neuralmind", { clear = true })
+  if M.config.autostart then
+    vim.api.nvim_create_autocmd({ "BufReadPost", "BufNewFile", "FileType" }, {
+      group = group,
+      callback = function(ev)
+        M.start(ev.buf)
+      end,
+    })
+  end
+  local cmd = vim.api.nvim_create_user_command
+  cmd("NeuralMindAsk", function(a)
+    M.ask(a.args)
+  end, { nargs = "*", desc = "NeuralMind: context for a question, in a scratch buffer" })
+  cmd("NeuralMindNext", M.next_likely, { nargs = 0, desc = "NeuralMind: pick a next-likely file" })
+  cmd("NeuralMindDecisions", function(a)
+    M.decisions(a.args)
+  end, {
+    nargs = "?",
+    complete = function()
+      return { "ACTIVE", "STALE", "INVALIDATED" }
+    end,
+    desc = "NeuralMind: decisions in the quickfix list",
+  })
+  cmd("NeuralMindStatus", M.status, { nargs = 0, desc = "NeuralMind: index freshness" })
+  -- Buffers already open when setup runs (lazy loading).
+  if M.config.autostart then
+    for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+      if vim.api.nvim_buf_is_loaded(buf) then
+        M.start(buf)
+      end
+    end
+  end
+end
+
+return M

@@ -1,0 +1,216 @@
+-- Drives the NeuralMind Neovim plugin headless, as a user would, against the real server.
+-- Each step's outcome (or its error) goes to $NM_OUT as JSON; test_nvim_plugin.py asserts.
+local ws = assert(os.getenv("NM_WORKSPACE"), "NM_WORKSPACE unset")
+local out_path = assert(os.getenv("NM_OUT"), "NM_OUT unset")
+local only = os.getenv("NM_ONLY") -- "missing": just the not-installed path
+
+local results = {}
+local function write()
+  local f = assert(io.open(out_path, "w"))
+  f:write(vim.json.encode(results))
+  f:close()
+end
+
+local function step(name, fn)
+  local ok, val = xpcall(fn, debug.traceback)
+  results[name] = ok and val or { error = tostring(val) }
+  write()
+  return ok
+end
+
+local notes = {}
+vim.notify = function(msg, level)
+  table.insert(notes, { msg = msg, level = level })
+end
+
+local nm = require("neuralmind")
+
+if only == "missing" then
+  step("missing", function()
+    nm.setup({ cmd = { "neuralmind-lsp-not-installed-here", "--stdio" } })
+    vim.cmd.edit(vim.fn.fnameescape(ws .. "/billing/invoice.py"))
+    vim.cmd.edit(vim.fn.fnameescape(ws .. "/auth/session.py"))
+    return { notes = notes, clients = #vim.lsp.get_clients({ name = "neuralmind" }) }
+  end)
+  vim.cmd("qa!")
+  return
+end
+
+local has_011 = vim.fn.has("nvim-0.11") == 1
+local function sync(method, params, timeout)
+  local client = assert(nm.client(), "no neuralmind client")
+  local done, res, err = false, nil, nil
+  local function handler(e, r)
+    err, res, done = e, r, true
+  end
+  if has_011 then
+    client:request(method, params, handler)
+  else
+    client.request(method, params, handler)
+  end
+  assert(vim.wait(timeout or 15000, function()
+    return done
+  end, 10), method .. " timed out")
+  if err then
+    error(method .. ": " .. vim.inspect(err))
+  end
+  return res
+end
+
+local function is_nil(v)
+  return v == nil or v == vim.NIL
+end
+
+local function edit(rel)
+  vim.cmd.edit(vim.fn.fnameescape(ws .. "/" .. rel))
+end
+
+local ok = step("setup", function()
+  nm.setup({ settings = { debounce_seconds = 0.2, mcp = false, budget = 1200 } })
+  edit("billing/invoice.py")
+  assert(vim.wait(30000, function()
+    local c = nm.client()
+    return c ~= nil and c.initialized == true
+  end, 20), "the client did not initialize within 30 s")
+  local c = nm.client()
+  return {
+    name = c.name,
+    root_dir = c.root_dir,
+    attached = #vim.lsp.get_clients({ name = "neuralmind", bufnr = 0 }),
+    version = tostring(vim.version()),
+  }
+end)
+
+if ok then
+  ok = step("indexed", function()
+    local deadline = vim.uv.now() + 150000
+    local st
+    while vim.uv.now() < deadline do
+      st = sync("neuralmind/status", vim.empty_dict())
+      if is_nil(st.indexing) and (st.nodes or 0) > 0 then
+        return st
+      end
+      vim.wait(250)
+    end
+    error("indexing did not finish in 150 s: " .. vim.inspect(st))
+  end)
+end
+
+if ok then
+  step("ask", function()
+    vim.cmd("NeuralMindAsk how is the invoice total computed with tax?")
+    local buf
+    assert(vim.wait(20000, function()
+      buf = vim.fn.bufnr("neuralmind://context")
+      return buf ~= -1 and vim.api.nvim_buf_line_count(buf) > 3
+    end, 20), "the context buffer was not filled")
+    return {
+      lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false),
+      shown = vim.fn.bufwinid(buf) ~= -1,
+      filetype = vim.bo[buf].filetype,
+      buftype = vim.bo[buf].buftype,
+    }
+  end)
+
+  step("next", function()
+    for round = 1, 3 do
+      for _, rel in ipairs({ "billing/invoice.py", "storage/cache.py" }) do
+        edit(rel)
+        vim.api.nvim_buf_set_lines(0, -1, -1, false, { "# round " .. round })
+        vim.cmd.write()
+      end
+      vim.wait(400) -- past the 0.2 s debounce: one co-edit batch per round
+    end
+    edit("billing/invoice.py")
+    local seen
+    vim.ui.select = function(items, opts, on_choice)
+      seen = { formatted = {}, uris = {} }
+      local pick
+      for _, it in ipairs(items) do
+        table.insert(seen.formatted, opts.format_item(it))
+        table.insert(seen.uris, it.uri)
+        if it.uri:match("storage/cache%.py$") then
+          pick = it
+        end
+      end
+      seen.picked = pick ~= nil
+      on_choice(pick)
+    end
+    local deadline = vim.uv.now() + 20000
+    while vim.uv.now() < deadline do
+      seen = nil
+      vim.cmd("NeuralMindNext")
+      vim.wait(5000, function()
+        return seen ~= nil
+      end, 20)
+      if seen and seen.picked then
+        break
+      end
+      vim.wait(300)
+    end
+    assert(seen, "NeuralMindNext never offered a choice; notes: " .. vim.inspect(notes))
+    seen.opened = vim.api.nvim_buf_get_name(0)
+    return seen
+  end)
+
+  step("stale", function()
+    local record = sync("neuralmind/decisions/record", {
+      title = "Session tokens are 16 random bytes",
+      rationale = "Shorter tokens failed the security review.",
+      files = { "auth/session.py" },
+    })
+    edit("auth/session.py")
+    local buf = vim.api.nvim_get_current_buf()
+    local f = assert(io.open(ws .. "/auth/session.py", "a"))
+    f:write("\n\ndef drop_session(session):\n    session.token = None\n")
+    f:close()
+    local git = vim.fn.system({ "git", "-C", ws, "commit", "-q", "-am", "sessions can be dropped" })
+    assert(vim.v.shell_error == 0, "git commit failed: " .. git)
+    local found
+    assert(vim.wait(30000, function()
+      for _, d in ipairs(vim.diagnostic.get(buf)) do
+        if d.source == "neuralmind" then
+          found = d
+          return true
+        end
+      end
+      return false
+    end, 50), "no neuralmind diagnostic on auth/session.py within 30 s")
+    return {
+      id = record.id,
+      diagnostic = {
+        message = found.message,
+        severity = found.severity,
+        code = found.code,
+        lnum = found.lnum,
+      },
+      warn = vim.diagnostic.severity.WARN,
+    }
+  end)
+
+  step("decisions", function()
+    vim.fn.setqflist({}, "r", { items = {} })
+    vim.cmd("NeuralMindDecisions")
+    assert(vim.wait(15000, function()
+      return #vim.fn.getqflist() > 0
+    end, 20), "the quickfix list stayed empty")
+    local items = {}
+    for _, it in ipairs(vim.fn.getqflist()) do
+      table.insert(items, { text = it.text, file = vim.api.nvim_buf_get_name(it.bufnr), type = it.type })
+    end
+    return { items = items, title = vim.fn.getqflist({ title = 1 }).title }
+  end)
+
+  step("status", function()
+    local before = #notes
+    vim.cmd("NeuralMindStatus")
+    assert(vim.wait(15000, function()
+      return #notes > before
+    end, 20), "NeuralMindStatus printed nothing")
+    return { text = notes[#notes].msg, statusline = nm.statusline() }
+  end)
+end
+
+results.notes = notes
+write()
+vim.cmd("qa!")
