@@ -586,6 +586,24 @@ class EngineService:
         return await self._run(_symbols, ws, query, limit)
 
 
+    # --- decisions: progressive retrieval for agents (search -> timeline -> get) ---------------
+    async def memory_search(self, query: str, limit: int = 10, status: str = "ACTIVE",
+                            mode: str | None = None) -> dict[str, Any]:
+        ws = await self.workspace()
+        return await self._run(_call_store, ws.decisions.memory_search, query, limit=limit,
+                               status=status, mode=mode)
+
+    async def memory_timeline(self, decision_id: str | None = None, query: str | None = None,
+                              before: int = 3, after: int = 3,
+                              mode: str | None = None) -> dict[str, Any]:
+        ws = await self.workspace()
+        return await self._run(_call_store, ws.decisions.memory_timeline, decision_id, query,
+                               before=before, after=after, mode=mode)
+
+    async def memory_get(self, ids: list[str]) -> dict[str, Any]:
+        ws = await self.workspace()
+        return await self._run(_call_store, ws.decisions.memory_get, ids)
+
 def _call_store(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """Decision-store errors (ValueError, not found) as EngineErrors for the adapters."""
     from neuralmind.decisions.search import SemanticUnavailable
