@@ -585,7 +585,6 @@ class EngineService:
         ws = await self.workspace()
         return await self._run(_symbols, ws, query, limit)
 
-
     # --- decisions: progressive retrieval for agents (search -> timeline -> get) ---------------
     async def memory_search(self, query: str, limit: int = 10, status: str = "ACTIVE",
                             mode: str | None = None) -> dict[str, Any]:
@@ -603,6 +602,7 @@ class EngineService:
     async def memory_get(self, ids: list[str]) -> dict[str, Any]:
         ws = await self.workspace()
         return await self._run(_call_store, ws.decisions.memory_get, ids)
+
 
 def _call_store(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """Decision-store errors (ValueError, not found) as EngineErrors for the adapters."""
