@@ -130,7 +130,7 @@ class DecisionStore:
                 prints.setdefault(fp[0], {})[fp[1]] = fp[2]
         out = []
         for r in rows:
-            d = {k: r[k] for k in r.keys() if k != "seq"}  # noqa: SIM118 (Row iterates values)
+            d = {k: r[k] for k in r.keys() if k != "seq"}  # noqa: SIM118 (a Row iterates values)
             for f in _LIST_FIELDS:
                 d[f] = json.loads(d[f])
             d["fingerprints"] = prints.get(r["id"], {})
@@ -209,7 +209,7 @@ class DecisionStore:
         anchor = self._anchor(commit)
         now = now_iso()
         d = Decision(
-            id=decision_id or str(uuid.uuid4()), title=title, rationale=rationale,
+            id=decision_id or uuid.uuid4().hex[:16], title=title, rationale=rationale,
             decision_type=(decision_type or DEFAULT_TYPE).strip(), status="ACTIVE", commit_sha=anchor,
             files_affected=file_list, symbols_affected=symbol_list,
             rejected_alternatives=clean_list(rejected), evidence=clean_list(evidence),
