@@ -26,6 +26,7 @@ from neuralmind.graph import languages
 from neuralmind.graph.lang_spec import (
     LanguageSpec,
     Source,
+    cap_doc,
     clean_comment,
     generic_signature,
     leading_comment,
@@ -218,20 +219,33 @@ def _build_nodes(path: str, language: str, defs: list[_Def], spec: LanguageSpec,
     return nodes, edges, by_qual
 
 
+_LICENCE = re.compile(r"copyright|licen[cs]e|spdx-license", re.I)
+_PRAGMA_LINE = re.compile(r"^(?:/usr/bin/|/bin/|.*-\*-.*-\*-|vim?:)")
+
+
 def _file_docstring(root: TSNode, src: Source, spec: LanguageSpec) -> str:
+    """The module docstring, else the first comment block at the top that is not a licence."""
     doc = spec.docstring(root, src)
     if doc is not None:
         return doc
-    parts: list[str] = []
-    line = -1
+    blocks: list[list[str]] = []
+    last = -2
     for child in root.children:
+        if child.type == "php_tag":
+            continue
         if child.type not in spec.comment_types:
             break
-        if line >= 0 and child.start_point[0] > line + 1:
-            break
-        parts.append(clean_comment(src.text(child)))
-        line = child.end_point[0]
-    return "\n".join(parts).strip()
+        if not blocks or child.start_point[0] > last + 1:
+            blocks.append([])
+        blocks[-1].append(clean_comment(src.text(child)))
+        row, col = child.end_point
+        last = row - 1 if col == 0 and row > child.start_point[0] else row
+    for block in blocks:
+        lines = [ln for ln in "\n".join(block).splitlines() if not _PRAGMA_LINE.match(ln)]
+        text = "\n".join(lines).strip()
+        if text and not _LICENCE.search(text):
+            return cap_doc(text)
+    return ""
 
 
 # --- references --------------------------------------------------------------------------

@@ -12,9 +12,17 @@ _COMMON_DEFS = """
 (class_declaration name: (_) @name) @def.class
 (function_declaration name: (identifier) @name) @def.function
 (generator_function_declaration name: (identifier) @name) @def.function
-(class_body (method_definition name: (_) @name) @def.function)
+(class_body (method_definition
+  name: [(property_identifier) (private_property_identifier) (string)] @name) @def.function)
 (variable_declarator name: (identifier) @name
   value: [(arrow_function) (function_expression) (generator_function)]) @def.function
+(expression_statement (assignment_expression left: (member_expression) @name
+  right: [(arrow_function) (function_expression) (generator_function)]) @def.function)
+(pair key: [(property_identifier) (string)] @name
+  value: [(arrow_function) (function_expression) (generator_function)]) @def.function
+(object (method_definition
+  name: [(property_identifier) (private_property_identifier) (string)] @name) @def.function)
+(variable_declarator name: (identifier) @name value: (object)) @def.scope
 """
 
 _TS_DEFS = """
@@ -37,6 +45,14 @@ IMPORTS = """
 ((call_expression function: (identifier) @_req arguments: (arguments . (string)))
   @import (#eq? @_req "require"))
 """
+
+
+_NAME_NOISE = re.compile(r"^(?:this|self|window|globalThis|module\.exports|exports)\.|\.prototype\b")
+
+
+def clean_name(text: str) -> str:
+    """`Foo.prototype.bar` -> `Foo.bar`, `module.exports.x` -> `x`, `'key'` -> `key`."""
+    return _NAME_NOISE.sub("", text.strip().strip("'\"`"))
 
 
 def import_refs(node: TSNode, src: Source) -> list[ImportSpec]:
@@ -132,6 +148,8 @@ def _spec(name: str, typed: bool) -> LanguageSpec:
         bases=bases,
         comment_types=frozenset({"comment"}),
         skip_before=frozenset({"decorator"}),
+        clean_name=clean_name,
+        name_split=re.compile(r"\."),
         wrappers=frozenset({"export_statement", "lexical_declaration", "variable_declaration"}),
         signature_wrappers=frozenset({"lexical_declaration", "variable_declaration"}),
         body_types=frozenset({"statement_block", "class_body"}),

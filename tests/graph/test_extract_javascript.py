@@ -139,3 +139,41 @@ def test_typescript_syntax_error_is_partial():
                       "typescript")
     assert fe.partial and fe.error == ""
     assert "bad.ts::ok" in [n.id for n in fe.nodes]
+
+
+OLD_STYLE_JS = b"""'use strict';
+{
+    // The select box.
+    const SelectBox = {
+        cache: {},
+        // Initialise.
+        init: function(id) {
+            SelectBox.redisplay(id);
+        },
+        redisplay(id) { draw(id); }
+    };
+}
+function Foo() {}
+Foo.prototype.bar = function() { return this.baz(); };
+module.exports.helper = (x) => x;
+class K { [Symbol.iterator]() {} }
+"""
+
+
+def test_object_literal_and_prototype_functions():
+    fe = extract_file("static/select.js", OLD_STYLE_JS, "javascript")
+    assert [(n.kind, n.qualname, n.start_line, n.docstring) for n in fe.nodes[1:]] == [
+        ("method", "SelectBox.init", 7, "Initialise."),
+        ("method", "SelectBox.redisplay", 10, ""),
+        ("function", "Foo", 13, ""),
+        ("method", "Foo.bar", 14, ""),
+        ("function", "helper", 15, ""),
+        ("class", "K", 16, ""),
+    ]
+    assert [(e.source, e.target) for e in fe.edges if e.source != "static/select.js"] == [
+        ("static/select.js::Foo", "static/select.js::Foo.bar")]
+    assert _refs(fe, "calls") == [
+        ("SelectBox.init", "SelectBox.redisplay", 8, []),
+        ("SelectBox.redisplay", "draw", 10, []),
+        ("Foo.bar", "this.baz", 14, []),
+    ]

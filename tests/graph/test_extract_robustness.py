@@ -75,3 +75,11 @@ def test_cr_only_lines_are_counted():
     fe = extract_file("a.go", b"package a\r\rfunc F() {\r}\r", "go")
     f = next(n for n in fe.nodes if n.name == "F")
     assert (f.start_line, f.end_line) == (3, 4)
+
+
+def test_file_docstring_skips_licence_and_pragmas():
+    go = b"// Copyright 2024 The Authors.\n// Licensed under Apache-2.0.\n\n" \
+         b"// Package shop sells things.\npackage shop\n"
+    assert extract_file("shop.go", go, "go").nodes[0].docstring == "Package shop sells things."
+    py = b"#!/usr/bin/env python\n# -*- coding: utf-8 -*-\n# Tools for shops.\nimport os\n"
+    assert extract_file("t.py", py, "python").nodes[0].docstring == "Tools for shops."
