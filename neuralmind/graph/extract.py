@@ -76,14 +76,19 @@ def extract_file(path: str, data: bytes, language: str) -> FileExtract:
                            error=f"{type(exc).__name__}: {exc}")
 
 
-def _line_count(data: bytes) -> int:
-    lines = data.count(b"\n")
-    return max(1, lines if data.endswith(b"\n") else lines + 1)
+def line_count(data: bytes) -> int:
+    """Lines as the extractor numbers them: by LF, or by CR in a file that has no LF.
+
+    Build and validate code should use this so that spans and file lengths agree.
+    """
+    sep = b"\r" if b"\n" not in data and b"\r" in data else b"\n"
+    lines = data.count(sep)
+    return max(1, lines if data.endswith(sep) else lines + 1)
 
 
 def _file_node(path: str, data: bytes, language: str, docstring: str) -> Node:
     return Node(id=node_id(path), kind="file", name=os.path.basename(path), qualname="",
-                file=path, start_line=1, end_line=_line_count(data), language=language,
+                file=path, start_line=1, end_line=line_count(data), language=language,
                 docstring=docstring, content_hash=hashlib.sha1(data).hexdigest())
 
 

@@ -83,3 +83,15 @@ def test_file_docstring_skips_licence_and_pragmas():
     assert extract_file("shop.go", go, "go").nodes[0].docstring == "Package shop sells things."
     py = b"#!/usr/bin/env python\n# -*- coding: utf-8 -*-\n# Tools for shops.\nimport os\n"
     assert extract_file("t.py", py, "python").nodes[0].docstring == "Tools for shops."
+
+
+def test_line_count_agrees_with_spans():
+    from neuralmind.graph.extract import line_count
+
+    assert line_count(b"") == 1
+    assert line_count(b"a\nb\n") == 2
+    assert line_count(b"a\nb") == 2
+    assert line_count(b"a\rb\r") == 2              # CR-only
+    assert line_count(b"a\r\nb\r\n") == 2          # CRLF counts by LF
+    data = b"x = 1\r\rdef f():\r    return x\r"
+    assert extract_file("m.py", data, "python").nodes[0].end_line == line_count(data) == 4
