@@ -8,7 +8,7 @@ for that language family. The last step is a guess and its edges carry
 `resolved=False`. Unresolvable references (library calls, builtins) are dropped.
 
 Everything goes through dict indexes built once, so the cost is linear in the
-number of references; Django (~50k nodes, ~300k references) resolves in seconds.
+number of references; Django (~43k nodes, ~190k references) resolves in seconds.
 """
 
 from __future__ import annotations
@@ -25,6 +25,10 @@ log = logging.getLogger("neuralmind.graph")
 
 _CLASS_LIKE = frozenset({"class", "struct", "interface", "trait", "enum", "module"})
 _CALLABLE = frozenset({"class", "struct", "interface", "trait", "enum", "function", "method"})
+_TYPES = frozenset({"class", "struct", "interface", "trait", "enum"})
+# Languages where a bare name inside a method can mean another member of the class;
+# in the others (Python `self.x`, JS `this.x`, PHP `$this->x`, Rust `Self::x`) it cannot.
+_MEMBERS_IN_SCOPE = frozenset({"java", "csharp", "c", "ruby"})
 _SELF_NAMES = frozenset({"self", "this", "cls", "Self", "static"})
 _SUPER_NAMES = frozenset({"super", "parent", "base"})  # Python/Java/JS, PHP, C#
 # Names no workspace definition should capture by the unique-name guess.
@@ -198,10 +202,14 @@ class _FileScope:
     def _scoped(self, source: str, parts: list[str]) -> str | None:
         scope = self._source_qual(source)
         wanted = ".".join(parts)
+        hide_members = self.family not in _MEMBERS_IN_SCOPE
         while True:
-            sym = self.table.get(".".join([*scope, wanted]) if scope else wanted)
-            if sym is not None and sym.id != source:
-                return sym.id
+            prefix = ".".join(scope)
+            owner = self.table.get(prefix) if scope else None
+            if not (hide_members and owner is not None and owner.kind in _TYPES):
+                sym = self.table.get(f"{prefix}.{wanted}" if scope else wanted)
+                if sym is not None and sym.id != source:
+                    return sym.id
             if not scope:
                 break
             scope.pop()
@@ -303,4 +311,6 @@ def resolve(extracts: Mapping[str, FileExtract]) -> list[Edge]:
                     add(ref.source, found[0], "calls", found[1])
     edges = [Edge(s, t, k, bool(v[0]), v[1]) for (s, t, k), v in acc.items()]
     edges.sort(key=lambda e: (e.source, e.kind, e.target))
+    log.debug("resolved %d files into %d edges (%d heuristic)", len(paths), len(edges),
+              sum(1 for e in edges if not e.resolved))
     return edges

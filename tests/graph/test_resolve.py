@@ -457,3 +457,14 @@ def test_super_calls_resolve_to_the_base_class_method():
         ("a.py::Order.save", "a.py::Base.save", "calls", True, 1),
         ("b.ts::C.run", "b.ts::B.run", "calls", True, 1),
     }
+
+
+def test_bare_names_skip_class_members_where_the_language_requires_self():
+    py = {
+        "api.py": "def request():\n    pass\n",
+        "s.py": ("from api import request\n\nclass Session:\n    def request(self):\n"
+                 "        pass\n\n    def get(self):\n        return request()\n"),
+    }
+    assert _edges(py, "calls") == {("s.py::Session.get", "api.py::request", "calls", True, 1)}
+    java = {"S.java": "class S {\n  void request() {}\n  void get() { request(); }\n}\n"}
+    assert _edges(java, "calls") == {("S.java::S.get", "S.java::S.request", "calls", True, 1)}
