@@ -61,7 +61,7 @@ def test_decay_is_lazy_and_one_way(layer):
     assert weight(layer, "a.py", "b.py", later) == pytest.approx(0.255 + LR * (1 - 0.255))
 
 
-def test_decay_pass_materialises_exactly_and_prunes(layer):
+def test_decay_pass_prunes_what_decay_took_below_the_threshold(layer):
     layer.activate(["a.py", "b.py"], now=T0)
     for _ in range(5):
         layer.activate(["c.py", "d.py"], now=T0)
