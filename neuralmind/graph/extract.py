@@ -58,7 +58,7 @@ class _Def:
     kind: str             # NODE_KINDS kind, or "scope"
     name: str
     prefix: list[str]     # qualifier parts written in the name or receiver
-    start: int
+    start: int            # byte range used for nesting: the declaration without wrappers
     end: int
     end_line: int
     qual: str = ""
@@ -151,7 +151,7 @@ def _collect_defs(root: TSNode, spec: LanguageSpec, src: Source) -> list[_Def]:
         if node.type in spec.open_scopes and node.child_by_field_name("body") is None:
             end, end_line = root.end_byte, max(end_line, _end_line(root))
         defs.append(_Def(node, outer, kind, parts[-1].strip(), prefix,
-                         outer.start_byte, end, end_line))
+                         node.start_byte, end, end_line))
     defs.sort(key=lambda d: (d.start, -d.end))
     return defs
 
@@ -211,7 +211,7 @@ def _build_nodes(path: str, language: str, defs: list[_Def], spec: LanguageSpec,
             id=d.id, kind=kind, name=d.name, qualname=qual, file=path,
             start_line=d.outer.start_point[0] + 1, end_line=d.end_line,
             language=language, signature=sig, docstring=doc,
-            content_hash=hashlib.sha1(src.data[d.start:d.node.end_byte]).hexdigest()))
+            content_hash=hashlib.sha1(src.data[d.outer.start_byte:d.node.end_byte]).hexdigest()))
         owner_prefix = sep.join([base, *d.prefix] if base else d.prefix)
         parents.append((d.id, parent, owner_prefix, bool(d.prefix)))
     edges: list[Edge] = []

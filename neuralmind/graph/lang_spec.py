@@ -194,8 +194,9 @@ def generic_signature(node: TSNode, spec: LanguageSpec, src: Source) -> str:
     """The declaration from its first keyword up to its body, whitespace-collapsed."""
     start = node.start_byte
     parent = node.parent
-    if parent is not None and parent.type in spec.signature_wrappers:
-        start = parent.start_byte
+    if parent is not None and parent.type in spec.signature_wrappers \
+            and parent.named_children and parent.named_children[0].id == node.id:
+        start = parent.start_byte  # `const f = ...`, `type X struct`: keep the keyword
     body = node.child_by_field_name("body")
     if body is None and spec.body_types:
         body = find_child(node, spec.body_types, depth=2)
