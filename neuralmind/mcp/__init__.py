@@ -1,0 +1,1 @@
+"""The MCP adapter: tools over one EngineService, served over loopback HTTP or stdio."""

@@ -1,0 +1,232 @@
+"""MCP over streamable HTTP on loopback, inside the process that owns the EngineService.
+
+The editor's `neuralmind-lsp` calls `serve_http` after `initialized`: uvicorn runs as a
+task on the server's own event loop (no thread, no second engine), never installs
+signal handlers (SIGINT/SIGTERM stay the LSP process's), and binds 127.0.0.1 only.
+Every request must carry the random bearer token written to the discovery file;
+requests whose Host or Origin is not this loopback endpoint are refused (DNS
+rebinding). `stop()` removes the discovery file first, then the listener.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import json
+import logging
+import os
+import secrets
+import socket
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from neuralmind.mcp.discovery import (
+    HEALTH_PATH,
+    MCP_PATH,
+    Discovery,
+    remove_discovery,
+    write_discovery,
+)
+
+if TYPE_CHECKING:
+    import uvicorn
+
+    from neuralmind.service.core import EngineService
+
+log = logging.getLogger("neuralmind.mcp")
+
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost")
+START_TIMEOUT_SECONDS = 5.0
+STOP_TIMEOUT_SECONDS = 0.8
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+class Guard:
+    """ASGI wrapper: loopback Host/Origin, then the bearer token, then the MCP app.
+
+    Also answers the health route the stdio bridge probes (token required too), so
+    a stale discovery file can be told from a live one without speaking MCP.
+    """
+
+    def __init__(self, app: ASGIApp, token: str, port: int, health: dict[str, Any]) -> None:
+        self.app = app
+        self.token = token.encode()
+        self.hosts = {f"{h}:{port}".encode() for h in LOOPBACK_HOSTS}
+        self.health = json.dumps(health).encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)       # lifespan
+            return
+        headers = {k.lower(): v for k, v in scope.get("headers", [])}
+        if headers.get(b"host") not in self.hosts:
+            await _plain(send, 421, b"refused: Host must be this loopback endpoint")
+            return
+        origin = headers.get(b"origin")
+        if origin is not None and not _loopback_origin(origin):
+            await _plain(send, 403, b"refused: Origin is not loopback")
+            return
+        auth = headers.get(b"authorization", b"")
+        scheme, _, given = auth.partition(b" ")
+        if scheme.lower() != b"bearer" or not hmac.compare_digest(given.strip(), self.token):
+            await _plain(send, 401, b"a bearer token is required (see .neuralmind/mcp.json)",
+                         [(b"www-authenticate", b'Bearer realm="neuralmind"')])
+            return
+        if scope.get("path") == HEALTH_PATH:
+            await _plain(send, 200, self.health, [(b"content-type", b"application/json")])
+            return
+        await self.app(scope, receive, send)
+
+
+def _loopback_origin(origin: bytes) -> bool:
+    try:
+        parts = urlsplit(origin.decode("latin-1"))
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and parts.hostname in ("127.0.0.1", "localhost")
+
+
+async def _plain(send: Send, status: int, body: bytes,
+                 headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    base = [(b"content-type", b"text/plain; charset=utf-8"),
+            (b"content-length", str(len(body)).encode())]
+    extra = headers or []
+    names = {k for k, _ in extra}
+    await send({"type": "http.response.start", "status": status,
+                "headers": [h for h in base if h[0] not in names] + extra})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _quiet_server_class() -> type[uvicorn.Server]:
+    import uvicorn
+
+    class QuietServer(uvicorn.Server):
+        """uvicorn without signal handlers: the hosting process owns SIGINT/SIGTERM."""
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield
+
+    return QuietServer
+
+
+@dataclass
+class McpEndpoint:
+    """A running loopback MCP endpoint; `await stop()` ends it and removes the discovery file."""
+
+    url: str
+    token: str
+    root: Path
+    read_only: bool
+    discovery_file: Path | None
+    _server: Any = field(repr=False)
+    _task: asyncio.Task[None] = field(repr=False)
+    _stopped: bool = field(default=False, repr=False)
+
+    @property
+    def port(self) -> int:
+        return urlsplit(self.url).port or 0
+
+    async def stop(self) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        if self.discovery_file is not None:
+            remove_discovery(self.root, self.token)
+        self._server.should_exit = True
+        try:
+            await asyncio.wait_for(asyncio.shield(self._task), STOP_TIMEOUT_SECONDS)
+        except (TimeoutError, asyncio.CancelledError):
+            self._server.force_exit = True
+            self._task.cancel()
+            with contextlib.suppress(BaseException):
+                await self._task
+        except BaseException as e:  # the server task failed; it is stopped either way
+            log.info("MCP endpoint ended with %s", e)
+
+    close = stop
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    if host not in LOOPBACK_HOSTS:
+        raise ValueError(f"MCP over HTTP binds loopback only (127.0.0.1), not {host!r}")
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    sock.listen(64)
+    sock.setblocking(False)
+    return sock
+
+
+async def serve_http(service: EngineService, host: str = "127.0.0.1", port: int = 0,
+                     read_only: bool = False, write_discovery_file: bool = True) -> McpEndpoint:
+    """Serve MCP for `service` on 127.0.0.1:`port` (0: ephemeral) on the running loop."""
+    import uvicorn
+    from mcp.server.transport_security import TransportSecuritySettings
+    from mcp_types import LATEST_PROTOCOL_VERSION
+
+    from neuralmind.mcp.server import build_mcp_server
+
+    sock = _bind(host, port)
+    port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}{MCP_PATH}"
+    token = secrets.token_urlsafe(32)
+    mcp_server = build_mcp_server(service, read_only=read_only)
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{h}:{port}" for h in LOOPBACK_HOSTS],
+        allowed_origins=[f"http://{h}:{port}" for h in LOOPBACK_HOSTS])
+    app = mcp_server.streamable_http_app(streamable_http_path=MCP_PATH, host="127.0.0.1",
+                                         transport_security=security)
+    health = {"name": "neuralmind", "root": str(service.root), "pid": os.getpid(),
+              "read_only": read_only}
+    config = uvicorn.Config(Guard(app, token, port, health), log_config=None,
+                            log_level="warning", access_log=False, lifespan="on",
+                            timeout_graceful_shutdown=0.3, ws="none", loop="none")
+    server = _quiet_server_class()(config)
+    task = asyncio.get_running_loop().create_task(_serve(server, sock), name="mcp-http")
+    try:
+        await _wait_started(server, task)
+    except BaseException:
+        server.should_exit = True
+        task.cancel()
+        sock.close()
+        raise
+    discovery_file = None
+    if write_discovery_file:
+        entry = Discovery(url=url, pid=os.getpid(), token=token,
+                          protocol_version=LATEST_PROTOCOL_VERSION, root=str(service.root),
+                          read_only=read_only)
+        discovery_file = write_discovery(service.root, entry)
+    log.info("MCP endpoint %s (%s)", url, "read-only" if read_only else "read-write")
+    return McpEndpoint(url=url, token=token, root=service.root, read_only=read_only,
+                       discovery_file=discovery_file, _server=server, _task=task)
+
+
+async def _serve(server: uvicorn.Server, sock: socket.socket) -> None:
+    try:
+        await server.serve(sockets=[sock])
+    except SystemExit as e:  # uvicorn exits the process on a startup failure; not ours to exit
+        raise RuntimeError(f"the MCP endpoint could not start (exit {e.code})") from None
+    finally:
+        sock.close()
+
+
+async def _wait_started(server: uvicorn.Server, task: asyncio.Task[None]) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + START_TIMEOUT_SECONDS
+    while not server.started:
+        if task.done():
+            task.result()
+            raise RuntimeError("the MCP endpoint stopped while starting")
+        if loop.time() > deadline:
+            raise TimeoutError("the MCP endpoint did not start in time")
+        await asyncio.sleep(0.005)

@@ -1,0 +1,120 @@
+"""Text renderings of tool results: what a model reads when it ignores `structuredContent`.
+
+Short on purpose: the point of the tools is to spend few tokens, so the text says
+what the structured result says, one line per item, without JSON noise.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _indexing_note(out: dict[str, Any]) -> str:
+    if not out.get("partial"):
+        return ""
+    state = out.get("indexing") or {}
+    where = f" ({state.get('phase')} {state.get('done')}/{state.get('total')})" if state else ""
+    return f"\n\n_Partial: the workspace is still being indexed{where}; ask again for more._"
+
+
+def context_pack(out: dict[str, Any]) -> str:
+    notice = f"\n\n_{out['notice']}_" if out.get("notice") else ""
+    footer = f"\n\n_{out['tokens']} tokens, {out['mode']} retrieval._"
+    return f"{out['context']}{notice}{_indexing_note(out)}{footer}"
+
+
+def hit_line(h: dict[str, Any]) -> str:
+    return f"- {h['file']}:{h['line']} {h['symbol']} ({h['kind']}) id={h['id']}"
+
+
+def search(out: dict[str, Any]) -> str:
+    lines = [f"{len(out['hits'])} hits ({out['mode']}):"] + [hit_line(h) for h in out["hits"]]
+    if out.get("notice"):
+        lines.append(f"_{out['notice']}_")
+    return "\n".join(lines) + _indexing_note(out)
+
+
+def next_likely(out: dict[str, Any]) -> str:
+    if not out["next"]:
+        return (f"Nothing learned yet about what follows {out['file']}: associations come from "
+                "edits, questions and feedback.")
+    lines = [f"Likely next after {out['file']}:"]
+    lines += [f"- {n['file']} ({n['probability']:.2f})" for n in out["next"]]
+    return "\n".join(lines)
+
+
+def feedback(out: dict[str, Any]) -> str:
+    verb = "Reinforced" if out["positive"] else "Weakened"
+    together = f" with {len(out['context'])} co-retrieved nodes" if out["context"] else ""
+    return f"{verb} {out['node']}{together}."
+
+
+def status(out: dict[str, Any]) -> str:
+    indexing = out.get("indexing")
+    state = (f"indexing: {indexing['phase']} {indexing['done']}/{indexing['total']}"
+             if indexing else f"last full build: {out.get('last_full_build') or 'never'}")
+    learning = out["learning"]
+    return "\n".join([
+        f"Workspace {out['root']}: {out['files']} files, {out['nodes']} nodes "
+        f"({out['embedded_nodes']} embedded, model {out['model_state']}).",
+        f"{state}; {out['files_pending']} files pending.",
+        f"Learning {'on' if learning['enabled'] else 'off'}: {learning['events']} events, "
+        f"{learning['batches']} batches." + (" Read-only MCP role." if out["read_only"] else ""),
+    ])
+
+
+def _decision_line(d: dict[str, Any]) -> str:
+    files = ", ".join(d.get("files_affected") or d.get("files") or []) or "no files"
+    return f"- [{d['status']}] {d['title']} (id {d['id']}; {files})"
+
+
+def decision_query(out: dict[str, Any]) -> str:
+    if not out["results"]:
+        return f"No decisions match ({out['mode']})."
+    lines = [f"{len(out['results'])} decisions ({out['mode']}):"]
+    for d in out["results"]:
+        lines.append(_decision_line(d))
+        lines.append(f"  {d['rationale'].strip().splitlines()[0] if d['rationale'] else ''}")
+    if out.get("notice"):
+        lines.append(f"_{out['notice']}_")
+    return "\n".join(lines)
+
+
+def decision(out: dict[str, Any]) -> str:
+    rejected = "; ".join(out.get("rejected_alternatives") or [])
+    return "\n".join(filter(None, [
+        f"Recorded decision {out['id']} [{out['status']}]: {out['title']}",
+        f"Governs: {', '.join(out['files_affected']) or 'no files'}",
+        f"Rejected: {rejected}" if rejected else "",
+    ]))
+
+
+def _row(r: dict[str, Any]) -> str:
+    files = ", ".join(r["files"]) or "no files"
+    return f"- {r['id']} [{r['status']}] {r['date']} {r['title']} ({files}): {r['snippet']}"
+
+
+def memory_search(out: dict[str, Any]) -> str:
+    lines = [f"{len(out['results'])} decisions ({out['mode']}, {out['status']}):"]
+    lines += [_row(r) for r in out["results"]]
+    lines.append(f"Next: {out['next']}")
+    return "\n".join(lines)
+
+
+def memory_timeline(out: dict[str, Any]) -> str:
+    if out["anchor"] is None:
+        return "No decision matches."
+    lines = ["Before:"] + [_row(r) for r in out["before"]] if out["before"] else []
+    lines += ["Anchor:", _row(out["anchor"])]
+    if out["after"]:
+        lines += ["After:"] + [_row(r) for r in out["after"]]
+    return "\n".join(lines)
+
+
+def memory_get(out: dict[str, Any]) -> str:
+    blocks = []
+    for d in out["records"]:
+        rejected = "".join(f"\n  - rejected: {r}" for r in d.get("rejected_alternatives") or [])
+        evidence = "".join(f"\n  - evidence: {e}" for e in d.get("evidence") or [])
+        blocks.append(f"{_decision_line(d)}\n  {d['rationale']}{rejected}{evidence}")
+    return "\n\n".join(blocks) or "No records."

@@ -1,0 +1,362 @@
+"""The MCP tool set: one function per tool, each one EngineService call.
+
+The same service methods answer the LSP's `neuralmind/*` requests and the CLI, so
+an agent and the editor see the same engine. Here arguments are checked (sizes,
+paths confined to the workspace) and results become a `CallToolResult` with the
+structured JSON and a short text rendering. Refusals are tool errors carrying a
+stable code (`invalid_argument`, `invalid_path`, `not_indexed`, `not_found`,
+`semantic_unavailable`, `read_only`), never crashes.
+
+Tool calls are learning events: a query records the agent session's question and
+hits (session `mcp:<client name>`), so later feedback and edits reinforce what it
+led to; feedback without an explicit context reinforces the node together with
+that session's last hits.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from mcp.server.mcpserver import Context
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+
+from neuralmind.config import MAX_QUESTION_CHARS
+from neuralmind.errors import EngineError
+from neuralmind.mcp import render, schemas
+from neuralmind.mcp.roles import CONSULTING_TOOLS, RECORDING_TOOLS
+
+if TYPE_CHECKING:
+    from neuralmind.service.core import EngineService
+
+log = logging.getLogger("neuralmind.mcp")
+
+MAX_TITLE_CHARS = 300
+MAX_TEXT_CHARS = 20_000        # a rationale longer than this is a document, not a decision
+MAX_ITEM_CHARS = 1_000         # one file, symbol, alternative, evidence line or tag
+MAX_LIST_ITEMS = 100
+MAX_PATH_CHARS = 4_096
+LAST_HITS_KEPT = 10            # feedback context: the session's last query hits
+
+# Engine codes renamed for agents: "the model is missing" matters to them as "semantic
+# search is unavailable, use keyword".
+CODE_ALIASES = {"model_unavailable": "semantic_unavailable"}
+
+Question = Annotated[str, Field(min_length=1, max_length=MAX_QUESTION_CHARS,
+                                description="a natural-language question or task description")]
+Budget = Annotated[int | None, Field(ge=50, le=100_000, description=(
+    "token budget for the context (default: the workspace setting, 1500)"))]
+FilePath = Annotated[str, Field(min_length=1, max_length=MAX_PATH_CHARS, description=(
+    "a file inside the workspace: relative to its root, or absolute"))]
+Item = Annotated[str, Field(max_length=MAX_ITEM_CHARS)]
+Items = Annotated[list[Item] | None, Field(max_length=MAX_LIST_ITEMS)]
+Status = Literal["ACTIVE", "STALE", "INVALIDATED", "ALL"]
+Mode = Literal["keyword", "semantic", "hybrid"] | None
+
+
+class ToolFailure(Exception):
+    """A refusal with a code; becomes an `is_error` result, never a crash."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def error_result(code: str, message: str) -> CallToolResult:
+    code = CODE_ALIASES.get(code, code)
+    return CallToolResult(content=[TextContent(type="text", text=f"error [{code}]: {message}")],
+                          structured_content={"error": {"code": code, "message": message}},
+                          is_error=True)
+
+
+def ok_result(out: dict[str, Any], text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=out)
+
+
+def _client_name(ctx: Context | None) -> str:
+    """The connected client's declared name, reduced to a safe session suffix."""
+    try:
+        params = ctx.session.client_params if ctx is not None else None
+        name = params.client_info.name if params is not None else ""
+    except Exception:  # no session outside a request (direct calls in tests)
+        name = ""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", name or "").strip("-")[:40]
+    return name or "agent"
+
+
+def _with_ids(hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Hits with their node id, the handle neuralmind_feedback takes."""
+    return [{"id": h["file"] if h["kind"] == "file" else f"{h['file']}::{h['symbol']}", **h}
+            for h in hits]
+
+
+def _clean(values: list[str] | None) -> list[str] | None:
+    return None if values is None else [v for v in (s.strip() for s in values) if v]
+
+
+class NeuralMindTools:
+    """The tools of one MCP server over one EngineService (shared with the LSP server)."""
+
+    CONSULTING = CONSULTING_TOOLS
+    RECORDING = RECORDING_TOOLS
+
+    def __init__(self, service: EngineService, read_only: bool = False) -> None:
+        self.service = service
+        self.read_only = read_only
+        self._last_hits: dict[str, list[str]] = {}   # session -> node ids of its last query
+
+    # --- plumbing -----------------------------------------------------------------------
+    def confine(self, path: str) -> str:
+        """A workspace-relative path; `../`, outside absolutes and symlinks out are refused."""
+        rel = self.service.resolve(path)
+        root = self.service.root
+        real = (root / rel).resolve()
+        if not real.is_relative_to(root):
+            raise ToolFailure("invalid_path", f"{path}: resolves outside the workspace {root} "
+                                              "(through a symlink)")
+        return rel
+
+    def _confine_symbol(self, symbol: str) -> str:
+        path, sep, qual = symbol.partition("::")
+        if not sep or not qual.strip():
+            raise ToolFailure("invalid_argument",
+                              f"symbol {symbol!r} is not of the form path::Qualified.name")
+        return f"{self.confine(path.strip())}::{qual.strip()}"
+
+    async def _not_indexed(self, out: dict[str, Any]) -> None:
+        """Empty results from a never-built workspace are a refusal that says what to do."""
+        status = await self.service.status()
+        if status["files"]:
+            return
+        if status["indexing"]:
+            state = status["indexing"]
+            raise ToolFailure("not_indexed", "the workspace is being indexed for the first time "
+                                             f"({state['phase']} {state['done']}/{state['total']}); "
+                                             "ask again in a few seconds")
+        raise ToolFailure("not_indexed", "the workspace has no index: run `neuralmind build` "
+                                         f"in {self.service.root} (or open it in the editor)")
+
+    @staticmethod
+    async def run(call: Callable[[], Awaitable[CallToolResult]]) -> CallToolResult:
+        """Engine refusals and tool failures as coded error results."""
+        try:
+            return await call()
+        except ToolFailure as e:
+            return error_result(e.code, e.message)
+        except EngineError as e:
+            return error_result(e.code, e.message)
+
+    # --- consulting tools ---------------------------------------------------------------
+    async def neuralmind_wakeup(self, budget: Budget = None) -> Annotated[
+            CallToolResult, schemas.ContextPack]:
+        """The project's orientation pack: identity (L0) and a map of its parts (L1).
+
+        Call once at the start of a session, before anything else; ~600 tokens that replace
+        reading the README and browsing directories."""
+        async def call() -> CallToolResult:
+            out = await self.service.wakeup(budget)
+            if not out["layers"].get("L1"):
+                await self._not_indexed(out)
+            out["hits"] = []
+            return ok_result(out, render.context_pack(out))
+        return await self.run(call)
+
+    async def neuralmind_query(self, question: Question, budget: Budget = None,
+                               ctx: Context | None = None) -> Annotated[
+            CallToolResult, schemas.ContextPack]:
+        """The code relevant to a question or task, within a token budget (default 1500).
+
+        Call before reading files for a task: it returns the relevant symbols with file:line,
+        signatures, docstrings and code lines, ranked by hybrid search and by what this project
+        learned from past edits. Read whole files only if the pack is not enough. The question
+        is remembered, so feedback and later edits improve future answers."""
+        async def call() -> CallToolResult:
+            session = None if self.read_only else f"mcp:{_client_name(ctx)}"
+            out = await self.service.query(question, budget, session=session,
+                                           include_wakeup=True)
+            out["hits"] = _with_ids(out["hits"])
+            if not out["hits"]:
+                await self._not_indexed(out)
+            if session:
+                self._last_hits[session] = [h["id"] for h in out["hits"][:LAST_HITS_KEPT]]
+            return ok_result(out, render.context_pack(out))
+        return await self.run(call)
+
+    async def neuralmind_search(self, question: Question, k: Annotated[int, Field(
+            ge=1, le=200, description="how many hits")] = 10) -> Annotated[
+            CallToolResult, schemas.SearchResult]:
+        """Ranked symbols and files for a query (hybrid semantic + keyword), without code.
+
+        Use it to locate things (where is X defined, what handles Y) when a full context
+        pack is more than you need."""
+        async def call() -> CallToolResult:
+            out = await self.service.search(question, k)
+            out["hits"] = _with_ids(out["hits"])
+            if not out["hits"]:
+                await self._not_indexed(out)
+            return ok_result(out, render.search(out))
+        return await self.run(call)
+
+    async def neuralmind_next_likely(self, file: FilePath, k: Annotated[int, Field(
+            ge=1, le=100, description="how many files")] = 5) -> Annotated[
+            CallToolResult, schemas.NextLikely]:
+        """Files most likely to be touched together with, or right after, a file.
+
+        Learned from this project's edit history and from questions that led to edits. Call
+        after changing a file to see what usually changes with it (tests, callers, configs)."""
+        async def call() -> CallToolResult:
+            rel = self.confine(file)
+            ranked = await self.service.next_likely(rel, k)
+            out = {"file": rel, "next": ranked}
+            return ok_result(out, render.next_likely(out))
+        return await self.run(call)
+
+    async def neuralmind_status(self) -> Annotated[CallToolResult, schemas.Status]:
+        """Index freshness and size: files, nodes, embeddings, pending changes, learning.
+
+        Call when answers look stale or empty, or to see whether indexing is still running."""
+        async def call() -> CallToolResult:
+            out = await self.service.status()
+            out["read_only"] = self.read_only
+            return ok_result(out, render.status(out))
+        return await self.run(call)
+
+    async def neuralmind_decisions_query(
+            self, question: Question, mode: Annotated[Mode, Field(description=(
+                "keyword (FTS5), semantic (embeddings) or hybrid (default)"))] = None,
+            status: Annotated[Status, Field(description="which decisions to search")] = "ACTIVE",
+            limit: Annotated[int, Field(ge=1, le=50)] = 10) -> Annotated[
+            CallToolResult, schemas.DecisionQuery]:
+        """Recorded design decisions relevant to a question, with rationale and rejected
+        alternatives.
+
+        Call before editing a file or changing an approach that a past decision may govern
+        (why is X done this way? was Y tried?), so you do not undo a deliberate choice."""
+        async def call() -> CallToolResult:
+            out = await self.service.decisions_query(question, mode=mode, status=status,
+                                                     limit=limit)
+            return ok_result(out, render.decision_query(out))
+        return await self.run(call)
+
+    async def neuralmind_memory_search(
+            self, query: Question, limit: Annotated[int, Field(ge=1, le=50)] = 10,
+            status: Status = "ACTIVE", mode: Mode = None) -> Annotated[
+            CallToolResult, schemas.MemorySearch]:
+        """Step 1 of progressive decision retrieval: compact rows (~60 tokens each).
+
+        Pick candidates here, then neuralmind_memory_get for full records, or
+        neuralmind_memory_timeline for what was decided around one."""
+        async def call() -> CallToolResult:
+            out = await self.service.memory_search(query, limit=limit, status=status, mode=mode)
+            return ok_result(out, render.memory_search(out))
+        return await self.run(call)
+
+    async def neuralmind_memory_timeline(
+            self, decision_id: Annotated[str | None, Field(
+                max_length=100, description="a decision id (or unique prefix)")] = None,
+            query: Annotated[str | None, Field(max_length=MAX_QUESTION_CHARS, description=(
+                "instead of an id: anchor on the best match for this query"))] = None,
+            before: Annotated[int, Field(ge=0, le=20)] = 3,
+            after: Annotated[int, Field(ge=0, le=20)] = 3,
+            mode: Mode = None) -> Annotated[CallToolResult, schemas.MemoryTimeline]:
+        """Step 2: the decisions recorded just before and after one (by id or by query).
+
+        Shows the context a decision was made in: what it replaced, what followed."""
+        async def call() -> CallToolResult:
+            if not (decision_id or "").strip() and not (query or "").strip():
+                raise ToolFailure("invalid_argument", "give a decision_id or a query")
+            out = await self.service.memory_timeline(decision_id, query, before=before,
+                                                     after=after, mode=mode)
+            return ok_result(out, render.memory_timeline(out))
+        return await self.run(call)
+
+    async def neuralmind_memory_get(self, ids: Annotated[list[Annotated[str, Field(
+            max_length=100)]], Field(min_length=1, max_length=20, description=(
+                "decision ids from neuralmind_memory_search (at most 20)"))]) -> Annotated[
+            CallToolResult, schemas.MemoryGet]:
+        """Step 3: full decision records (rationale, rejected alternatives, evidence) for a
+        shortlist of ids."""
+        async def call() -> CallToolResult:
+            out = await self.service.memory_get(ids)
+            return ok_result(out, render.memory_get(out))
+        return await self.run(call)
+
+    # --- recording tools ----------------------------------------------------------------
+    async def neuralmind_feedback(
+            self, node_id: Annotated[str, Field(min_length=1, max_length=MAX_PATH_CHARS, description=(
+                "a hit id from neuralmind_query/neuralmind_search (`path::Qualified.name`)"))],
+            positive: Annotated[bool, Field(description=(
+                "true: it was useful; false: it was noise"))] = True,
+            context: Annotated[list[Annotated[str, Field(max_length=MAX_PATH_CHARS)]] | None,
+                               Field(max_length=50, description=(
+                                   "node ids used together with it (default: the hits of "
+                                   "your last query)"))] = None,
+            ctx: Context | None = None) -> Annotated[CallToolResult, schemas.FeedbackResult]:
+        """Tell NeuralMind which retrieved code was useful (or not) after finishing a task.
+
+        Positive feedback strengthens the node's associations with what it was used with, so
+        the next similar question ranks it higher; negative feedback weakens them."""
+        async def call() -> CallToolResult:
+            node = node_id.strip()
+            self.confine(node.split("::", 1)[0])
+            session = f"mcp:{_client_name(ctx)}"
+            together = _clean(context)
+            if together is None:
+                together = [i for i in self._last_hits.get(session, []) if i != node]
+            for other in together:
+                self.confine(other.split("::", 1)[0])
+            result = await self.service.feedback(node, positive, together if positive else [])
+            out = {**result, "context": together if positive else []}
+            return ok_result(out, render.feedback(out))
+        return await self.run(call)
+
+    async def neuralmind_decision_record(
+            self, title: Annotated[str, Field(min_length=1, max_length=MAX_TITLE_CHARS)],
+            rationale: Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS, description=(
+                "why: the constraint, the evidence, the trade-off"))],
+            files: Annotated[Items, Field(description="files this decision governs")] = None,
+            symbols: Annotated[Items, Field(description=(
+                "symbols it governs, as path::Qualified.name (narrower than files)"))] = None,
+            rejected: Annotated[Items, Field(description="alternatives considered and why not")
+                                ] = None,
+            evidence: Annotated[Items, Field(description="benchmarks, issues, links")] = None,
+            decision_type: Annotated[str | None, Field(max_length=50, description=(
+                "architecture (default), api, performance, security, ..."))] = None,
+            confidence: Annotated[float, Field(ge=0.0, le=1.0)] = 0.8,
+            tags: Items = None) -> Annotated[CallToolResult, schemas.Decision]:
+        """Record a design decision so later sessions (yours, other agents', the developer's)
+        know why the code is the way it is.
+
+        Call after making a non-obvious choice (an approach picked over alternatives, a
+        constraint discovered). It is anchored to the current commit; when a later commit
+        changes a governed file the decision is flagged STALE in the editor."""
+        async def call() -> CallToolResult:
+            fields: dict[str, Any] = {"confidence": confidence}
+            if files is not None:
+                fields["files"] = [self.confine(f) for f in _clean(files) or []]
+            if symbols is not None:
+                fields["symbols"] = [self._confine_symbol(s) for s in _clean(symbols) or []]
+            for key, value in (("rejected", rejected), ("evidence", evidence), ("tags", tags)):
+                if value is not None:
+                    fields[key] = _clean(value)
+            if decision_type and decision_type.strip():
+                fields["decision_type"] = decision_type.strip()
+            out = await self.service.decisions_record(title, rationale, **fields)
+            return ok_result(out, render.decision(out))
+        return await self.run(call)
+
+    # --- registration -------------------------------------------------------------------
+    def functions(self) -> list[tuple[str, Callable[..., Any], ToolAnnotations]]:
+        """(name, function, annotations) of the tools this role serves."""
+        names = self.CONSULTING if self.read_only else self.CONSULTING + self.RECORDING
+        out = []
+        for name in names:
+            recording = name in self.RECORDING
+            hints = ToolAnnotations(read_only_hint=not recording, destructive_hint=False,
+                                    idempotent_hint=not recording, open_world_hint=False)
+            out.append((name, getattr(self, name), hints))
+        return out
