@@ -146,6 +146,25 @@ class ImportRules:
                 return [candidate]
         return []
 
+    def _py_absolute(self, importer: str, dotted: str) -> list[str]:
+        """The file of an absolute module: by package root, else by path suffix.
+
+        The suffix fallback finds modules in namespace packages (no __init__.py) and
+        under source roots; single names are left to the package index so that
+        `import os` never lands on some workspace `os.py` deep in a tree.
+        """
+        found = self._python_modules().get(dotted)
+        if found:
+            return self.closest(importer, found)
+        if "." not in dotted:
+            return []
+        tail = dotted.replace(".", "/")
+        for candidate in (tail + ".py", tail + "/__init__.py"):
+            found = self.suffix_matches(candidate)
+            if found:
+                return self.closest(importer, found)
+        return []
+
     def _import_python(self, path: str, ref: Reference) -> ImportResult:
         spec = ref.target
         if spec.startswith("."):
@@ -163,11 +182,10 @@ class ImportRules:
             def submodule(name: str) -> list[str]:
                 return self._py_module_files(f"{base}/{name}" if base else name)
         else:
-            modules = self._python_modules()
-            files = self.closest(path, modules.get(spec, []))
+            files = self._py_absolute(path, spec)
 
             def submodule(name: str) -> list[str]:
-                return self.closest(path, modules.get(f"{spec}.{name}", []))
+                return self._py_absolute(path, f"{spec}.{name}")
 
         result = ImportResult()
         module_used = not ref.names

@@ -468,3 +468,15 @@ def test_bare_names_skip_class_members_where_the_language_requires_self():
     assert _edges(py, "calls") == {("s.py::Session.get", "api.py::request", "calls", True, 1)}
     java = {"S.java": "class S {\n  void request() {}\n  void get() { request(); }\n}\n"}
     assert _edges(java, "calls") == {("S.java::S.get", "S.java::S.request", "calls", True, 1)}
+
+
+def test_python_namespace_package_by_path_suffix():
+    files = {
+        "proj/core/utils.py": "def tidy():\n    pass\n",
+        "proj/app/main.py": ("from proj.core import utils\nfrom proj.core.utils import tidy\n"
+                             "import os.path\n\ndef run():\n    utils.tidy()\n    tidy()\n"),
+    }
+    assert _edges(files) == {
+        ("proj/app/main.py", "proj/core/utils.py", "imports", True, 2),
+        ("proj/app/main.py::run", "proj/core/utils.py::tidy", "calls", True, 2),
+    }
