@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sqlite3
 import statistics
+import subprocess
 import tempfile
 import time
 from collections import defaultdict
@@ -110,6 +112,62 @@ def next_file(rows: list[dict[str, Any]], data: Path, clock_kind: str,
             res["overall"] = round(statistics.mean([x for v in by_repo.values() for x in v]), 3)
             res["n"] = sum(len(v) for v in by_repo.values())
             out[name][variant] = res
+    return out
+
+
+def _git(root: Path, *args: str) -> None:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
+           "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com",
+           "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_SYSTEM": "/dev/null"}
+    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, env=env)
+
+
+def _git_commit_row(root: Path, row: dict[str, Any], n: int) -> None:
+    for f in row["gold_files"]:
+        p = root / f
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(f"# change {n}\n")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", f"row {n}")
+
+
+def cochange_seeding(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Day one with no editing history: a git repo whose commits are the history rows,
+    mined by seed_cochange at "build"; online: commit each test row and re-seed."""
+    scores: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for repo in dict.fromkeys(r["repo"] for r in rows):
+        mine = [r for r in rows if r["repo"] == repo]
+        for variant in ("static", "online"):
+            with tempfile.TemporaryDirectory() as tmp:
+                root = Path(tmp) / "repo"
+                root.mkdir()
+                _git(root, "init", "-q", "-b", "main")
+                n = 0
+                for r in mine:
+                    if r["split"] == "history":
+                        _git_commit_row(root, r, n)
+                        n += 1
+                layer = SynapseLayer(root / ".neuralmind", root)
+                layer.seed_cochange()
+                for r in mine:
+                    if r["split"] != "test":
+                        continue
+                    given = r.get("next_given")
+                    if given:
+                        targets = set(r["gold_files"]) - {given}
+                        preds = [f for f, _ in layer.next_likely_file(given, 5)]
+                        scores[variant][repo].append(len(targets & set(preds)) / len(targets))
+                    if variant == "online":
+                        _git_commit_row(root, r, n)
+                        n += 1
+                        layer.seed_cochange()
+                layer.close()
+    out: dict[str, dict[str, float]] = {}
+    for variant, by_repo in scores.items():
+        res = {repo: round(statistics.mean(v), 3) for repo, v in by_repo.items()}
+        res["overall"] = round(statistics.mean([x for v in by_repo.values() for x in v]), 3)
+        res["n"] = sum(len(v) for v in by_repo.values())
+        out[variant] = res
     return out
 
 
@@ -234,6 +292,9 @@ def main() -> None:
         t0 = time.perf_counter()
         results["next_file"][clock_kind] = next_file(rows, args.data, clock_kind, mixes)
         results["next_file"][clock_kind + "_seconds"] = round(time.perf_counter() - t0, 2)
+    t0 = time.perf_counter()
+    results["next_file"]["git_cochange_seeding"] = cochange_seeding(rows)
+    results["next_file"]["git_cochange_seeding_seconds"] = round(time.perf_counter() - t0, 2)
     if not args.skip_cost:
         results["cost"] = cost()
     if args.json:
@@ -247,6 +308,8 @@ def main() -> None:
                             key=lambda n: -(res[n]["static"]["overall"] + res[n]["online"]["overall"]))
             names += ranked[:8]
         print_next(f"Next-file, {clock_kind} clock", res, names)
+    seeded = {"git co-change seeding (no replay)": results["next_file"]["git_cochange_seeding"]}
+    print_next("Next-file, day one: git co-change seeding only", seeded, list(seeded))
     if "cost" in results:
         print("\n**Cost** (median wall, CPU)\n")
         for k, v in results["cost"].items():

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from neuralmind import config
-from neuralmind.statedir import atomic_write_bytes
+from neuralmind.statedir import STATE_DIR_NAME, atomic_write_bytes
+from neuralmind.statedir import state_dir as state_dir_of
 from neuralmind.synapse import seeding
 from neuralmind.synapse.export import bundle_bytes, bundle_document, memory_markdown
 from neuralmind.synapse.namespaces import (
@@ -48,6 +49,8 @@ class SynapseLayer:
                  namespace: str | None = None) -> None:
         self.state_dir = Path(state_dir)
         self.root = Path(root).resolve()
+        if self.state_dir.resolve() == self.root / STATE_DIR_NAME:
+            state_dir_of(self.root)  # created with its .gitignore, so it is never committed
         self.clock = clock
         self.store = SynapseStore(self.state_dir / DB_NAME, clock=clock)
         self._active = ActiveNamespace(self.root, namespace)

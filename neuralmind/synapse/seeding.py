@@ -120,7 +120,8 @@ def git_commits(root: Path, max_commits: int = config.COCHANGE_MAX_COMMITS) -> l
 def cochange(commits: list[list[str]], root: Path,
              max_files: int = config.COCHANGE_MAX_FILES) -> tuple[Counter, Counter]:
     """Pair counts and per-file commit counts over commits touching 1..max_files files that
-    still exist (huge commits are reformatting or vendoring, not association)."""
+    still exist outside skipped folders (huge commits are reformatting or vendoring, not
+    association)."""
     pairs: Counter[tuple[str, str]] = Counter()
     freq: Counter[str] = Counter()
     exists: dict[str, bool] = {}
@@ -130,7 +131,8 @@ def cochange(commits: list[list[str]], root: Path,
         live = []
         for f in dict.fromkeys(files):
             if f not in exists:
-                exists[f] = (root / f).is_file()
+                exists[f] = (root / f).is_file() and not config.SKIP_DIRS.intersection(
+                    f.split("/")[:-1])
             if exists[f]:
                 live.append(f)
         live.sort()

@@ -140,7 +140,8 @@ def repo(tmp_path: Path) -> Path:
     commit(root, {"a.py": "1", "b.py": "1", "gone.py": "1"}, "one")
     commit(root, {"a.py": "2", "b.py": "2"}, "two")
     commit(root, {"a.py": "3", "c.py": "3", "gone.py": "3"}, "three")
-    commit(root, {f"big/f{i}.py": "x" for i in range(config.COCHANGE_MAX_FILES + 1)}, "vendoring")
+    commit(root, {f"big/f{i}.py": "x" for i in range(config.COCHANGE_MAX_FILES + 1)}, "huge")
+    commit(root, {"a.py": "4", "vendor/lib.py": "4"}, "vendored copy")
     git(root, "rm", "-q", "gone.py")
     git(root, "commit", "-q", "-m", "drop gone")
     return root
@@ -148,12 +149,14 @@ def repo(tmp_path: Path) -> Path:
 
 def test_cochange_is_mined_from_a_real_git_history(repo, clock):
     layer = SynapseLayer(repo / ".neuralmind", repo, clock=clock)
-    assert layer.seed_cochange(now=T0) == 2  # a-b (2 commits), a-c (1); gone.py and big/ skipped
+    # a-b (2 commits), a-c (1); deleted gone.py, the huge commit and vendor/ are skipped
+    assert layer.seed_cochange(now=T0) == 2
     assert shared(layer, "a.py", "b.py") == pytest.approx(structural_weight(2))
     assert shared(layer, "a.py", "c.py") == pytest.approx(structural_weight(1))
-    assert all(not n.startswith(("gone", "big/")) for n, _ in layer.neighbors("a.py", 50, now=T0))
+    assert all(not n.startswith(("gone", "big/", "vendor/")) for n, _ in layer.neighbors("a.py", 50, now=T0))
     assert layer.next_likely_file("b.py", k=3, now=T0)[0][0] == "a.py"
     assert layer.seed_cochange(now=T0) == 0  # idempotent
+    assert (repo / ".neuralmind" / ".gitignore").read_text() == "*\n"  # state is never committed
     layer.close()
 
 
