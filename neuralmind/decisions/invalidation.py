@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("neuralmind.decisions")
 
 TOUCHED_PREFIX = "touched, not governed: "
+MAX_RANGE_COMMITS = 200     # scan_since: older commits beyond this are not scanned one by one
 
 
 @dataclass
@@ -71,6 +72,26 @@ def scan(store: DecisionStore, commit: str = "HEAD") -> ScanReport:
         return report
     _apply(store, report, plan)
     return report
+
+
+def scan_since(store: DecisionStore, base: str, max_commits: int = MAX_RANGE_COMMITS) -> list[ScanReport]:
+    """Scan every first-parent commit after `base` up to HEAD, oldest first (HEAD moved by more
+    than one commit: a pull, or commits made while no hook ran). When `base` is not an ancestor
+    of HEAD (a reset or rebase), only HEAD is scanned."""
+    git = store.git()
+    try:
+        head = git.head()
+        if base and git.commit_exists(base) and git.is_ancestor(base, head):
+            shas = git.out("rev-list", "--first-parent", "--reverse", f"{base}..{head}").split()
+        else:
+            shas = [head]
+    except GitError as e:
+        return [ScanReport(error=str(e), notices=["no decision status was changed"])]
+    if len(shas) > max_commits:
+        skipped = len(shas) - max_commits
+        shas = shas[-max_commits:]
+        log.info("scanning the last %d of %d new commits", max_commits, max_commits + skipped)
+    return [scan(store, sha) for sha in shas]
 
 
 def _plan(store: DecisionStore, git: Git, commit: str, report: ScanReport) -> dict[str, str]:

@@ -165,11 +165,14 @@ def semantic_ranking(conn: sqlite3.Connection, question: str, status: str, limit
         for r in rows]
     if stale:
         fresh = embedder.embed([texts[i] for i in stale]).astype(np.float32)
-        with write() as wconn:
-            for j, i in enumerate(stale):
-                vectors[i] = fresh[j]
-                wconn.execute("INSERT OR REPLACE INTO decision_vectors VALUES (?, ?, ?)",
-                              (rows[i]["id"], hashes[i], fresh[j].tobytes()))
+        for j, i in enumerate(stale):
+            vectors[i] = fresh[j]
+        try:
+            with write() as wconn:
+                wconn.executemany("INSERT OR REPLACE INTO decision_vectors VALUES (?, ?, ?)",
+                                  [(rows[i]["id"], hashes[i], fresh[j].tobytes()) for j, i in enumerate(stale)])
+        except sqlite3.OperationalError as e:   # locked or read-only: answer now, cache next time
+            log.info("decision vectors not cached (%s)", e)
         log.debug("embedded %d decision(s) for semantic search", len(stale))
     q = embedder.embed([question])[0].astype(np.float32)
     sims = np.stack(vectors) @ q
@@ -208,4 +211,4 @@ def run_search(conn: sqlite3.Connection, question: str, mode: str | None, status
         notice = f"semantic ranking unavailable ({e}); keyword results only"
         log.info("%s", notice)
         return keyword[:limit], "keyword", requested, notice, 0, terms
-    return fuse([keyword, semantic])[:limit], "hybrid", requested, "", embedded, terms
+    return fuse([keyword, semantic], RRF_K)[:limit], "hybrid", requested, "", embedded, terms

@@ -387,6 +387,12 @@ class DecisionStore:
 
         return scan(self, commit)
 
+    def scan_since(self, base: str) -> list[ScanReport]:
+        """Scan each first-parent commit after `base` up to HEAD (the server calls this when HEAD moves)."""
+        from neuralmind.decisions.invalidation import scan_since
+
+        return scan_since(self, base)
+
     def governing(self, file: str, status: str = "ALL") -> list[dict[str, Any]]:
         """Decisions governing `file` with their symbols' current line ranges (editor diagnostics)."""
         from neuralmind.decisions.symbols import governing

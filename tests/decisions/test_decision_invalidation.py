@@ -187,3 +187,18 @@ def test_unknown_symbol_is_conservatively_governed(repo: Path) -> None:
     commit_all(repo, "change")
     store.scan()
     assert store.get(d.id).status == "STALE"
+
+
+def test_scan_since_covers_every_commit_head_moved_over(repo: Path) -> None:
+    store = DecisionStore(repo)
+    base = git(repo, "rev-parse", "HEAD")
+    d = store.record("Pool connections", "Costly connects.", files=["pool.py"])
+    write(repo, "pool.py", POOL_PY.replace("return 1", "return 2"))
+    touching = commit_all(repo, "touches pool")
+    write(repo, "README.md", "# later\n")
+    commit_all(repo, "later commit")
+    assert store.scan().stale == []                          # HEAD alone does not see it
+    reports = store.scan_since(base)
+    assert [r.commit for r in reports][0] == touching and len(reports) == 2
+    assert store.get(d.id).status == "STALE"
+    assert store.scan_since("not-a-commit")[0].commit == git(repo, "rev-parse", "HEAD")
