@@ -225,12 +225,30 @@ class ImportRules:
                 return f"{base}/index{ext}"
         return None
 
+    def _js_alias(self, importer: str, rest: str) -> str | None:
+        """`@/x` and `~/x`, the usual tsconfig/bundler aliases for the source root.
+
+        Tried as `src/x` and `x` under each folder above the importer, nearest first.
+        """
+        d = posixpath.dirname(importer)
+        while True:
+            for root in (posixpath.join(d, "src"), d):
+                found = self._js_file(posixpath.join(root, rest) if root else rest)
+                if found is not None:
+                    return found
+            if not d:
+                return None
+            d = posixpath.dirname(d)
+
     def _import_js(self, path: str, ref: Reference) -> ImportResult:
         target = ref.target
-        if not target.startswith((".", "/")):
+        if target.startswith((".", "/")):
+            base = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+            found = self._js_file(base.lstrip("/"))
+        elif target.startswith(("@/", "~/")):
+            found = self._js_alias(path, target[2:])
+        else:
             return ImportResult()  # a package from node_modules
-        base = posixpath.normpath(posixpath.join(posixpath.dirname(path), target)).lstrip("/")
-        found = self._js_file(base)
         if found is None:
             return ImportResult()
         files = (found,)

@@ -480,3 +480,14 @@ def test_python_namespace_package_by_path_suffix():
         ("proj/app/main.py", "proj/core/utils.py", "imports", True, 2),
         ("proj/app/main.py::run", "proj/core/utils.py::tidy", "calls", True, 2),
     }
+
+
+def test_js_source_root_alias():
+    files = {
+        "web/src/lib/api.ts": "export function get() {}\n",
+        "web/src/pages/home.tsx": "import { get } from '@/lib/api';\nexport function Home() { get(); }\n",
+    }
+    assert _edges(files) == {
+        ("web/src/pages/home.tsx", "web/src/lib/api.ts", "imports", True, 1),
+        ("web/src/pages/home.tsx::Home", "web/src/lib/api.ts::get", "calls", True, 1),
+    }
