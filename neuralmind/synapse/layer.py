@@ -164,14 +164,28 @@ class SynapseLayer:
                now: float | None = None) -> list[tuple[str, float]]:
         """Nodes reached by spreading activation from the seeds (a symbol seed also seeds its
         file), with their accumulated energy; seeds themselves are not returned."""
+        seeds = self._seeds(seed_ids)
+        if not seeds:
+            return []
+        return self.store.spread(seeds, self._weights(namespaces), depth, top_k, now)
+
+    @staticmethod
+    def _seeds(seed_ids: Sequence[str]) -> dict[str, float]:
         seeds: dict[str, float] = {}
         for s in seed_ids:
             if s:
                 seeds[s] = 1.0
                 seeds.setdefault(file_of(s), 1.0)
+        return seeds
+
+    def spread_detailed(self, seed_ids: Sequence[str], depth: int = config.SPREAD_DEPTH,
+                        top_k: int = config.SPREAD_TOP_K, now: float | None = None,
+                        ) -> list[tuple[str, float, dict[str, float]]]:
+        """`spread` with each node's energy split by namespace (personal, shared, branch:...)."""
+        seeds = self._seeds(seed_ids)
         if not seeds:
             return []
-        return self.store.spread(seeds, self._weights(namespaces), depth, top_k, now)
+        return self.store.spread_detailed(seeds, self._weights(), depth, top_k, now)
 
     def neighbors(self, node_id: str, k: int = 10, namespaces: Sequence[str] | None = None,
                   now: float | None = None) -> list[tuple[str, float]]:

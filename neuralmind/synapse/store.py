@@ -394,8 +394,11 @@ class SynapseStore:
         edges = self._edges_of(list(nodes), weights, self._now(now))
         return {n: dict(nbrs) for n, nbrs in edges.items()}
 
-    def _edges_of(self, nodes: list[str], weights: dict[str, float],
-                  now: float) -> dict[str, dict[str, float]]:
+    def _edges_of(self, nodes: list[str], weights: dict[str, float], now: float,
+                  by_ns: dict[tuple[str, str], dict[str, float]] | None = None,
+                  ) -> dict[str, dict[str, float]]:
+        """Merged neighbour weights; `by_ns`, when given, receives each edge's per-namespace
+        parts (keyed (node, neighbour))."""
         out: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
         if not nodes or not weights:
             return out
@@ -412,10 +415,12 @@ class SynapseStore:
                 if w < config.PRUNE_THRESHOLD:
                     continue
                 mw = weights[ns] * w
-                if col == "a" and a in wanted:
-                    out[a][b] += mw
-                if col == "b" and b in wanted:
-                    out[b][a] += mw
+                u, v = (a, b) if col == "a" else (b, a)
+                if u in wanted:
+                    out[u][v] += mw
+                    if by_ns is not None:
+                        part = by_ns.setdefault((u, v), {})
+                        part[ns] = part.get(ns, 0.0) + mw
         return out
 
     @_failopen(list)
@@ -424,7 +429,22 @@ class SynapseStore:
         """Spreading activation: energy leaves each frontier node along its edges, decaying
         by SPREAD_DECAY per hop; hubs (degree > HUB_DEGREE) divide what they send by degree.
         Seeds are not returned; ties break by id so results are deterministic."""
-        t = self._now(now)
+        activation = self._spread(seeds, weights, depth, self._now(now), None)
+        return heapq.nsmallest(top_k, activation.items(), key=lambda kv: (-kv[1], kv[0]))
+
+    @_failopen(list)
+    def spread_detailed(self, seeds: dict[str, float], weights: dict[str, float], depth: int,
+                        top_k: int, now: float | None = None,
+                        ) -> list[tuple[str, float, dict[str, float]]]:
+        """Like `spread`, with each node's energy split by the namespace of the edges that
+        delivered it (for --explain: was it my memory, the branch's, or the team's?)."""
+        contrib: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+        activation = self._spread(seeds, weights, depth, self._now(now), contrib)
+        top = heapq.nsmallest(top_k, activation.items(), key=lambda kv: (-kv[1], kv[0]))
+        return [(n, e, dict(contrib[n])) for n, e in top]
+
+    def _spread(self, seeds: dict[str, float], weights: dict[str, float], depth: int, now: float,
+                contrib: dict[str, dict[str, float]] | None) -> dict[str, float]:
         seed_set = set(seeds)
         activation: dict[str, float] = defaultdict(float)
         frontier = dict(seeds)
@@ -434,7 +454,8 @@ class SynapseStore:
             expand = (sorted(frontier) if len(frontier) <= config.SPREAD_FRONTIER_MAX else
                       heapq.nsmallest(config.SPREAD_FRONTIER_MAX, frontier,
                                       key=lambda n: (-frontier[n], n)))
-            edges = self._edges_of(expand, weights, t)
+            by_ns: dict[tuple[str, str], dict[str, float]] | None = {} if contrib is not None else None
+            edges = self._edges_of(expand, weights, now, by_ns)
             received: dict[str, float] = defaultdict(float)
             for u in expand:
                 nbrs = edges.get(u)
@@ -443,12 +464,16 @@ class SynapseStore:
                 norm = len(nbrs) if len(nbrs) > config.HUB_DEGREE else 1
                 e = frontier[u] * config.SPREAD_DECAY / norm
                 for v, w in nbrs.items():
-                    if v not in seed_set:
-                        received[v] += e * w
+                    if v in seed_set:
+                        continue
+                    received[v] += e * w
+                    if contrib is not None and by_ns is not None:
+                        for ns, part in by_ns[(u, v)].items():
+                            contrib[v][ns] += e * part
             for v, e in received.items():
                 activation[v] += e
             frontier = dict(received)
-        return heapq.nsmallest(top_k, activation.items(), key=lambda kv: (-kv[1], kv[0]))
+        return activation
 
     @_failopen(dict)
     def transitions_from(self, node: str, weights: dict[str, float],

@@ -146,6 +146,18 @@ def test_spread_decays_per_hop_and_excludes_seeds(layer):
     assert layer.spread(["nowhere.py"], now=T0) == []
 
 
+def test_spread_detailed_splits_energy_by_namespace(layer):
+    layer.activate(["a.py", "b.py"], now=T0)                       # personal 0.3 (x1.0)
+    layer.activate(["a.py", "b.py"], namespace="shared", now=T0)   # shared 0.3 (x0.5)
+    layer.activate(["a.py", "c.py"], namespace="shared", now=T0)
+    got = {n: (e, parts) for n, e, parts in layer.spread_detailed(["a.py"], depth=1, now=T0)}
+    d = config.SPREAD_DECAY
+    assert got["b.py"][0] == pytest.approx(d * (LR + 0.5 * LR))
+    assert got["b.py"][1] == pytest.approx({"personal": d * LR, "shared": d * 0.5 * LR})
+    assert got["c.py"][1] == pytest.approx({"shared": d * 0.5 * LR})
+    assert [(n, e) for n, e, _ in layer.spread_detailed(["a.py"], now=T0)] == layer.spread(["a.py"], now=T0)
+
+
 def test_spread_from_a_symbol_also_seeds_its_file(layer):
     layer.activate(["pkg/a.py", "pkg/b.py"], now=T0)
     got = dict(layer.spread(["pkg/a.py::Parser.parse"], depth=1, top_k=5, now=T0))
