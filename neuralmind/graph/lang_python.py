@@ -7,7 +7,7 @@ import re
 
 from tree_sitter import Node as TSNode
 
-from neuralmind.graph.lang_spec import ImportSpec, LanguageSpec, Source, cap_doc
+from neuralmind.graph.lang_spec import ImportSpec, LanguageSpec, Source, cap_doc, collapse
 
 DEFINITIONS = """
 (function_definition name: (identifier) @name) @def.function
@@ -94,6 +94,20 @@ def bases(node: TSNode, src: Source) -> list[tuple[str, str]]:
             if arg.type in ("identifier", "attribute")]
 
 
+def signature(node: TSNode, src: Source) -> str | None:
+    """From `def`/`class` to the colon that opens the body (comments after it excluded)."""
+    body = node.child_by_field_name("body")
+    colon = None
+    for child in node.children:
+        if body is not None and child.start_byte >= body.start_byte:
+            break
+        if child.type == ":":
+            colon = child
+    if colon is None:
+        return None
+    return collapse(src.between(node.start_byte, colon.end_byte))
+
+
 SPECS = {
     "python": LanguageSpec(
         name="python",
@@ -103,6 +117,7 @@ SPECS = {
         import_refs=import_refs,
         bases=bases,
         docstring=docstring,
+        signature=signature,
         wrappers=frozenset({"decorated_definition"}),
     ),
 }

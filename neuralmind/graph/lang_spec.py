@@ -96,9 +96,17 @@ SIGNATURE_MAX = 300
 DOCSTRING_MAX = 1000
 
 
+_OPEN_PAREN = re.compile(r"([(\[]) ")
+_CLOSE_PAREN = re.compile(r",? ([)\]])")
+
+
 def collapse(text: str, limit: int = SIGNATURE_MAX) -> str:
-    """Whitespace-collapsed, capped text for signatures."""
+    """Whitespace-collapsed, capped text for signatures.
+
+    Wrapped parameter lists (`def f(\n    a,\n    b,\n):`) read as `def f(a, b):`.
+    """
     text = _WS.sub(" ", text).strip()
+    text = _CLOSE_PAREN.sub(r"\1", _OPEN_PAREN.sub(r"\1", text))
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 

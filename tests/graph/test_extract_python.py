@@ -165,3 +165,11 @@ def test_unknown_language_reports_error_without_raising():
 def test_duplicate_names_get_suffixes():
     fe = extract_file("d.py", b"def f():\n    pass\n\ndef f():\n    pass\n", "python")
     assert [n.id for n in fe.nodes] == ["d.py", "d.py::f", "d.py::f#2"]
+
+
+def test_python_signature_stops_at_the_colon():
+    src = (b"def build(\n    self,\n    name,\n    *,\n    strict=False,\n) -> dict:\n"
+           b"    # Comments before the body are not signature.\n    return {}\n")
+    fe = extract_file("b.py", src, "python")
+    assert fe.nodes[1].signature == "def build(self, name, *, strict=False) -> dict:"
+    assert fe.nodes[1].docstring == ""
