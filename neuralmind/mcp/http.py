@@ -160,6 +160,8 @@ def _bind(host: str, port: int) -> socket.socket:
         raise ValueError(f"MCP over HTTP binds loopback only (127.0.0.1), not {host!r}")
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # Accepted sockets inherit it: small JSON-RPC replies must not wait for delayed ACKs.
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind(("127.0.0.1", port))
     sock.listen(64)
     sock.setblocking(False)

@@ -61,6 +61,11 @@ class NeuralMindMCP(MCPServer):
         super().__init__(**kwargs)
         self.neuralmind_tools = tools
 
+    async def serve_streams(self, read_stream: Any, write_stream: Any) -> None:
+        """Serve one connection over message streams (stdio with descriptors we own)."""
+        low = self._lowlevel_server
+        await low.run(read_stream, write_stream, low.create_initialization_options())
+
     async def call_tool(self, name: str, arguments: dict[str, Any],
                         context: Any = None) -> Any:
         tools = self.neuralmind_tools

@@ -1,0 +1,251 @@
+"""stdio <-> streamable HTTP pump to a live NeuralMind endpoint, without the MCP SDK.
+
+Why not `stdio_server()` + `streamable_http_client`: importing the SDK's server and
+client transports costs ~2 s on this class of machine, and an agent waits for
+every spawn; the bridge must answer in well under a second. The pump needs
+little: newline-delimited JSON-RPC from stdin is POSTed to the endpoint with the
+headers the transport defines (session id and negotiated version for the
+initialize handshake; per-request routing headers for the 2026 era), and every
+JSON or SSE message that comes back is written to stdout as one line. Replies are
+written whole under a lock, so concurrent requests never interleave on stdout.
+Stdlib only; one worker thread per in-flight request.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import logging
+import re
+import socket
+import threading
+from base64 import b64encode
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, BinaryIO
+from urllib.parse import urlsplit
+
+from neuralmind.mcp.roles import RECORDING_TOOLS, read_only_refusal
+
+log = logging.getLogger("neuralmind.mcp")
+
+HANDSHAKE_VERSIONS_PREFIX = "2024-", "2025-"     # handshake-era protocol revisions
+NAME_BEARING = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+VERSION_META = "io.modelcontextprotocol/protocolVersion"
+MAX_WORKERS = 8
+INTERNAL_ERROR = -32603
+_HEADER_SAFE = re.compile(r"^[\x20-\x7E]*$")
+
+
+def _header_value(value: str) -> str:
+    """The transport's encoding for non-ASCII header values (base64 sentinel)."""
+    if _HEADER_SAFE.fullmatch(value) and value == value.strip() and not value.startswith("=?"):
+        return value
+    return f"=?base64?{b64encode(value.encode('utf-8')).decode('ascii')}?="
+
+
+def _sse_messages(resp: http.client.HTTPResponse) -> Iterator[str]:
+    """`data:` payloads of an event stream, one per event."""
+    data: list[str] = []
+    for raw in resp:
+        line = raw.decode("utf-8").rstrip("\r\n")
+        if not line:
+            if data:
+                yield "\n".join(data)
+                data = []
+            continue
+        if line.startswith("data:"):
+            data.append(line[5:].lstrip(" ") if line[5:6] == " " else line[5:])
+    if data:
+        yield "\n".join(data)
+
+
+class Bridge:
+    """One agent's stdio session forwarded to one HTTP endpoint."""
+
+    def __init__(self, url: str, token: str, out: BinaryIO, read_only: bool = False) -> None:
+        parts = urlsplit(url)
+        self.host, self.port, self.path = parts.hostname or "127.0.0.1", parts.port or 80, parts.path
+        self.token = token
+        self.out = out
+        self.read_only = read_only
+        self.session_id: str | None = None
+        self.version: str | None = None      # negotiated by the initialize handshake
+        self._write_lock = threading.Lock()
+        self._local = threading.local()
+        self._pool = ThreadPoolExecutor(MAX_WORKERS, thread_name_prefix="mcp-bridge")
+        self._list_requests: set[Any] = set()   # tools/list ids whose answer a read-only bridge filters
+        self.failed = False
+
+    # --- stdout -------------------------------------------------------------------------
+    def emit(self, payload: str | dict[str, Any]) -> None:
+        text = payload if isinstance(payload, str) else json.dumps(payload, separators=(",", ":"))
+        if self.read_only and isinstance(payload, str) and self._list_requests:
+            text = self._filter_tools(text)
+        data = text.replace("\n", " ").encode("utf-8") + b"\n"
+        with self._write_lock:
+            try:
+                self.out.write(data)
+                self.out.flush()
+            except (BrokenPipeError, OSError, ValueError):
+                self.failed = True
+
+    def _filter_tools(self, text: str) -> str:
+        try:
+            msg = json.loads(text)
+        except ValueError:
+            return text
+        if msg.get("id") not in self._list_requests or "result" not in msg:
+            return text
+        self._list_requests.discard(msg["id"])
+        tools = msg["result"].get("tools") or []
+        msg["result"]["tools"] = [t for t in tools if t.get("name") not in RECORDING_TOOLS]
+        return json.dumps(msg, separators=(",", ":"))
+
+    def _error(self, msg_id: Any, message: str, code: int = INTERNAL_ERROR) -> None:
+        if msg_id is not None:
+            self.emit({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
+
+    # --- stdin --------------------------------------------------------------------------
+    def pump(self, stdin: BinaryIO) -> None:
+        """Forward every line until EOF; then end the HTTP session."""
+        for raw in stdin:
+            line = raw.strip()
+            if not line:
+                continue
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                self.emit({"jsonrpc": "2.0", "id": None,
+                           "error": {"code": -32700, "message": "parse error"}})
+                continue
+            if not isinstance(msg, dict):
+                self._error(None, "batches are not supported")
+                continue
+            if self._refused_locally(msg):
+                continue
+            if msg.get("method") == "initialize" or "id" not in msg or "method" not in msg:
+                # In order: the handshake must set the session id before anything else, and
+                # notifications (`initialized` first of all) must not overtake each other.
+                self._post(msg)
+                continue
+            self._pool.submit(self._post, msg)
+            if self.failed:
+                break
+        self._pool.shutdown(wait=True)
+        self._end_session()
+
+    def _refused_locally(self, msg: dict[str, Any]) -> bool:
+        """A read-only bridge to a read-write server filters the recording tools itself."""
+        if not self.read_only:
+            return False
+        method, params = msg.get("method"), msg.get("params") or {}
+        if method == "tools/list" and "id" in msg:
+            self._list_requests.add(msg["id"])
+        if method == "tools/call" and params.get("name") in RECORDING_TOOLS:
+            name = params["name"]
+            text = read_only_refusal(name)
+            self.emit({"jsonrpc": "2.0", "id": msg.get("id"), "result": {
+                "content": [{"type": "text", "text": f"error [read_only]: {text}"}],
+                "structuredContent": {"error": {"code": "read_only", "message": text}},
+                "isError": True}})
+            return True
+        return False
+
+    # --- HTTP ---------------------------------------------------------------------------
+    def _conn(self) -> http.client.HTTPConnection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = http.client.HTTPConnection(self.host, self.port, timeout=None)
+            conn.connect()
+            conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no delayed-ACK waits
+            self._local.conn = conn
+        return conn
+
+    def _headers(self, msg: dict[str, Any]) -> dict[str, str]:
+        headers = {"Authorization": f"Bearer {self.token}", "Content-Type": "application/json",
+                   "Accept": "application/json, text/event-stream"}
+        params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
+        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+        modern = meta.get(VERSION_META)
+        method = msg.get("method")
+        if isinstance(modern, str) and not modern.startswith(HANDSHAKE_VERSIONS_PREFIX):
+            headers["mcp-protocol-version"] = modern
+            if isinstance(method, str):
+                headers["mcp-method"] = method
+                key = NAME_BEARING.get(method)
+                if key and isinstance(params.get(key), str):
+                    headers["mcp-name"] = _header_value(params[key])
+            return headers
+        if self.session_id:
+            headers["mcp-session-id"] = self.session_id
+        if self.version:
+            headers["mcp-protocol-version"] = self.version
+        return headers
+
+    def _post(self, msg: dict[str, Any]) -> None:
+        body = json.dumps(msg, separators=(",", ":")).encode("utf-8")
+        for attempt in (1, 2):
+            try:
+                conn = self._conn()
+                conn.request("POST", self.path, body, self._headers(msg))
+                resp = conn.getresponse()
+                self._answer(msg, resp)
+                return
+            except (http.client.HTTPException, OSError) as e:
+                stale = getattr(self._local, "conn", None)
+                if stale is not None:
+                    stale.close()
+                self._local.conn = None
+                if attempt == 2:
+                    log.warning("the NeuralMind endpoint stopped answering: %s", e)
+                    self._error(msg.get("id"), "the NeuralMind server this bridge forwards to "
+                                f"stopped answering ({e}); restart the MCP connection")
+
+    def _answer(self, msg: dict[str, Any], resp: http.client.HTTPResponse) -> None:
+        if msg.get("method") == "initialize" and resp.getheader("mcp-session-id"):
+            self.session_id = resp.getheader("mcp-session-id")
+        ctype = (resp.getheader("content-type") or "").split(";")[0].strip().lower()
+        if ctype == "text/event-stream" and resp.status == 200:
+            for data in _sse_messages(resp):
+                if data.strip():
+                    self._note(msg, data)
+                    self.emit(data)
+            return
+        body = resp.read()
+        if resp.status == 202 or not body.strip():
+            if resp.status >= 400:
+                self._error(msg.get("id"), f"HTTP {resp.status} from the NeuralMind endpoint")
+            return
+        text = body.decode("utf-8", "replace")
+        if ctype == "application/json":
+            self._note(msg, text)
+            self.emit(text)
+            return
+        self._error(msg.get("id"), f"HTTP {resp.status} from the NeuralMind endpoint: "
+                                   f"{text.strip()[:200]}")
+
+    def _note(self, msg: dict[str, Any], text: str) -> None:
+        """Remember the handshake's negotiated version (later requests must carry it)."""
+        if msg.get("method") != "initialize" or self.version:
+            return
+        try:
+            version = json.loads(text)["result"]["protocolVersion"]
+        except (ValueError, KeyError, TypeError):
+            return
+        if isinstance(version, str):
+            self.version = version
+
+    def _end_session(self) -> None:
+        if not self.session_id:
+            return
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=1.0)
+        try:
+            conn.request("DELETE", self.path, headers={
+                "Authorization": f"Bearer {self.token}", "mcp-session-id": self.session_id,
+                **({"mcp-protocol-version": self.version} if self.version else {})})
+            conn.getresponse().read()
+        except (http.client.HTTPException, OSError):
+            pass
+        finally:
+            conn.close()

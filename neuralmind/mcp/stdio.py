@@ -1,0 +1,98 @@
+"""`neuralmind mcp [PATH]`: MCP over stdio for agents that spawn their servers.
+
+When the editor's server for the workspace is live (its discovery file names a
+running pid whose endpoint accepts the token), stdio is bridged to it: same
+index, same learned associations, no second copy in memory. Otherwise this
+process runs an EngineService over the same on-disk state (no LSP) and serves the
+same tools itself. One line on stderr says which. stdout carries only protocol
+frames: fds 0/1 are taken private first, fd 1 then points at stderr.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import logging
+import os
+import sys
+from pathlib import Path
+
+from neuralmind.mcp.discovery import live_endpoint
+
+log = logging.getLogger("neuralmind.mcp")
+
+
+def notice(text: str) -> None:
+    sys.stderr.write(f"[neuralmind] mcp: {text}\n")
+    sys.stderr.flush()
+
+
+def run_stdio(root: Path, read_only: bool = False) -> int:
+    """Serve one agent on this process's stdio until EOF; returns the exit code."""
+    from neuralmind.lsp.entry import claim_stdio
+
+    in_fd, out_fd = claim_stdio()
+    entry, problem = live_endpoint(root)
+    if problem:
+        notice(f"ignoring the recorded endpoint: {problem}")
+    if entry is not None:
+        role = " (read-only)" if read_only else ""
+        notice(f"bridging to the running NeuralMind server {entry.url} (pid {entry.pid}){role}")
+        return _bridge(entry.url, entry.token, in_fd, out_fd, read_only)
+    notice(f"no running server for {root}; serving the workspace from this process"
+           + (" (read-only)" if read_only else ""))
+    return _standalone(root, in_fd, out_fd, read_only)
+
+
+def _bridge(url: str, token: str, in_fd: int, out_fd: int, read_only: bool) -> int:
+    from neuralmind.mcp.bridge import Bridge
+
+    stdin = os.fdopen(in_fd, "rb")
+    stdout = os.fdopen(out_fd, "wb")
+    bridge = Bridge(url, token, stdout, read_only=read_only)
+    try:
+        bridge.pump(stdin)
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+def _standalone(root: Path, in_fd: int, out_fd: int, read_only: bool) -> int:
+    try:
+        code = asyncio.run(_serve_here(root, in_fd, out_fd, read_only))
+    except KeyboardInterrupt:
+        code = 130
+    logging.shutdown()
+    sys.stderr.flush()
+    # Engine threads inside a long call would hold interpreter exit; all state on disk is
+    # written atomically, so leave now (as the LSP server does).
+    os._exit(code)
+
+
+async def _serve_here(root: Path, in_fd: int, out_fd: int, read_only: bool) -> int:
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    from neuralmind.mcp.server import build_mcp_server
+    from neuralmind.service.core import EngineService
+
+    service = EngineService(root)
+    server = build_mcp_server(service, read_only=read_only)
+    start = asyncio.get_running_loop().create_task(service.start(index=True), name="start")
+    stdin = anyio.wrap_file(io.TextIOWrapper(os.fdopen(in_fd, "rb"), encoding="utf-8",
+                                             errors="replace"))
+    stdout = anyio.wrap_file(io.TextIOWrapper(os.fdopen(out_fd, "wb"), encoding="utf-8"))
+    try:
+        async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):
+            await server.serve_streams(read_stream, write_stream)
+    finally:
+        if not start.done():
+            start.cancel()
+        try:
+            await asyncio.wait_for(service.close(), timeout=1.5)
+        except Exception as e:  # TimeoutError included
+            log.warning("clean-up did not finish: %s", e or "timeout")
+    if start.done() and not start.cancelled() and start.exception() is not None:
+        notice(f"cannot open the workspace {root}: {start.exception()}")
+        return 1
+    return 0
