@@ -25,6 +25,7 @@ COMMAND_MODULES = [
     "neuralmind.cli.synapse_cmds",
     "neuralmind.cli.decision_cmds",
     "neuralmind.cli.server_cmds",
+    "neuralmind.cli.mcp_cmds",
 ]
 
 
