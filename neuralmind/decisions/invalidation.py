@@ -187,7 +187,7 @@ def _apply(store: DecisionStore, report: ScanReport, new_evidence: dict[str, str
         return
     touched_line = f"{TOUCHED_PREFIX}{(report.commit or '')[:12]}"
     with store.write() as conn:
-        for d in store._load(conn, "WHERE status = 'ACTIVE'"):
+        for d in store.load(conn, "WHERE status = 'ACTIVE'"):
             if d.id in new_evidence:
                 d.status = "STALE"
                 d.evidence.append(new_evidence[d.id])

@@ -74,7 +74,7 @@ def memory_timeline(store: DecisionStore, decision_id: str | None = None, query:
         anchor_id = found.records[0].id
     else:
         raise ValueError("memory_timeline needs a decision id or a query")
-    conn = store._conn()
+    conn = store.connection()
     seq = conn.execute("SELECT seq FROM decisions WHERE id = ?", (anchor_id,)).fetchone()[0]
     earlier = [r[0] for r in conn.execute(
         "SELECT seq FROM decisions WHERE seq < ? ORDER BY seq DESC LIMIT ?", (seq, before))]

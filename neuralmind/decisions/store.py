@@ -77,7 +77,8 @@ class DecisionStore:
         return self.root / ".neuralmind" / DB_NAME
 
     # --- connections ----------------------------------------------------------------------
-    def _conn(self) -> sqlite3.Connection:
+    def connection(self) -> sqlite3.Connection:
+        """This thread's connection (autocommit; use `read`/`write` for transactions)."""
         if not self._ready:
             with self._init_lock:
                 if not self._ready:
@@ -93,7 +94,7 @@ class DecisionStore:
     @contextlib.contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
         """One IMMEDIATE transaction: all of it lands, or none of it."""
-        conn = self._conn()
+        conn = self.connection()
         conn.execute("BEGIN IMMEDIATE")
         try:
             yield conn
@@ -105,7 +106,7 @@ class DecisionStore:
     @contextlib.contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
         """A consistent snapshot across several SELECTs."""
-        conn = self._conn()
+        conn = self.connection()
         conn.execute("BEGIN")
         try:
             yield conn
@@ -116,7 +117,8 @@ class DecisionStore:
         return Git(self.root)
 
     # --- loading --------------------------------------------------------------------------
-    def _load(self, conn: sqlite3.Connection, where: str = "", params: tuple[Any, ...] = ()) -> list[Decision]:
+    def load(self, conn: sqlite3.Connection, where: str = "", params: tuple[Any, ...] = ()) -> list[Decision]:
+        """Decisions matching a SQL tail (`WHERE ... ORDER BY ...`), fingerprints attached."""
         rows = conn.execute(f"SELECT * FROM decisions {where}", params).fetchall()
         if not rows:
             return []
@@ -142,13 +144,13 @@ class DecisionStore:
         status = normalise_status(status, allow_all=True)
         with self.read() as conn:
             if status == "ALL":
-                return self._load(conn, "ORDER BY seq")
-            return self._load(conn, "WHERE status = ? ORDER BY seq", (status,))
+                return self.load(conn, "ORDER BY seq")
+            return self.load(conn, "WHERE status = ? ORDER BY seq", (status,))
 
     def resolve_id(self, id_or_prefix: str) -> str:
         """The full id for an id or a unique prefix of one (at least 4 characters)."""
         key = id_or_prefix.strip()
-        conn = self._conn()
+        conn = self.connection()
         if conn.execute("SELECT 1 FROM decisions WHERE id = ?", (key,)).fetchone():
             return key
         if len(key) >= 4:
@@ -164,13 +166,13 @@ class DecisionStore:
         """The full record; DecisionNotFound when there is none."""
         full = self.resolve_id(decision_id)
         with self.read() as conn:
-            return self._load(conn, "WHERE id = ?", (full,))[0]
+            return self.load(conn, "WHERE id = ?", (full,))[0]
 
     def get_many(self, ids: list[str]) -> list[Decision]:
         """Full records in the order asked; unknown ids raise DecisionNotFound."""
         full = [self.resolve_id(i) for i in ids]
         with self.read() as conn:
-            by_id = {d.id: d for d in self._load(
+            by_id = {d.id: d for d in self.load(
                 conn, f"WHERE id IN ({','.join('?' * len(full))})", tuple(full))} if full else {}
         return [by_id[i] for i in full]
 
@@ -180,7 +182,7 @@ class DecisionStore:
         with self.read() as conn:
             rows = conn.execute(f"SELECT seq, id FROM decisions WHERE seq IN ({','.join('?' * len(seqs))})",
                                 seqs).fetchall()
-            loaded = {d.id: d for d in self._load(
+            loaded = {d.id: d for d in self.load(
                 conn, f"WHERE seq IN ({','.join('?' * len(seqs))})", tuple(seqs))}
         return {int(r[0]): loaded[r[1]] for r in rows}
 
@@ -217,7 +219,8 @@ class DecisionStore:
             author=author or os.environ.get(AUTHOR_ENV) or _user(), created_at=now, updated_at=now,
             anchored_at=now, depends_on=deps, fingerprints=self._working_fingerprints(file_list),
         )
-        self.insert(d)
+        if not self.insert(d):
+            raise ValueError(f"a decision with id {d.id!r} already exists")
         log.info("recorded decision %s: %s", d.id, d.title)
         return d
 
@@ -283,7 +286,7 @@ class DecisionStore:
         if deps and full in deps:
             raise ValueError("a decision cannot depend on itself")
         with self.write() as conn:
-            d = self._load(conn, "WHERE id = ?", (full,))[0]
+            d = self.load(conn, "WHERE id = ?", (full,))[0]
             if title is not None:
                 if not title.strip():
                     raise ValueError("a decision needs a title")
@@ -317,7 +320,7 @@ class DecisionStore:
             raise ValueError("invalidate needs a reason")
         full = self.resolve_id(decision_id)
         with self.write() as conn:
-            d = self._load(conn, "WHERE id = ?", (full,))[0]
+            d = self.load(conn, "WHERE id = ?", (full,))[0]
             d.status = "INVALIDATED"
             d.evidence.append(f"Invalidated: {reason.strip()}")
             self.save(conn, d)
@@ -341,7 +344,7 @@ class DecisionStore:
         prints = self._commit_fingerprints(sha, current.files_affected) if sha else \
             self._working_fingerprints(current.files_affected)
         with self.write() as conn:
-            d = self._load(conn, "WHERE id = ?", (full,))[0]
+            d = self.load(conn, "WHERE id = ?", (full,))[0]
             d.status = "ACTIVE"
             d.commit_sha = sha
             d.anchored_at = now_iso()
@@ -361,7 +364,7 @@ class DecisionStore:
         status = normalise_status(status, allow_all=True)
         if limit < 1:
             raise ValueError("limit must be at least 1")
-        conn = self._conn()
+        conn = self.connection()
         ranking, ran, requested, notice, embedded, terms = run_search(
             conn, question, mode, status, limit, self.use_fts, self.write)
         records = self.by_seq([s for s, _ in ranking])

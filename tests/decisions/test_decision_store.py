@@ -66,6 +66,9 @@ def test_bad_input_is_a_clear_value_error(repo: Path, kwargs: dict, message: str
 
 def test_unknown_dependency_and_id(tmp_path: Path) -> None:
     store = DecisionStore(tmp_path)
+    store.record("t", "r", decision_id="fixedid1")
+    with pytest.raises(ValueError, match="already exists"):
+        store.record("t2", "r2", decision_id="fixedid1")
     with pytest.raises(DecisionNotFound, match="no decision"):
         store.record("t", "r", depends_on=["nope-nope"])
     with pytest.raises(DecisionNotFound):
