@@ -68,6 +68,7 @@ class WorkspaceConfig:
     learning: bool = True
     debounce_seconds: float = EDIT_DEBOUNCE_SECONDS
     mcp: bool = True
+    mcp_read_only: bool = False                               # agents may consult, not record
     embed_threads: int = 0                                    # 0: onnxruntime's default
 
     def update(self, values: dict[str, Any]) -> list[str]:

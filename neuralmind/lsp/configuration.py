@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("neuralmind.lsp")
 
 SECTION = "neuralmind"
-EDITOR_KEYS = ("budget", "exclude", "learning", "debounce_seconds", "mcp")
+EDITOR_KEYS = ("budget", "exclude", "learning", "debounce_seconds", "mcp", "mcp_read_only")
 
 
 def _snake(key: str) -> str:
@@ -70,13 +70,12 @@ def register(server: NeuralMindServer) -> None:
         _, changed = service.update_config(valid)
         for problem in problems:
             server.warn_user(problem)
-        if "mcp" in changed:
+        if changed & {"mcp", "mcp_read_only"}:
             from neuralmind.lsp.lifecycle import _start_mcp, _stop_mcp
 
+            await _stop_mcp(server)
             if server.config.mcp:
                 await _start_mcp(server)
-            else:
-                await _stop_mcp(server)
         if changed:
             log.info("settings changed: %s", ", ".join(sorted(changed)))
 
