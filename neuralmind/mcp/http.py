@@ -170,7 +170,11 @@ def _bind(host: str, port: int) -> socket.socket:
 
 async def serve_http(service: EngineService, host: str = "127.0.0.1", port: int = 0,
                      read_only: bool = False, write_discovery_file: bool = True) -> McpEndpoint:
-    """Serve MCP for `service` on 127.0.0.1:`port` (0: ephemeral) on the running loop."""
+    """Serve MCP for `service` on 127.0.0.1:`port` (0: ephemeral) on the running loop.
+
+    Read-only when asked, or when the workspace setting `mcp_read_only` says so.
+    """
+    read_only = read_only or bool(getattr(service.config, "mcp_read_only", False))
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
     from mcp_types import LATEST_PROTOCOL_VERSION

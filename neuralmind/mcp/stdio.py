@@ -17,6 +17,7 @@ import os
 import sys
 from pathlib import Path
 
+from neuralmind.config import load_workspace_config
 from neuralmind.mcp.discovery import live_endpoint
 
 log = logging.getLogger("neuralmind.mcp")
@@ -32,6 +33,7 @@ def run_stdio(root: Path, read_only: bool = False) -> int:
     from neuralmind.lsp.entry import claim_stdio
 
     in_fd, out_fd = claim_stdio()
+    read_only = read_only or load_workspace_config(root).mcp_read_only
     entry, problem = live_endpoint(root)
     if problem:
         notice(f"ignoring the recorded endpoint: {problem}")
