@@ -161,9 +161,9 @@ if ok then
     })
     edit("auth/session.py")
     local buf = vim.api.nvim_get_current_buf()
-    local f = assert(io.open(ws .. "/auth/session.py", "a"))
-    f:write("\n\ndef drop_session(session):\n    session.token = None\n")
-    f:close()
+    -- The user edits the governed file, saves, and commits from a terminal.
+    vim.api.nvim_buf_set_lines(buf, -1, -1, false, { "", "", "def drop_session(session):", "    session.token = None" })
+    vim.cmd.write()
     local git = vim.fn.system({ "git", "-C", ws, "commit", "-q", "-am", "sessions can be dropped" })
     assert(vim.v.shell_error == 0, "git commit failed: " .. git)
     local found

@@ -7,6 +7,7 @@ import * as path from "path";
 import type { ContextResult, DecisionRecord, NextLikelyItem, StatusResult } from "../src/protocol";
 import { Methods } from "../src/protocol";
 import { statusView } from "../src/render";
+import { didChangeConfigurationParams, mapSettings } from "../src/settings";
 import { findServer, git, makeWorkspace, notYetAvailable, Session, until, uriOf } from "./lspHarness";
 
 const FILES: Record<string, string> = {
@@ -61,7 +62,11 @@ before(async () => {
   if (skipReason) return;
   root = makeWorkspace(FILES);
   try {
-    session = await Session.start(found.command!, root, { debounce_seconds: 0.2, budget: 1200, mcp: false });
+    // Every setting the extension forwards, mapped from VS Code's names by the real module.
+    const { settings } = mapSettings(
+      (name) => ({ budget: 1200, exclude: ["build/**"], learning: true, debounceSeconds: 0.2, mcp: false })[name],
+    );
+    session = await Session.start(found.command!, root, settings);
   } catch (e) {
     if (notYetAvailable(String(e))) skipReason = `${found.command} is installed but says the server is not available yet`;
     else throw e;
@@ -103,14 +108,35 @@ live("status reports the indexed workspace once background indexing ends", async
   assert.match(statusView(status, Date.now()).text, /NeuralMind [\d,]+ nodes/);
 });
 
+live("every forwarded setting is accepted by the server", async (s) => {
+  assert.deepEqual(s.messages, [], "the server warned about the settings");
+});
+
 live("context for a question names the file that answers it", async (s) => {
-  const result = await s.request<ContextResult>(Methods.context, { query: "how is the invoice total computed with tax?" });
+  const result = await s.request<ContextResult>(Methods.context, {
+    query: "how is the invoice total computed with tax?",
+    uri: uriOf(s.root, "README.md"),
+  });
   assert.ok(result.context.includes("billing/invoice.py"), result.context);
   assert.ok(result.tokens > 0 && result.tokens <= 1200, `tokens ${result.tokens}`);
   assert.equal(result.partial, false);
   assert.ok(result.hits && result.hits.length > 0);
   assert.equal(result.hits[0].file.replace(/\\/g, "/").endsWith("billing/invoice.py"), true, JSON.stringify(result.hits));
   for (const layer of ["L0", "L1", "L2", "L3"]) assert.equal(typeof result.layers?.[layer], "number", layer);
+});
+
+live("a budget changed through didChangeConfiguration bounds the next answer", async (s) => {
+  const question = { query: "how is the invoice total computed with tax?" };
+  const before = await s.request<ContextResult>(Methods.context, question);
+  assert.ok(before.tokens > 100, `the answer under the 1200 budget is already small (${before.tokens})`);
+  await s.connection.sendNotification("workspace/didChangeConfiguration", didChangeConfigurationParams({ budget: 100 }));
+  const after = await until("an answer within the new budget", 10_000, async () => {
+    const r = await s.request<ContextResult>(Methods.context, question);
+    return r.tokens <= 100 ? r : undefined;
+  });
+  assert.ok(after.tokens > 0);
+  assert.deepEqual(s.messages, []);
+  await s.connection.sendNotification("workspace/didChangeConfiguration", didChangeConfigurationParams({ budget: 1200 }));
 });
 
 live("next likely files follow what was edited together", async (s) => {
