@@ -76,7 +76,10 @@ class DecisionDiagnostics:
 
     @property
     def pull(self) -> bool:
-        return self.server.client_supports("text_document", "diagnostic")
+        """Pull only when the client can also be told to re-pull after a commit; otherwise
+        push, and do not advertise pull at all (a client doing both would show each twice)."""
+        return (self.server.client_supports("text_document", "diagnostic")
+                and self.server.client_supports("workspace", "diagnostics", "refresh_support"))
 
     async def for_uri(self, uri: str) -> list[types.Diagnostic]:
         rel = self.server.open_documents.get(uri)
@@ -98,11 +101,10 @@ class DecisionDiagnostics:
 
     async def refresh_all(self) -> None:
         if self.pull:
-            if self.server.client_supports("workspace", "diagnostics", "refresh_support"):
-                try:
-                    await self.server.workspace_diagnostic_refresh_async(None)
-                except Exception as e:
-                    log.info("diagnostic refresh refused: %s", e)
+            try:
+                await self.server.workspace_diagnostic_refresh_async(None)
+            except Exception as e:
+                log.info("diagnostic refresh refused: %s", e)
             return
         for uri in list(self.server.open_documents):
             await self.publish(uri)
@@ -150,13 +152,18 @@ def register(server: NeuralMindServer) -> None:
     server.on_document_close.append(diags.closed)
     server.decision_diagnostics = diags
 
-    @server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC,
-                    types.DiagnosticOptions(identifier=SOURCE, inter_file_dependencies=False,
-                                            workspace_diagnostics=False))
     @translate_errors
     async def pull(params: types.DocumentDiagnosticParams) -> types.FullDocumentDiagnosticReport:
         items = await diags.for_uri(params.text_document.uri)
         return types.FullDocumentDiagnosticReport(items=items)
+
+    def offer_pull() -> None:
+        if diags.pull:
+            server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC, types.DiagnosticOptions(
+                identifier=SOURCE, inter_file_dependencies=False,
+                workspace_diagnostics=False))(pull)
+
+    server.on_initialize.append(offer_pull)
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
                     types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]))

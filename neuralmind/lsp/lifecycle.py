@@ -192,6 +192,8 @@ def register(server: NeuralMindServer) -> None:
         settings = extract_settings(params.initialization_options)
         problems = apply_settings(server.config, settings)
         server.init_problems = problems
+        for hook in server.on_initialize:
+            hook()
         log.info("workspace %s", server.root)
 
     @server.feature(types.INITIALIZED)

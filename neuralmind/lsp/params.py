@@ -30,7 +30,7 @@ class Params:
     """A request's params object with typed getters that raise InvalidParams."""
 
     def __init__(self, raw: Any, method: str) -> None:
-        if raw is None:
+        if raw is None or raw == []:   # Lua clients encode an empty table `{}` as `[]`
             raw = {}
         if hasattr(raw, "__attrs_attrs__"):  # pygls may hand us a typed object
             raw = {a.name: getattr(raw, a.name) for a in raw.__attrs_attrs__}

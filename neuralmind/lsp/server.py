@@ -78,6 +78,7 @@ class NeuralMindServer(LanguageServer):
         self.closers: list[Callable[[], Any]] = []   # run at shutdown, newest first
         self.listeners: list[Any] = []               # ServiceListeners the features add
         self.on_ready: list[Callable[[], Any]] = []  # run once the workspace is open
+        self.on_initialize: list[Callable[[], None]] = []  # may register features by capability
         self.init_problems: list[str] = []           # settings warnings, shown at initialized
         self.on_document_open: list[Callable[[str], None]] = []
         self.on_document_close: list[Callable[[str], None]] = []
