@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from neuralmind.decisions.git import Change, Git, GitError
 from neuralmind.decisions.record import Decision
-from neuralmind.decisions.symbols import classify
+from neuralmind.decisions.symbols import Verdict, classify
 
 if TYPE_CHECKING:
     from neuralmind.decisions.store import DecisionStore
@@ -115,6 +115,7 @@ def _plan(store: DecisionStore, git: Git, commit: str, report: ScanReport) -> di
     short = head[:12]
     commit_time = git.commit_time(head)
     new_evidence: dict[str, str] = {}
+    verdicts: dict[tuple[str, tuple[str, ...]], Verdict] = {}
     active = store.decisions("ACTIVE")
     for d in active:
         governed = [f for f in d.files_affected if f in changes]
@@ -129,19 +130,23 @@ def _plan(store: DecisionStore, git: Git, commit: str, report: ScanReport) -> di
         if _fingerprints_carry(git, d, head, prefix, governed):
             report.carried.append(Outcome(d.id, d.title, governed, "commit stores the fingerprinted blobs"))
             continue
-        hit = []
+        hit, why = [], []
         for f in governed:
-            verdict = (classify(git, report.parent, head, changes[f], prefix, d.symbols_in(f))
-                       if report.parent else None)
-            if verdict is None or verdict.governed:
+            key = (f, tuple(d.symbols_in(f)))
+            if key not in verdicts:   # several decisions often govern one file: parse it once
+                verdicts[key] = (classify(git, report.parent, head, changes[f], prefix, list(key[1]))
+                                 if report.parent else Verdict(True, "first commit"))
+            if verdicts[key].governed:
                 hit.append(f)
+            else:
+                why.append(f"{f}: {verdicts[key].why}")
         if hit:
             files = ", ".join(hit)
             report.stale.append(Outcome(d.id, d.title, hit, f"commit {short} changed {files}"))
             new_evidence[d.id] = (f"Marked STALE: commit {short} changed {files} "
                                   "since this decision was recorded")
         else:
-            report.touched.append(Outcome(d.id, d.title, governed, "outside its symbols or comments only"))
+            report.touched.append(Outcome(d.id, d.title, governed, "; ".join(why)))
     _cascade(active, new_evidence, report, short)
     report.touched = [o for o in report.touched if o.id not in new_evidence]
     return new_evidence
@@ -195,6 +200,5 @@ def _apply(store: DecisionStore, report: ScanReport, new_evidence: dict[str, str
             elif any(o.id == d.id for o in report.touched):
                 mine = next(o for o in report.touched if o.id == d.id)
                 if not any(e.startswith(touched_line) for e in d.evidence):
-                    d.evidence.append(f"{touched_line} changed {', '.join(mine.files)} "
-                                      "outside the governed symbols or in comments/whitespace only")
+                    d.evidence.append(f"{touched_line} ({mine.reason})")
                     store.save(conn, d)
