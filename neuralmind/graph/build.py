@@ -1,0 +1,318 @@
+"""Bring the stored graph up to date: walk, extract what changed, resolve, group, save.
+
+A full build walks the workspace; a file whose size and mtime match the stored ones is
+not even read, one whose bytes hash to the stored sha1 is not re-parsed. An incremental
+build (`changed=[...]`, what the LSP server calls on every save) looks at those paths
+only. Either way every stored extract (with its unresolved references) is re-resolved,
+so cross-file edges into and out of a changed file are right, and the communities are
+recomputed: both are deterministic functions of the extracts, so an incremental build
+yields exactly the graph a full rebuild would. The whole write happens under the
+workspace's index lock and ends in one atomic rename.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import hashlib
+import logging
+import multiprocessing
+import os
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from neuralmind.config import WorkspaceConfig
+from neuralmind.graph.communities import detect_communities
+from neuralmind.graph.extract import extract_file
+from neuralmind.graph.languages import language_for
+from neuralmind.graph.model import FileExtract
+from neuralmind.graph.resolve import resolve
+from neuralmind.graph.store import FileInfo, Graph, kill_point, load_graph, no_gc, save_graph
+from neuralmind.graph.walk import check_paths, walk
+from neuralmind.statedir import exclusive_lock, state_dir
+
+log = logging.getLogger("neuralmind.graph")
+
+ProgressFn = Callable[[str, int, int], None]   # (phase, done, total)
+
+# Extraction moves to worker processes only when enough files changed to repay their
+# start-up (spawn + importing tree-sitter, ~0.3 s each); tree-sitter holds the GIL, so
+# threads would not help.
+POOL_MIN_FILES = 300
+POOL_CHUNK = 16
+
+
+@dataclass
+class BuildReport:
+    graph: Graph
+    files_by_language: dict[str, int]
+    nodes: int
+    edges_resolved: int
+    edges_heuristic: int
+    communities: int
+    skipped: dict[str, dict[str, Any]]        # reason -> {"count": n, "paths": [...]}
+    partial_files: list[str]
+    reextracted: list[str]
+    removed: list[str]
+    seconds: float
+    failed_files: list[str] = field(default_factory=list)
+    saved: bool = True                         # False when nothing changed on disk
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "files": sum(self.files_by_language.values()),
+            "files_by_language": self.files_by_language,
+            "nodes": self.nodes,
+            "edges_resolved": self.edges_resolved,
+            "edges_heuristic": self.edges_heuristic,
+            "communities": self.communities,
+            "skipped": self.skipped,
+            "partial_files": self.partial_files,
+            "failed_files": self.failed_files,
+            "reextracted": self.reextracted,
+            "removed": self.removed,
+            "seconds": round(self.seconds, 3),
+            "saved": self.saved,
+        }
+
+
+def line_count(data: bytes) -> int:
+    lines = data.count(b"\n")
+    return max(1, lines if data.endswith(b"\n") else lines + 1)
+
+
+def _extract_one(root: str, path: str, language: str, old_sha1: str | None
+                 ) -> tuple[str, FileExtract | None, str, int, str]:
+    """Read and extract one file: (path, extract or None if unchanged, sha1, lines, error)."""
+    try:
+        with open(os.path.join(root, path), "rb") as f:
+            data = f.read()
+    except OSError as e:
+        return path, None, "", 0, f"{type(e).__name__}: {e.strerror or e}"
+    sha1 = hashlib.sha1(data).hexdigest()
+    if sha1 == old_sha1:
+        return path, None, sha1, line_count(data), ""
+    return path, extract_file(path, data, language), sha1, line_count(data), ""
+
+
+def _extract_chunk(root: str, jobs: list[tuple[str, str, str | None]]
+                   ) -> list[tuple[str, FileExtract | None, str, int, str]]:
+    return [_extract_one(root, p, lang, old) for p, lang, old in jobs]
+
+
+class GraphBuilder:
+    """Builds `<root>/.neuralmind/graph.json` for one workspace."""
+
+    def __init__(self, root: Path, config: WorkspaceConfig) -> None:
+        self.root = Path(root).resolve()
+        self.config = config
+        self.state = state_dir(self.root)
+
+    def _relative(self, paths: Iterable[str]) -> list[str]:
+        """Repo-relative '/'-paths; paths outside the root are dropped."""
+        out: set[str] = set()
+        for p in paths:
+            p = str(p).replace("\\", "/")
+            full = p if os.path.isabs(p) else os.path.join(self.root, p)
+            rel = os.path.relpath(os.path.normpath(full), self.root).replace(os.sep, "/")
+            if rel == "." or rel.startswith("../") or rel == "..":
+                log.debug("ignoring %s: outside the workspace", p)
+                continue
+            out.add(rel)
+        return sorted(out)
+
+    def _clean_temp_files(self) -> None:
+        """Remove temp files a killed writer left behind (we hold the lock)."""
+        for p in self.state.glob(".graph.json.*.tmp"):
+            try:
+                p.unlink()
+            except OSError as e:
+                log.debug("cannot remove %s: %s", p, e)
+
+    def build(self, changed: list[str] | None = None,
+              progress: ProgressFn | None = None) -> BuildReport:
+        t0 = time.perf_counter()
+        report = progress or (lambda phase, done, total: None)
+        with exclusive_lock(self.state / "index.lock"), no_gc():
+            self._clean_temp_files()
+            prev = load_graph(self.state)
+            return self._build_locked(prev, changed, report, t0)
+
+    def _build_locked(self, prev: Graph, changed: list[str] | None, report: ProgressFn,
+                      t0: float) -> BuildReport:
+        overrides = self.config.languages or None
+        extracts = dict(prev.extracts)
+        files = dict(prev.files)
+        prev_files = dict(prev.files)
+        skipped: dict[str, list[str]] = {r: list(v.get("paths", []))
+                                          for r, v in prev.meta.get("skipped", {}).items()}
+        report("walk", 0, 1)
+        if changed is None:
+            known = {p: (i.size, i.mtime_ns) for p, i in prev.files.items()}
+            wr = walk(self.root, self.config, known)
+            present = set(wr.files)
+            removed = sorted(p for p in prev.files if p not in present)
+            skipped = wr.skipped
+        else:
+            rels = self._relative(changed)
+            wr = check_paths(self.root, self.config, rels)
+            present = set(wr.files)
+            removed = sorted(p for p in rels if p in prev.files and p not in present)
+            asked = set(rels)
+            for reason in list(skipped):
+                skipped[reason] = [p for p in skipped[reason] if p not in asked]
+            for reason, paths in wr.skipped.items():
+                skipped[reason] = sorted(set(skipped.get(reason, [])) | set(paths))
+            skipped = {r: v for r, v in sorted(skipped.items()) if v}
+        report("walk", 1, 1)
+
+        for p in removed:
+            extracts.pop(p, None)
+            files.pop(p, None)
+
+        jobs: list[tuple[str, str, str | None]] = []
+        touched = False        # some stored FileInfo changed without re-extraction
+        for p in wr.files:
+            size, mtime_ns = wr.sizes[p]
+            lang = language_for(p, overrides) or ""
+            info = files.get(p)
+            same_lang = info is not None and info.language == lang
+            if same_lang and info is not None and (info.size, info.mtime_ns) == (size, mtime_ns):
+                continue
+            jobs.append((p, lang, info.sha1 if same_lang and info is not None else None))
+
+        reextracted: list[str] = []
+        results = self._run_extraction(jobs, report)
+        sizes = wr.sizes
+        for path, ex, sha1, lines, error in results:
+            size, mtime_ns = sizes[path]
+            if error:            # vanished or unreadable between walk and read
+                skipped.setdefault("unreadable", []).append(path)
+                if path in files:
+                    extracts.pop(path, None)
+                    files.pop(path, None)
+                    removed.append(path)
+                continue
+            if ex is None:       # same bytes: refresh size/mtime only
+                files[path] = dataclasses.replace(files[path], size=size, mtime_ns=mtime_ns)
+                touched = True
+                continue
+            extracts[path] = ex
+            files[path] = FileInfo(sha1, ex.language, size, mtime_ns, ex.partial, ex.error, lines)
+            reextracted.append(path)
+        for paths in skipped.values():
+            paths.sort()
+        removed.sort()
+        reextracted.sort()
+
+        skipped_changed = skipped != {r: v.get("paths", [])
+                                      for r, v in prev.meta.get("skipped", {}).items()}
+        if not reextracted and not removed and prev.generation > 0:
+            # Same extracts: edges and communities cannot differ; refresh file stats only.
+            graph = prev
+            graph.files = dict(sorted(files.items()))
+            graph.meta["skipped"] = _skip_summary(skipped)
+            saved = touched or skipped_changed
+            if saved:
+                kill_point("before_save")
+                save_graph(self.state, graph, previous=_with_files(prev, prev_files))
+        else:
+            report("resolve", 0, 1)
+            if prev.generation > 0 and _same_resolution_input(prev, extracts, reextracted, removed):
+                resolved = prev.resolved      # only lines, bodies or docstrings changed
+            else:
+                resolved = resolve(extracts)
+            report("resolve", 1, 1)
+            graph = Graph.from_parts(extracts, files, resolved)
+            graph.generation = prev.generation
+            graph.meta = {"skipped": _skip_summary(skipped), "git": wr.git}
+            report("communities", 0, 1)
+            detect_communities(graph)
+            report("communities", 1, 1)
+            report("save", 0, 1)
+            kill_point("before_save")
+            save_graph(self.state, graph, previous=prev if prev.generation > 0 else None)
+            report("save", 1, 1)
+            saved = True
+        kill_point("after_save")
+
+        s = graph.summary()
+        return BuildReport(
+            graph=graph,
+            files_by_language=s["files_by_language"],
+            nodes=s["nodes"],
+            edges_resolved=s["edges_resolved"],
+            edges_heuristic=s["edges_heuristic"],
+            communities=s["communities"],
+            skipped=graph.meta["skipped"],
+            partial_files=s["partial_files"],
+            reextracted=reextracted,
+            removed=removed,
+            seconds=time.perf_counter() - t0,
+            failed_files=s["failed_files"],
+            saved=saved,
+        )
+
+    def _run_extraction(self, jobs: list[tuple[str, str, str | None]], report: ProgressFn
+                        ) -> list[tuple[str, FileExtract | None, str, int, str]]:
+        total = len(jobs)
+        if not total:
+            return []
+        root = str(self.root)
+        results: list[tuple[str, FileExtract | None, str, int, str]] = []
+        report("extract", 0, total)
+        workers = min(os.cpu_count() or 1, 4)
+        if total >= POOL_MIN_FILES and workers > 1:
+            chunks = [jobs[i:i + POOL_CHUNK] for i in range(0, total, POOL_CHUNK)]
+            ctx = multiprocessing.get_context("spawn")   # safe under a threaded server
+            with concurrent.futures.ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+                futures = [pool.submit(_extract_chunk, root, c) for c in chunks]
+                for fut in concurrent.futures.as_completed(futures):
+                    results.extend(fut.result())
+                    report("extract", len(results), total)
+                    if len(results) >= total // 2:
+                        kill_point("extract")
+            results.sort(key=lambda r: r[0])
+        else:
+            for i, (p, lang, old) in enumerate(jobs, 1):
+                results.append(_extract_one(root, p, lang, old))
+                if i % 25 == 0 or i == total:
+                    report("extract", i, total)
+                if i == total // 2 + 1:
+                    kill_point("extract")
+        return results
+
+
+def _resolution_key(ex: FileExtract) -> tuple[Any, ...]:
+    """What `resolve` reads from one extract: names, kinds and references, not lines."""
+    return (ex.language,
+            [(n.id, n.kind, n.name, n.qualname) for n in ex.nodes],
+            [(r.source, r.kind, r.target, [tuple(x) for x in r.names]) for r in ex.references])
+
+
+def _same_resolution_input(prev: Graph, extracts: dict[str, FileExtract],
+                           reextracted: list[str], removed: list[str]) -> bool:
+    """True when resolving again would give prev's edges: no file came or went and every
+    re-extracted file has the same definitions and references as before."""
+    if removed:
+        return False
+    for path in reextracted:
+        old = prev.extracts.get(path)
+        if old is None or _resolution_key(old) != _resolution_key(extracts[path]):
+            return False
+    return True
+
+
+def _with_files(graph: Graph, files: dict[str, FileInfo]) -> Graph:
+    """A shallow view of `graph` with other file records (what is stored before a save)."""
+    view = Graph()
+    view.extracts, view.files, view.resolved = graph.extracts, files, graph.resolved
+    view.nodes, view.generation = graph.nodes, graph.generation
+    return view
+
+
+def _skip_summary(skipped: dict[str, list[str]]) -> dict[str, dict[str, Any]]:
+    return {r: {"count": len(p), "paths": p} for r, p in sorted(skipped.items()) if p}
