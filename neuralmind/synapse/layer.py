@@ -40,6 +40,7 @@ DB_NAME = "synapses.db"
 MEMORY_NAME = "SYNAPSE_MEMORY.md"
 BUNDLE_NAME = "synapse_bundle.json"
 QUESTION_HITS = 5  # a question's top hits linked to the files it led to
+HITS_CACHE_SIZE = 64  # provided hits per question, so repeated flushes ask once
 
 
 class SynapseLayer:
@@ -58,6 +59,7 @@ class SynapseLayer:
         # Set by the engine: question -> top hit ids, used when a session names its question
         # but nobody reported its hits (e.g. replayed event streams).
         self.hits_provider: Callable[[str], list[str]] | None = None
+        self._hits_cache: dict[str, list[str]] = {}
 
     # --- namespaces ---------------------------------------------------------------------
     @property
@@ -126,16 +128,12 @@ class SynapseLayer:
         self.sessions.close_all()
 
     def _learn_batch(self, batch: Batch) -> None:
-        ns = self.namespace
-        self.store.activate(batch.files, ns, batch.ts)
-        if batch.transitions:
-            self.store.record_transitions(batch.transitions, ns, batch.ts)
+        pairs = list(batch.pairs)
         if batch.question and batch.edited:
             hits = batch.hits or self._provided_hits(batch.question)
             hit_files = list(dict.fromkeys(file_of(h) for h in hits))
-            pairs = [(h, f) for h in hit_files for f in batch.edited if h != f]
-            if pairs:
-                self.store.reinforce_pairs(pairs, ns, batch.ts)
+            pairs += [(h, f) for h in hit_files for f in batch.edited if h != f]
+        self.store.learn_batch(pairs, batch.touched, batch.transitions, self.namespace, batch.ts)
 
     def _learn_question(self, q: Question) -> None:
         self.store.record_question(self.namespace, q.session, q.query, q.hits, q.files, q.ts)
@@ -143,11 +141,16 @@ class SynapseLayer:
     def _provided_hits(self, query: str) -> list[str]:
         if self.hits_provider is None:
             return []
-        try:
-            return list(self.hits_provider(query))[:QUESTION_HITS]
-        except Exception as e:  # learning fails open
-            log.warning("could not fetch hits for a replayed question: %s", e)
-            return []
+        if query not in self._hits_cache:
+            try:
+                hits = list(self.hits_provider(query))[:QUESTION_HITS]
+            except Exception as e:  # learning fails open
+                log.warning("could not fetch hits for a replayed question: %s", e)
+                hits = []
+            if len(self._hits_cache) >= HITS_CACHE_SIZE:
+                del self._hits_cache[next(iter(self._hits_cache))]
+            self._hits_cache[query] = hits
+        return self._hits_cache[query]
 
     def feedback(self, node_id: str, positive: bool, context: Sequence[str] = (),
                  now: float | None = None) -> int:

@@ -1,11 +1,17 @@
-"""Editing sessions: an event stream turned into co-activation batches and transitions.
+"""Editing sessions: an event stream turned into co-activation and transitions.
 
-Files opened or edited in one session, without a pause longer than
-SESSION_IDLE_SECONDS, form one co-activation batch; consecutive distinct files
-are transitions (each directed pair counted once per batch, so re-visiting a
-file does not inflate it). A question asked in the session is remembered with
-the files edited after it: that question -> files link is the strongest signal
-measured on real history.
+A session's co-activation window holds the files opened or edited since its
+last pause longer than SESSION_IDLE_SECONDS (at most SESSION_MAX_BATCH_FILES,
+oldest leaving first). Every pair in the window is reinforced once per window,
+and consecutive distinct files are transitions, each directed pair counted once
+per window, so re-visiting files or flushing often does not inflate anything.
+
+`flush` learns what is pending without closing the window: an editor that
+flushes after every quiet second (the LSP server does) learns exactly what one
+flush at the end would, instead of fragmenting the session into one-file
+batches. A question asked in the session is remembered with the files edited
+after it: that question -> files link is the strongest signal measured on real
+history.
 """
 
 from __future__ import annotations
@@ -26,14 +32,15 @@ FILE_KINDS = ("open", "edit", "save")
 
 @dataclass
 class Batch:
-    """One co-activation batch, ready to be learned."""
+    """What one flush has to learn (only what the window did not learn before)."""
 
     session: str
-    files: list[str]                    # distinct files touched, in first-touch order
-    edited: list[str]                   # the subset edited or saved
-    transitions: list[tuple[str, str]]  # distinct consecutive (from, to) pairs
-    ts: float                           # time of the last event in the batch
-    question: str | None = None         # the session's open question, if any
+    pairs: list[tuple[str, str]]         # new co-activated pairs (canonical order)
+    touched: list[str]                   # files counted once per window (popularity)
+    transitions: list[tuple[str, str]]   # new directed (from, to) pairs
+    edited: list[str]                    # files newly edited after the session's question
+    ts: float                            # time of the last event learned
+    question: str | None = None          # the session's open question, if any
     hits: list[str] = field(default_factory=list)  # that question's top hits (node ids)
 
 
@@ -48,9 +55,13 @@ class Question:
 
 @dataclass
 class _Session:
-    files: dict[str, None] = field(default_factory=dict)
-    edited: dict[str, None] = field(default_factory=dict)
+    window: dict[str, None] = field(default_factory=dict)    # files in the window, oldest first
+    learned: set[tuple[str, str]] = field(default_factory=set)
+    counted: set[str] = field(default_factory=set)
+    pending: bool = False                                    # something to learn since the flush
     transitions: dict[tuple[str, str], None] = field(default_factory=dict)
+    seen_transitions: set[tuple[str, str]] = field(default_factory=set)
+    edited: dict[str, None] = field(default_factory=dict)    # edited after the question, unsent
     last_file: str | None = None
     last_ts: float = 0.0
     last_edit: dict[str, float] = field(default_factory=dict)
@@ -58,6 +69,10 @@ class _Session:
     hits: list[str] = field(default_factory=list)
     question_files: dict[str, None] = field(default_factory=dict)
     question_ts: float = 0.0
+
+    def new_window(self) -> None:
+        self.window, self.learned, self.counted = {}, set(), set()
+        self.seen_transitions, self.last_file, self.last_edit = set(), None, {}
 
 
 class SessionTracker:
@@ -82,12 +97,12 @@ class SessionTracker:
             raise ValueError(f"{kind} event has no file")
         now = self.clock() if ts is None else float(ts)
         with self._lock:
-            self._flush_idle(now, keep=session)
+            self._close_idle(now, keep=session)
             if kind == "session_start":
                 self._close(session)
                 s = self._sessions[session] = _Session(last_ts=now)
                 if query and query.strip():
-                    self._ask(s, query.strip(), [], now, session)
+                    self._ask(session, s, query.strip(), [], now)
                 return
             if kind == "session_end":
                 self._close(session)
@@ -95,8 +110,9 @@ class SessionTracker:
             s = self._sessions.get(session)
             if s is None:
                 s = self._sessions[session] = _Session(last_ts=now)
-            elif s.files and now - s.last_ts > config.SESSION_IDLE_SECONDS:
+            elif s.window and now - s.last_ts > config.SESSION_IDLE_SECONDS:
                 self._flush(session, s)
+                s.new_window()
             self._touch(session, s, kind, file, now)
 
     def question(self, session: str, query: str, hits: list[str], ts: float | None = None) -> None:
@@ -109,10 +125,10 @@ class SessionTracker:
             elif s.question == query and not s.hits:
                 s.hits = list(hits)  # hits for the question the session started with
                 return
-            self._ask(s, query, hits, now, session)
+            self._ask(session, s, query, hits, now)
 
     def flush(self, session: str | None = None) -> None:
-        """Learn pending batches now (all sessions when `session` is None); sessions stay open."""
+        """Learn what is pending now (all sessions when `session` is None); windows stay open."""
         with self._lock:
             names = [session] if session is not None else list(self._sessions)
             for name in names:
@@ -130,35 +146,46 @@ class SessionTracker:
         return list(self._sessions)
 
     # --- internals ----------------------------------------------------------------------
-    def _ask(self, s: _Session, query: str, hits: list[str], now: float, session: str = "") -> None:
+    def _ask(self, session: str, s: _Session, query: str, hits: list[str], now: float) -> None:
+        self._flush(session, s)  # edits before the question were not led by it
         self._emit_question(session, s)
         s.question, s.hits, s.question_files, s.question_ts = query, list(hits), {}, now
 
     def _touch(self, session: str, s: _Session, kind: str, file: str, now: float) -> None:
         edit = kind in ("edit", "save")
-        if (edit and file == s.last_file and file in s.edited
-                and now - s.last_edit.get(file, -1e18) < config.EDIT_DEBOUNCE_SECONDS):
+        if (edit and file == s.last_file and file in s.last_edit
+                and now - s.last_edit[file] < config.EDIT_DEBOUNCE_SECONDS):
             s.last_edit[file] = now  # a burst of keystrokes on one file is one event
             s.last_ts = now
             return
+        if file not in s.window and len(s.window) >= config.SESSION_MAX_BATCH_FILES:
+            self._flush(session, s)  # learn the full window before its oldest file leaves
+            del s.window[next(iter(s.window))]
         if s.last_file is not None and file != s.last_file:
-            s.transitions[(s.last_file, file)] = None
-        s.files[file] = None
+            pair = (s.last_file, file)
+            if pair not in s.seen_transitions:
+                s.transitions[pair] = None
+        s.window[file] = None
+        s.pending = True
         if edit:
-            s.edited[file] = None
             s.last_edit[file] = now
-            if s.question is not None:
+            if s.question is not None and file not in s.question_files:
                 s.question_files[file] = None
+                s.edited[file] = None
         s.last_file, s.last_ts = file, now
-        if len(s.files) >= config.SESSION_MAX_BATCH_FILES:
-            self._flush(session, s)
 
     def _flush(self, session: str, s: _Session) -> None:
-        if not s.files:
+        if not s.pending:
             return
-        batch = Batch(session, list(s.files), list(s.edited), list(s.transitions), s.last_ts,
-                      s.question, list(s.hits))
-        s.files, s.edited, s.transitions, s.last_file, s.last_edit = {}, {}, {}, None, {}
+        files = sorted(s.window)
+        pairs = [(a, b) for i, a in enumerate(files) for b in files[i + 1:]
+                 if (a, b) not in s.learned]
+        batch = Batch(session, pairs, [f for f in s.window if f not in s.counted],
+                      list(s.transitions), list(s.edited), s.last_ts, s.question, list(s.hits))
+        s.learned.update(pairs)
+        s.counted.update(batch.touched)
+        s.seen_transitions.update(s.transitions)
+        s.transitions, s.edited, s.pending = {}, {}, False
         try:
             self.on_batch(batch)
         except Exception as e:  # learning fails open
@@ -180,7 +207,7 @@ class SessionTracker:
             self._flush(session, s)
             self._emit_question(session, s)
 
-    def _flush_idle(self, now: float, keep: str) -> None:
+    def _close_idle(self, now: float, keep: str) -> None:
         for name, s in list(self._sessions.items()):
             if name != keep and now - s.last_ts > config.SESSION_IDLE_SECONDS:
                 self._close(name)

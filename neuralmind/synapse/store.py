@@ -233,6 +233,21 @@ class SynapseStore:
             self._reinforce(db, canon, namespace, self._now(now), rate)
         return len(canon)
 
+    @_failopen(lambda: 0)
+    def learn_batch(self, pairs: Iterable[tuple[str, str]], touched: Sequence[str],
+                    transitions: Sequence[tuple[str, str]], namespace: str,
+                    now: float | None = None, rate: float = config.LEARNING_RATE) -> int:
+        """One editing batch in one transaction: pairs reinforced (each listed pair once per
+        occurrence), files counted, transitions recorded. Returns the pairs reinforced."""
+        canon = [(min(a, b), max(a, b)) for a, b in pairs if a and b and a != b]
+        t = self._now(now)
+        with self._write() as db:
+            self._reinforce(db, canon, namespace, t, rate)
+            self._touch(db, list(touched), namespace, t)
+            self._transitions(db, [(a, b) for a, b in transitions if a and b and a != b],
+                              namespace, t)
+        return len(canon)
+
     @staticmethod
     def _reinforce(db: sqlite3.Connection, pairs: list[tuple[str, str]], namespace: str,
                    now: float, rate: float) -> None:
@@ -259,14 +274,18 @@ class SynapseStore:
                            now: float | None = None) -> int:
         """Directional A -> B observations; weights accumulate (uncapped) and decay slowly."""
         rows = [(a, b) for a, b in pairs if a and b and a != b]
-        t = self._now(now)
         with self._write() as db:
-            db.executemany(
-                "INSERT INTO transitions(src, dst, namespace, weight, count, updated) "
-                "VALUES (:a, :b, :ns, 1.0, 1, :now) ON CONFLICT(src, dst, namespace) DO UPDATE SET "
-                f"weight = {TR_EFF} + 1.0, count = count + 1, updated = max(updated, :now)",
-                [{"a": a, "b": b, "ns": namespace, "now": t} for a, b in rows])
+            self._transitions(db, rows, namespace, self._now(now))
         return len(rows)
+
+    @staticmethod
+    def _transitions(db: sqlite3.Connection, rows: list[tuple[str, str]], namespace: str,
+                     now: float) -> None:
+        db.executemany(
+            "INSERT INTO transitions(src, dst, namespace, weight, count, updated) "
+            "VALUES (:a, :b, :ns, 1.0, 1, :now) ON CONFLICT(src, dst, namespace) DO UPDATE SET "
+            f"weight = {TR_EFF} + 1.0, count = count + 1, updated = max(updated, :now)",
+            [{"a": a, "b": b, "ns": namespace, "now": now} for a, b in rows])
 
     @_failopen(lambda: 0)
     def seed_pairs(self, weights: dict[tuple[str, str], float], namespace: str,

@@ -66,13 +66,38 @@ def test_idle_sessions_are_closed_by_later_activity_elsewhere(layer):
     assert layer.sessions.open_sessions == ["new"]
 
 
-def test_large_batches_are_flushed_at_the_cap(layer):
-    for i in range(config.SESSION_MAX_BATCH_FILES + 3):
-        layer.editing_event("s", "open", f"f{i:03}.py", ts=T0 + i)
-    assert len(pairs(layer, "f000.py")) == config.SESSION_MAX_BATCH_FILES - 1
+def test_the_window_slides_past_its_cap(layer):
+    cap = config.SESSION_MAX_BATCH_FILES
+    names = [f"f{i:03}.py" for i in range(cap + 3)]
+    for i, name in enumerate(names):
+        layer.editing_event("s", "open", name, ts=T0 + i)
     layer.flush()
-    assert set(pairs(layer, f"f{config.SESSION_MAX_BATCH_FILES:03}.py")) == {
-        f"f{i:03}.py" for i in range(config.SESSION_MAX_BATCH_FILES + 1, config.SESSION_MAX_BATCH_FILES + 3)}
+    # each file pairs with the files at most cap-1 positions away, never with older ones
+    assert set(pairs(layer, names[0])) == set(names[1:cap])
+    assert set(pairs(layer, names[cap])) == set(names[1:]) - {names[cap]}
+    assert set(pairs(layer, names[-1])) == set(names[3:-1])
+
+
+def test_frequent_flushes_learn_what_one_flush_would(layer, tmp_path, clock):
+    """The LSP server flushes after every quiet second: that must not fragment the session."""
+    from neuralmind.synapse.layer import SynapseLayer
+
+    steps = [("open", "a.py"), ("edit", "a.py"), ("edit", "b.py"), ("open", "c.py"),
+             ("edit", "a.py"), ("save", "b.py")]
+    for i, (kind, f) in enumerate(steps):
+        layer.editing_event("s", kind, f, ts=T0 + 10 * i)
+        layer.flush("s")
+    layer.editing_event("s", "session_end", ts=T0 + 100)
+    other = SynapseLayer(tmp_path / "once" / ".neuralmind", tmp_path / "once", clock=clock)
+    for i, (kind, f) in enumerate(steps):
+        other.editing_event("s", kind, f, ts=T0 + 10 * i)
+    other.editing_event("s", "session_end", ts=T0 + 100)
+    assert layer.store.dump(now=T0) == other.store.dump(now=T0)
+    assert layer.store.dump_transitions(now=T0) == other.store.dump_transitions(now=T0)
+    assert layer.store.popularity({"personal": 1.0}, now=T0) == other.store.popularity(
+        {"personal": 1.0}, now=T0) == pytest.approx({"a.py": 1.0, "b.py": 1.0, "c.py": 1.0})
+    assert pairs(layer, "a.py") == pytest.approx({"b.py": LR, "c.py": LR})
+    other.close()
 
 
 def test_keystroke_bursts_on_one_file_are_one_event(layer):
