@@ -1,0 +1,212 @@
+"""The tool layer through an in-memory MCP client over a real EngineService.
+
+The tool list (names, descriptions, input/output schemas, annotations, instructions)
+is compared with tests/mcp/fixtures/tool_list.json so that changes are deliberate:
+after an intended change, regenerate it with
+
+    NEURALMIND_UPDATE_TOOL_LIST=1 pytest tests/mcp/test_mcp_tools.py -k tool_list
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp_support import error_code, make_repo
+from pydantic import TypeAdapter
+
+from neuralmind.mcp import schemas
+from neuralmind.mcp.roles import CONSULTING_TOOLS, RECORDING_TOOLS
+from neuralmind.mcp.server import build_mcp_server
+from neuralmind.service.core import EngineService
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+SNAPSHOT = Path(__file__).parent / "fixtures" / "tool_list.json"
+UPDATE_ENV = "NEURALMIND_UPDATE_TOOL_LIST"
+
+
+async def call(service: EngineService, name: str, args: dict[str, Any],
+               read_only: bool = False) -> Any:
+    async with Client(build_mcp_server(service, read_only=read_only)) as client:
+        return await client.call_tool(name, args)
+
+
+async def tool_list(service: EngineService, read_only: bool) -> dict[str, Any]:
+    async with Client(build_mcp_server(service, read_only=read_only)) as client:
+        listed = await client.list_tools()
+        return {"instructions": client.instructions,
+                "tools": [t.model_dump(mode="json", by_alias=True, exclude_none=True)
+                          for t in listed.tools]}
+
+
+async def test_tool_list_matches_the_snapshot(service: EngineService) -> None:
+    current = {"read_write": await tool_list(service, False),
+               "read_only": await tool_list(service, True)}
+    text = json.dumps(current, indent=2, sort_keys=True) + "\n"
+    if os.environ.get(UPDATE_ENV):
+        SNAPSHOT.write_text(text, encoding="utf-8")
+    assert SNAPSHOT.exists(), f"no snapshot: run with {UPDATE_ENV}=1"
+    assert json.loads(SNAPSHOT.read_text(encoding="utf-8")) == json.loads(text), (
+        f"the MCP tool list changed; if intended, regenerate with {UPDATE_ENV}=1")
+    names = [t["name"] for t in current["read_write"]["tools"]]
+    assert sorted(names) == sorted(CONSULTING_TOOLS + RECORDING_TOOLS)
+    assert all(t.get("outputSchema") for t in current["read_write"]["tools"])
+    assert [t["name"] for t in current["read_only"]["tools"]] == list(CONSULTING_TOOLS)
+    for phrase in ("neuralmind_wakeup", "Before reading files", "neuralmind_feedback",
+                   "neuralmind_decisions_query"):
+        assert phrase in current["read_write"]["instructions"]
+
+
+async def test_query_returns_the_relevant_code_with_hit_ids(service: EngineService) -> None:
+    result = await call(service, "neuralmind_query",
+                        {"question": "how is the invoice total computed with tax", "budget": 800})
+    assert not result.is_error, result.content
+    out = result.structured_content
+    schemas.ContextPack.model_validate(out)
+    assert out["tokens"] <= 800
+    assert "compute_invoice_total" in out["context"]
+    ids = [h["id"] for h in out["hits"]]
+    assert "app/billing.py::compute_invoice_total" in ids
+    assert "compute_invoice_total" in result.content[0].text      # the text rendering
+
+
+async def test_wakeup_gives_identity_and_map(service: EngineService) -> None:
+    result = await call(service, "neuralmind_wakeup", {})
+    assert not result.is_error, result.content
+    out = schemas.ContextPack.model_validate(result.structured_content)
+    assert "Shop" in out.context and out.layers.get("L1")
+
+
+async def test_search_status_and_next_likely(service: EngineService, repo: Path) -> None:
+    found = await call(service, "neuralmind_search", {"question": "password reset link", "k": 3})
+    assert not found.is_error
+    assert found.structured_content["hits"][0]["file"] == "app/users.py"
+    status = await call(service, "neuralmind_status", {})
+    out = schemas.Status.model_validate(status.structured_content)
+    assert out.files == len([p for p in (repo / "app").iterdir()]) + 1 and not out.read_only
+    ranked = await call(service, "neuralmind_next_likely", {"file": str(repo / "app/billing.py")})
+    assert not ranked.is_error
+    assert ranked.structured_content["file"] == "app/billing.py"
+
+
+async def test_feedback_reinforces_with_the_last_query_hits(service: EngineService) -> None:
+    async with Client(build_mcp_server(service)) as client:
+        asked = await client.call_tool("neuralmind_query", {"question": "render an invoice"})
+        hit_ids = [h["id"] for h in asked.structured_content["hits"]]
+        node = "app/billing.py::InvoiceFormatter.render"
+        fed = await client.call_tool("neuralmind_feedback", {"node_id": node})
+    assert not fed.is_error, fed.content
+    out = fed.structured_content
+    assert out["positive"] and out["node"] == node
+    assert out["context"] and set(out["context"]) <= set(hit_ids) and node not in out["context"]
+    ws = await service.workspace()
+    neighbours = dict(ws.synapses.neighbors(node, 20))
+    assert set(out["context"]) & set(neighbours), "feedback did not reach the synapse store"
+
+
+async def test_decision_round_trip_and_progressive_retrieval(service: EngineService) -> None:
+    recorded = await call(service, "neuralmind_decision_record", {
+        "title": "Invoice totals round once, after tax",
+        "rationale": "Rounding every line drifted from the ledger by cents.",
+        "files": ["app/billing.py"], "symbols": ["app/billing.py::compute_invoice_total"],
+        "rejected": ["round per line: drifts"], "confidence": 0.9})
+    assert not recorded.is_error, recorded.content
+    did = recorded.structured_content["id"]
+    assert recorded.structured_content["files_affected"] == ["app/billing.py"]
+
+    found = await call(service, "neuralmind_decisions_query", {"question": "invoice rounding"})
+    assert did in [d["id"] for d in found.structured_content["results"]]
+    rows = await call(service, "neuralmind_memory_search", {"query": "ledger rounding"})
+    assert did in [r["id"] for r in rows.structured_content["results"]]
+    timeline = await call(service, "neuralmind_memory_timeline", {"decision_id": did})
+    assert timeline.structured_content["anchor"]["id"] == did
+    full = await call(service, "neuralmind_memory_get", {"ids": [did]})
+    record = full.structured_content["records"][0]
+    assert record["rejected_alternatives"] == ["round per line: drifts"]
+    TypeAdapter(schemas.MemoryGet).validate_python(full.structured_content)
+
+
+@pytest.mark.parametrize("name,args,code", [
+    ("neuralmind_next_likely", {"file": "../outside.py"}, "invalid_path"),
+    ("neuralmind_next_likely", {"file": "/etc/passwd"}, "invalid_path"),
+    ("neuralmind_next_likely", {"file": "app/../../x.py"}, "invalid_path"),
+    ("neuralmind_next_likely", {"file": "escape/passwd"}, "invalid_path"),     # symlink out
+    ("neuralmind_decision_record", {"title": "t", "rationale": "r", "files": ["/etc/hosts"]},
+     "invalid_path"),
+    ("neuralmind_decision_record", {"title": "t", "rationale": "r",
+                                    "symbols": ["../x.py::f"]}, "invalid_path"),
+    ("neuralmind_decision_record", {"title": "t", "rationale": "r", "symbols": ["nocolons"]},
+     "invalid_argument"),
+    ("neuralmind_feedback", {"node_id": "escape/passwd::x"}, "invalid_path"),
+    ("neuralmind_feedback", {"node_id": "nowhere.py::x"}, "not_found"),
+    ("neuralmind_query", {"question": "x" * 10_001}, "invalid_argument"),
+    ("neuralmind_query", {"question": "ok", "budget": 10}, "invalid_argument"),
+    ("neuralmind_query", {}, "invalid_argument"),
+    ("neuralmind_decision_record", {"title": "t", "rationale": "r" * 20_001}, "invalid_argument"),
+    ("neuralmind_decision_record", {"title": "t", "rationale": "r", "files": ["a"] * 101},
+     "invalid_argument"),
+    ("neuralmind_memory_get", {"ids": [f"id{i}" for i in range(21)]}, "invalid_argument"),
+    ("neuralmind_memory_get", {"ids": ["no-such-decision"]}, "not_found"),
+    ("neuralmind_memory_timeline", {}, "invalid_argument"),
+    ("neuralmind_memory_timeline", {"decision_id": "ffffffffffff"}, "not_found"),
+    ("neuralmind_decisions_query", {"question": "x", "mode": "fuzzy"}, "invalid_argument"),
+    ("neuralmind_no_such_tool", {}, "invalid_argument"),
+])
+async def test_bad_arguments_are_coded_tool_errors(service: EngineService, repo: Path, name: str,
+                                                   args: dict[str, Any], code: str) -> None:
+    link = repo / "escape"
+    if not link.exists():
+        link.symlink_to("/etc")
+    result = await call(service, name, args)
+    assert error_code(result) == code, result.content
+    if code:
+        assert result.content[0].text.startswith(f"error [{code}]")
+    status = await call(service, "neuralmind_status", {})       # still serving
+    assert status.structured_content["nodes"] > 0
+
+
+async def test_read_only_role_refuses_recording_tools(service: EngineService) -> None:
+    for name, args in (("neuralmind_feedback", {"node_id": "app/billing.py"}),
+                       ("neuralmind_decision_record", {"title": "t", "rationale": "r"})):
+        result = await call(service, name, args, read_only=True)
+        assert error_code(result) == "read_only"
+        assert "read-only" in result.content[0].text
+    consulted = await call(service, "neuralmind_search", {"question": "invoice"}, read_only=True)
+    assert not consulted.is_error
+    status = await call(service, "neuralmind_status", {}, read_only=True)
+    assert status.structured_content["read_only"] is True
+
+
+async def test_unindexed_workspace_says_not_indexed(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "fresh")
+    svc = EngineService(root, build_in_process=True)
+    await svc.start(index=False, watch_head=False)
+    try:
+        result = await call(svc, "neuralmind_query", {"question": "invoice totals"})
+        assert error_code(result) == "not_indexed"
+        assert "neuralmind build" in result.content[0].text
+    finally:
+        await svc.close()
+
+
+async def test_semantic_search_without_model_is_semantic_unavailable(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NEURALMIND_MODEL_DIR", str(tmp_path / "no-model"))
+    root = make_repo(tmp_path / "nomodel")
+    svc = EngineService(root, build_in_process=True)
+    await svc.start(index=False, watch_head=False)
+    try:
+        await call(svc, "neuralmind_decision_record", {"title": "Keep totals", "rationale": "r"})
+        result = await call(svc, "neuralmind_decisions_query",
+                            {"question": "totals", "mode": "semantic"})
+        assert error_code(result) == "semantic_unavailable", result.content
+        keyword = await call(svc, "neuralmind_decisions_query",
+                             {"question": "totals", "mode": "keyword"})
+        assert not keyword.is_error and keyword.structured_content["mode"] == "keyword"
+    finally:
+        await svc.close()
