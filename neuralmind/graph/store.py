@@ -13,6 +13,7 @@ mode, so readers never wait for the writer either).
 Tables:
     meta(key, value)   format, schema, generation, built_at, meta (JSON), communities (JSON)
     files(path, sha1, language, size, mtime_ns, lines, partial, error, extract, out)
+        path = UTF-8 bytes (surrogateescape), error and the JSON columns ASCII-escaped
         extract = {"n": [[kind, name, qualname, start, end, signature, docstring,
                           content_hash, id or 0, language or 0], ...],
                    "e": [[source, target, kind, resolved, count], ...],     # contains
@@ -193,6 +194,16 @@ def _dumps(obj: Any) -> str:
     return json.dumps(obj, separators=(",", ":"))
 
 
+def _enc(path: str) -> bytes:
+    """Paths are stored as bytes: a name with undecodable bytes (a lone surrogate after
+    git's or os's surrogateescape decoding) is not valid UTF-8 text."""
+    return path.encode("utf-8", "surrogateescape")
+
+
+def _dec(raw: bytes | str) -> str:
+    return raw.decode("utf-8", "surrogateescape") if isinstance(raw, bytes) else raw
+
+
 def _pos(local: dict[str, int], nid: str) -> int | str:
     i = local.get(nid)
     return nid if i is None else i
@@ -265,7 +276,7 @@ def assign_node_communities(graph: Graph) -> None:
 _SCHEMA_SQL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (
-    path TEXT PRIMARY KEY, sha1 TEXT NOT NULL, language TEXT NOT NULL, size INTEGER NOT NULL,
+    path BLOB PRIMARY KEY, sha1 TEXT NOT NULL, language TEXT NOT NULL, size INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL, lines INTEGER NOT NULL, partial INTEGER NOT NULL,
     error TEXT NOT NULL, extract TEXT NOT NULL, out TEXT NOT NULL
 );
@@ -314,8 +325,10 @@ def _read(con: sqlite3.Connection) -> Graph:
     extracts: dict[str, FileExtract] = {}
     files: dict[str, FileInfo] = {}
     resolved: list[Edge] = []
-    for path, sha1, lang, size, mtime_ns, lines, partial, error, extract, out in rows:
-        info = files[path] = FileInfo(sha1, lang, size, mtime_ns, bool(partial), error, lines)
+    for raw_path, sha1, lang, size, mtime_ns, lines, partial, error, extract, out in rows:
+        path = _dec(raw_path)
+        info = files[path] = FileInfo(sha1, lang, size, mtime_ns, bool(partial),
+                                      json.loads(error), lines)
         ex = extracts[path] = _extract_from_text(path, info, extract)
         resolved.extend(_out_from_text(ex, out))
     resolved.sort(key=lambda e: (e.source, e.kind, e.target))
@@ -408,7 +421,7 @@ def _write_rows(con: sqlite3.Connection, graph: Graph, new_out: dict[str, list[E
     else:
         old_out = group_by_source_file(previous)
         gone = [p for p in previous.files if p not in graph.files]
-        con.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in gone])
+        con.executemany("DELETE FROM files WHERE path = ?", [(_enc(p),) for p in gone])
     rows = []
     outs = []
     for path, info in graph.files.items():
@@ -417,13 +430,13 @@ def _write_rows(con: sqlite3.Connection, graph: Graph, new_out: dict[str, list[E
             old_info = previous.files.get(path)
             if old_info is not None and previous.extracts.get(path) is ex:
                 if new_out.get(path, []) != old_out.get(path, []):
-                    outs.append((out_to_text(ex, new_out.get(path, [])), path))
+                    outs.append((out_to_text(ex, new_out.get(path, [])), _enc(path)))
                 if old_info != info:
                     con.execute("UPDATE files SET size=?, mtime_ns=? WHERE path=?",
-                                (info.size, info.mtime_ns, path))
+                                (info.size, info.mtime_ns, _enc(path)))
                 continue
-        rows.append((path, info.sha1, info.language, info.size, info.mtime_ns, info.lines,
-                     int(info.partial), info.error, extract_to_text(ex),
+        rows.append((_enc(path), info.sha1, info.language, info.size, info.mtime_ns,
+                     info.lines, int(info.partial), _dumps(info.error), extract_to_text(ex),
                      out_to_text(ex, new_out.get(path, []))))
     con.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
     con.executemany("UPDATE files SET out=? WHERE path=?", outs)

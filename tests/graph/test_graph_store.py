@@ -1,0 +1,142 @@
+"""The SQLite graph store: round trips, incremental saves, damaged and foreign files."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from neuralmind.graph.communities import detect_communities
+from neuralmind.graph.extract import extract_file
+from neuralmind.graph.model import Edge
+from neuralmind.graph.resolve import resolve
+from neuralmind.graph.store import FileInfo, Graph, graph_path, load_graph, save_graph
+from neuralmind.graph.validate import validate_graph
+
+SOURCES = {
+    "pkg/a.py": '"""Module a."""\nfrom pkg.b import B\n\n\nclass A(B):\n    def go(self):\n        return self.stop()\n',
+    "pkg/b.py": "class B:\n    def stop(self):\n        return helper()\n\n\ndef helper():\n    return 1\n",
+    "odd/caf\udcc3.py": "def weird():\n    return 0\n",    # undecodable byte in the name
+}
+
+
+def make_graph(sources: dict[str, str]) -> Graph:
+    extracts = {p: extract_file(p, t.encode("utf-8", "surrogateescape"), "python")
+                for p, t in sources.items()}
+    files = {p: FileInfo(ex.sha1, "python", len(sources[p]), 1000 + i, ex.partial, ex.error,
+                         sources[p].count("\n"))
+             for i, (p, ex) in enumerate(sorted(extracts.items()))}
+    g = Graph.from_parts(extracts, files, resolve(extracts))
+    g.meta = {"skipped": {"binary": {"count": 1, "paths": ["x.bin"]}}}
+    detect_communities(g)
+    return g
+
+
+def snapshot(g: Graph) -> tuple:
+    return (sorted(tuple(n.to_json().values()) for n in g.nodes.values()),
+            sorted(tuple(e.to_json()) for e in g.edges),
+            sorted((p, tuple(vars_of(i))) for p, i in g.files.items()),
+            [(c.id, c.name, c.files, c.top_symbols, c.description, c.size) for c in g.communities],
+            {p: [r.to_json() for r in ex.references] for p, ex in g.extracts.items()},
+            g.meta)
+
+
+def vars_of(info: FileInfo) -> list:
+    return [info.sha1, info.language, info.size, info.mtime_ns, info.partial, info.error, info.lines]
+
+
+def test_missing_store_is_an_empty_graph(tmp_path: Path) -> None:
+    g = load_graph(tmp_path)
+    assert not g.nodes and not g.edges and not g.files and g.generation == 0
+
+
+def test_round_trip_keeps_everything(tmp_path: Path) -> None:
+    g = make_graph(SOURCES)
+    assert any(not e.resolved for e in g.edges) or any(e.resolved for e in g.edges)
+    save_graph(tmp_path, g)
+    loaded = load_graph(tmp_path)
+    assert snapshot(loaded) == snapshot(g)
+    assert loaded.generation == 1 and loaded.built_at > 0
+    assert validate_graph(loaded) == []
+    assert [n.id for n in loaded.nodes_by_file("pkg/b.py")][:2] == ["pkg/b.py", "pkg/b.py::B"]
+    assert {e.kind for e in loaded.out_edges("pkg/a.py::A")} == {"contains", "inherits"}
+    assert {e.source for e in loaded.in_edges("pkg/b.py::helper")} >= {"pkg/b.py::B.stop"}
+
+
+def test_incremental_save_rewrites_only_changed_rows(tmp_path: Path) -> None:
+    g1 = make_graph(SOURCES)
+    save_graph(tmp_path, g1)
+    prev = load_graph(tmp_path)
+    changed = dict(SOURCES)
+    changed["pkg/b.py"] = SOURCES["pkg/b.py"] + "\n\ndef extra():\n    return helper()\n"
+    new_ex = extract_file("pkg/b.py", changed["pkg/b.py"].encode(), "python")
+    extracts = dict(prev.extracts)
+    extracts["pkg/b.py"] = new_ex
+    files = dict(prev.files)
+    files["pkg/b.py"] = FileInfo(new_ex.sha1, "python", 1, 2, False, "", 10)
+    g2 = Graph.from_parts(extracts, files, resolve(extracts))
+    g2.generation = prev.generation
+    detect_communities(g2)
+
+    db = sqlite3.connect(graph_path(tmp_path))
+    before = dict(db.execute("SELECT path, extract FROM files"))
+    db.close()
+    save_graph(tmp_path, g2, previous=prev)
+    db = sqlite3.connect(graph_path(tmp_path))
+    after = dict(db.execute("SELECT path, extract FROM files"))
+    db.close()
+    assert [p for p in after if after[p] != before[p]] == [b"pkg/b.py"]
+    assert snapshot(load_graph(tmp_path)) == snapshot(g2)
+
+
+def test_stale_previous_falls_back_to_a_full_rewrite(tmp_path: Path) -> None:
+    g = make_graph(SOURCES)
+    save_graph(tmp_path, g)
+    stale = load_graph(tmp_path)
+    other = make_graph({"z.py": "def z():\n    return 1\n"})
+    other.generation = 1
+    save_graph(tmp_path, other)                # someone else wrote generation 2
+    g.generation = stale.generation
+    save_graph(tmp_path, g, previous=stale)    # stale view: everything is rewritten
+    assert snapshot(load_graph(tmp_path)) == snapshot(g)
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "foreign_db", "future_schema",
+                                    "bad_rows"])
+def test_damaged_store_is_moved_aside(tmp_path: Path, damage: str,
+                                      caplog: pytest.LogCaptureFixture) -> None:
+    save_graph(tmp_path, make_graph(SOURCES))
+    path = graph_path(tmp_path)
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    if damage == "foreign_db":
+        db.execute("UPDATE meta SET value='something-else' WHERE key='format'")
+    elif damage == "future_schema":
+        db.execute("UPDATE meta SET value='999' WHERE key='schema'")
+    elif damage == "bad_rows":
+        db.execute("UPDATE files SET extract='{\"n\": 5}'")
+    db.commit()
+    db.close()
+    if damage == "garbage":
+        path.write_bytes(b"\x00garbage" * 512)
+    elif damage == "truncated":
+        data = path.read_bytes()
+        path.write_bytes(b"X" * 16 + data[16:len(data) // 3])
+    with caplog.at_level(logging.WARNING, logger="neuralmind"):
+        g = load_graph(tmp_path)
+    assert not g.nodes and g.generation == 0
+    assert not path.exists()
+    assert list(tmp_path.glob("graph.db.corrupt-*"))
+    assert any("moved aside" in r.getMessage() for r in caplog.records)
+    save_graph(tmp_path, make_graph(SOURCES))   # and a new graph can be stored again
+    assert load_graph(tmp_path).nodes
+
+
+def test_graph_indexes_follow_edges() -> None:
+    g = make_graph(SOURCES)
+    g.edges.append(Edge("pkg/a.py::A.go", "pkg/b.py::helper", "calls", False, 2))
+    g._out = g._in = None
+    assert any(e.target == "pkg/b.py::helper" for e in g.out_edges("pkg/a.py::A.go"))
+    assert g.nodes_by_file("missing.py") == [] and g.in_edges("nope") == []
