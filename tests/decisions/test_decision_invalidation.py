@@ -202,3 +202,19 @@ def test_scan_since_covers_every_commit_head_moved_over(repo: Path) -> None:
     assert [r.commit for r in reports][0] == touching and len(reports) == 2
     assert store.get(d.id).status == "STALE"
     assert store.scan_since("not-a-commit")[0].commit == git(repo, "rev-parse", "HEAD")
+
+
+def test_symbol_level_in_javascript(repo: Path) -> None:
+    js = "class Cart {\n  total(items) {\n    // sum of prices\n    return items.reduce((a, b) => a + b, 0);\n  }\n}\n"
+    write(repo, "cart.js", js)
+    commit_all(repo, "cart")
+    store = DecisionStore(repo)
+    d = store.record("Totals are plain sums", "No rounding in total.", symbols=["cart.js::Cart.total"])
+    write(repo, "cart.js", js.replace("// sum of prices", "/* sum of all prices */"))
+    commit_all(repo, "comment")
+    store.scan()
+    assert store.get(d.id).status == "ACTIVE"
+    write(repo, "cart.js", js.replace("a + b, 0", "a + b, 1"))
+    commit_all(repo, "off by one")
+    store.scan()
+    assert store.get(d.id).status == "STALE"
