@@ -317,27 +317,33 @@ def normalise_callee(text: str) -> str:
 
 def _calls(callees: list[TSNode], spec: LanguageSpec, src: Source, path: str,
            defs: list[_Def], out: list[Reference]) -> None:
+    """Each call, attributed to the innermost declaration around it (one sweep).
+
+    Ranges include wrappers, so a decorator's call belongs to the function it decorates.
+    """
     if not callees:
         return
     callees = _in_order(callees)
     file_id = node_id(path)
     data = src.data
     call_target = spec.call_target
-    stack: list[_Def] = []
+    ranges = sorted(((d.outer.start_byte, d.end, d.id) for d in defs),
+                    key=lambda r: (r[0], -r[1]))
+    stack: list[tuple[int, int, str]] = []
     i = 0
     for callee in callees:
         pos = callee.start_byte
-        while i < len(defs) and defs[i].start <= pos:
-            while stack and stack[-1].end <= defs[i].start:
+        while i < len(ranges) and ranges[i][0] <= pos:
+            while stack and stack[-1][1] <= ranges[i][0]:
                 stack.pop()
-            stack.append(defs[i])
+            stack.append(ranges[i])
             i += 1
-        while stack and stack[-1].end <= pos:
+        while stack and stack[-1][1] <= pos:
             stack.pop()
         if call_target is not None:
             target = normalise_callee(call_target(callee, src))
         else:
             target = normalise_callee(data[pos:callee.end_byte].decode("utf-8", "replace"))
         if target:
-            out.append(Reference(stack[-1].id if stack else file_id, "calls", target,
+            out.append(Reference(stack[-1][2] if stack else file_id, "calls", target,
                                  callee.start_point[0] + 1))

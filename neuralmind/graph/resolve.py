@@ -65,6 +65,7 @@ class _Index:
         self.bindings: dict[str, dict[str, list[Binding]]] = {}  # file -> alias -> bindings
         self.wildcards: dict[str, list[Binding]] = {}  # file -> modules imported wholesale
         self.bases: dict[str, list[str]] = {}         # class id -> resolved base ids
+        self._memo: dict[tuple[str, tuple[str, ...], int], str | None] = {}
         for path in sorted(extracts):
             fe = extracts[path]
             fam = family_of(fe.language)
@@ -90,6 +91,9 @@ class _Index:
         table = self.quals.get(path) if sep else None
         return table.get(qual) if table is not None else None
 
+    def forget(self) -> None:
+        self._memo.clear()
+
     def unique(self, family: str, name: str) -> str | None:
         ids = self.by_name.get((family, name))
         return ids[0] if ids is not None and len(ids) == 1 else None
@@ -108,49 +112,56 @@ class _Index:
         return None
 
     def follow(self, binding: Binding, rest: list[str], depth: int = 0) -> str | None:
-        """What `alias.rest` names when `alias` is bound by `binding`.
-
-        Follows re-exports (`from .models import Model` in a package's
-        `__init__.py`, `export { x } from './x'`) a few hops deep.
-        """
+        """What `alias.rest` names when `alias` is bound by `binding`."""
         if binding.mode == "module":
             if not rest:
-                return None
-            if binding.remote:  # a namespace: its symbols are qualified by it
-                rest = [*binding.remote.split("."), *rest]
-            return self.in_module(binding.files, rest, depth)
-        sym = self.lookup(binding.files, binding.remote)
-        if sym is not None:
-            if not rest:
-                return sym.id
-            return self.member(sym, rest) if sym.kind in _CLASS_LIKE else None
-        if depth < _MAX_HOPS:
-            for f in binding.files:
-                for inner in self.bindings.get(f, {}).get(binding.remote, ()):
-                    found = self.follow(inner, rest, depth + 1)
-                    if found:
-                        return found
+                return None  # the module itself, not a symbol
+            parts = [*binding.remote.split("."), *rest] if binding.remote else rest
+        else:
+            parts = [*binding.remote.split("."), *rest]
+        for f in binding.files:
+            found = self.exported(f, tuple(parts), depth)
+            if found:
+                return found
         return None
 
-    def in_module(self, files: Iterable[str], rest: list[str], depth: int) -> str | None:
-        files = list(files)
-        sym = self.lookup(files, ".".join(rest))
+    def exported(self, path: str, parts: tuple[str, ...], depth: int = 0) -> str | None:
+        """The symbol `parts` names in module `path`, following its re-exports.
+
+        Re-exports are the module's own imports (`from .models import Model` in a
+        package's `__init__.py`, `export { x } from './x'`, `from .fields import *`).
+        Memoised: star-import chains and header include trees would otherwise be
+        walked again for every call.
+        """
+        key = (path, parts, depth)
+        if key in self._memo:
+            return self._memo[key]
+        self._memo[key] = None  # guards against import cycles
+        found = self._exported(path, parts, depth)
+        self._memo[key] = found
+        return found
+
+    def _exported(self, path: str, parts: tuple[str, ...], depth: int) -> str | None:
+        table = self.quals.get(path)
+        if table is None:
+            return None
+        sym = table.get(".".join(parts))
         if sym is not None:
             return sym.id
-        if len(rest) > 1:
-            owner = self.lookup(files, rest[0])
+        for cut in range(len(parts) - 1, 0, -1):  # Class.member, member maybe inherited
+            owner = table.get(".".join(parts[:cut]))
             if owner is not None and owner.kind in _CLASS_LIKE:
-                return self.member(owner, rest[1:])
-        if depth < _MAX_HOPS:
-            for f in files:
-                for inner in self.bindings.get(f, {}).get(rest[0], ()):
-                    found = self.follow(inner, rest[1:], depth + 1)
-                    if found:
-                        return found
-                for inner in self.wildcards.get(f, ()):
-                    found = self.follow(inner, rest, depth + 1)
-                    if found:
-                        return found
+                return self.member(owner, list(parts[cut:]))
+        if depth >= _MAX_HOPS:
+            return None
+        for inner in self.bindings.get(path, {}).get(parts[0], ()):
+            found = self.follow(inner, list(parts[1:]), depth + 1)
+            if found:
+                return found
+        for inner in self.wildcards.get(path, ()):
+            found = self.follow(inner, list(parts), depth + 1)
+            if found:
+                return found
         return None
 
 
@@ -302,6 +313,7 @@ def resolve(extracts: Mapping[str, FileExtract]) -> list[Edge]:
                 if found and found[0] != ref.source:
                     add(ref.source, found[0], ref.kind, found[1])
                     index.bases.setdefault(ref.source, []).append(found[0])
+    index.forget()  # member lookups made before all bases were known may have missed
     for path in paths:
         scope = scopes[path]
         for ref in extracts[path].references:

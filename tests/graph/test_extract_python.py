@@ -173,3 +173,12 @@ def test_python_signature_stops_at_the_colon():
     fe = extract_file("b.py", src, "python")
     assert fe.nodes[1].signature == "def build(self, name, *, strict=False) -> dict:"
     assert fe.nodes[1].docstring == ""
+
+
+def test_decorator_calls_belong_to_the_decorated_function():
+    src = b"class V:\n    @route('/x')\n    def get(self):\n        pass\n\n    x = make()\n"
+    fe = extract_file("v.py", src, "python")
+    assert [(r.source, r.target, r.line) for r in fe.references if r.kind == "calls"] == [
+        ("v.py::V.get", "route", 2), ("v.py::V", "make", 6)]
+    get = next(n for n in fe.nodes if n.name == "get")
+    assert (get.start_line, get.end_line, get.signature) == (2, 4, "def get(self):")

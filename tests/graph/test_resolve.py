@@ -491,3 +491,21 @@ def test_js_source_root_alias():
         ("web/src/pages/home.tsx", "web/src/lib/api.ts", "imports", True, 1),
         ("web/src/pages/home.tsx::Home", "web/src/lib/api.ts::get", "calls", True, 1),
     }
+
+
+def test_names_re_exported_through_star_imports():
+    files = {
+        "db/models/__init__.py": "from db.models.fields import *\n",
+        "db/models/fields/__init__.py": "from .char import *\n",
+        "db/models/fields/char.py": "class CharField:\n    def clean(self):\n        pass\n",
+        "app/forms.py": ("from db import models\nfrom db.models import CharField\n\n"
+                         "def make():\n    CharField()\n    models.CharField.clean(None)\n"),
+        "cyc/a.py": "from cyc.b import *\n",
+        "cyc/b.py": "from cyc.a import *\n",
+        "cyc/use.py": "from cyc.a import nothing_here\n\ndef f():\n    nothing_here()\n",
+    }
+    calls = _edges(files, "calls")
+    assert calls == {
+        ("app/forms.py::make", "db/models/fields/char.py::CharField", "calls", True, 1),
+        ("app/forms.py::make", "db/models/fields/char.py::CharField.clean", "calls", True, 1),
+    }
