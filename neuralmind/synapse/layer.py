@@ -120,7 +120,9 @@ class SynapseLayer:
             self.sessions.question(session, query.strip(), list(hit_ids)[:QUESTION_HITS], ts)
 
     def flush(self, session: str | None = None) -> None:
-        """Learn pending editing batches now (used at shutdown and by replay)."""
+        """Learn what the session (or every session) has pending now. Co-activation windows
+        stay open, so flushing after every quiet spell (as the LSP server does) learns the
+        same as one flush at the end."""
         self.sessions.flush(session)
 
     def close_sessions(self) -> None:
@@ -136,7 +138,8 @@ class SynapseLayer:
         self.store.learn_batch(pairs, batch.touched, batch.transitions, self.namespace, batch.ts)
 
     def _learn_question(self, q: Question) -> None:
-        self.store.record_question(self.namespace, q.session, q.query, q.hits, q.files, q.ts)
+        hits = q.hits or self._hits_cache.get(q.query, [])
+        self.store.record_question(self.namespace, q.session, q.query, hits, q.files, q.ts)
 
     def _provided_hits(self, query: str) -> list[str]:
         if self.hits_provider is None:

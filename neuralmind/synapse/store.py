@@ -213,10 +213,11 @@ class SynapseStore:
     def activate(self, node_ids: Iterable[str], namespace: str, now: float | None = None,
                  rate: float = config.LEARNING_RATE) -> int:
         """Hebbian step: reinforce every pair in the co-activated set; return the pair count."""
-        nodes = sorted(set(n for n in node_ids if n))
-        if len(nodes) > config.ACTIVATE_MAX_NODES:
+        nodes = list(dict.fromkeys(n for n in node_ids if n))
+        if len(nodes) > config.ACTIVATE_MAX_NODES:  # keep the first (best-ranked) ones
             log.info("co-activation of %d nodes truncated to %d", len(nodes), config.ACTIVATE_MAX_NODES)
             nodes = nodes[: config.ACTIVATE_MAX_NODES]
+        nodes.sort()
         pairs = [(a, b) for i, a in enumerate(nodes) for b in nodes[i + 1:]]
         t = self._now(now)
         with self._write() as db:
