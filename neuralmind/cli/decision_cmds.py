@@ -8,7 +8,10 @@ result, and with --json as a `[neuralmind] search mode: X` line on stderr.
 from __future__ import annotations
 
 import argparse
+import functools
+import sqlite3
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -41,7 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--depends-on", nargs="+", default=[], metavar="ID")
     p.add_argument("--author")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=cmd_record)
+    p.set_defaults(handler=_guarded(cmd_record))
 
     p = dsub.add_parser("query", help="find decisions for keywords or a question")
     p.add_argument("question")
@@ -50,20 +53,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--limit", type=int, default=10)
     p.add_argument("--status", default="ACTIVE", help="ACTIVE (default), STALE, INVALIDATED or ALL")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=cmd_query)
+    p.set_defaults(handler=_guarded(cmd_query))
 
     p = dsub.add_parser("show", help="full records of decisions")
     p.add_argument("ids", nargs="+", metavar="ID")
     p.add_argument("--path", default=".")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=cmd_show)
+    p.set_defaults(handler=_guarded(cmd_show))
 
     p = dsub.add_parser("audit", help="list decisions and what needs attention")
     p.add_argument("path", nargs="?", default=".")
     p.add_argument("--stale", action="store_true", help="only STALE or older than 90 days")
     p.add_argument("--orphaned", action="store_true", help="only those whose commit left history")
     p.add_argument("--format", choices=("md", "json"), default="md")
-    p.set_defaults(handler=cmd_audit)
+    p.set_defaults(handler=_guarded(cmd_audit))
 
     p = dsub.add_parser("amend", help="change a decision (evidence and rejected alternatives append)")
     p.add_argument("id")
@@ -79,41 +82,41 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--type", dest="decision_type")
     p.add_argument("--depends-on", nargs="+", metavar="ID")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=cmd_amend)
+    p.set_defaults(handler=_guarded(cmd_amend))
 
     p = dsub.add_parser("invalidate", help="mark a decision INVALIDATED")
     p.add_argument("id")
     p.add_argument("path", nargs="?", default=".")
     p.add_argument("--reason", required=True)
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=cmd_invalidate)
+    p.set_defaults(handler=_guarded(cmd_invalidate))
 
     p = dsub.add_parser("restore", help="make a decision ACTIVE again, re-anchored to a commit")
     p.add_argument("id")
     p.add_argument("path", nargs="?", default=".")
     p.add_argument("--commit", help="default HEAD")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=cmd_restore)
+    p.set_defaults(handler=_guarded(cmd_restore))
 
     p = dsub.add_parser("scan", help="mark STALE the decisions the last commit changed the code of")
     p.add_argument("path", nargs="?", default=".")
     p.add_argument("--commit", default="HEAD", help="the commit to scan (default HEAD)")
     p.add_argument("--quiet", action="store_true", help="print only what went STALE")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=cmd_scan)
+    p.set_defaults(handler=_guarded(cmd_scan))
 
     p = dsub.add_parser("export", help="write every decision as JSON or Markdown")
     p.add_argument("path", nargs="?", default=".")
     p.add_argument("--format", choices=("md", "json"), default="json")
     p.add_argument("--output", help="file to write (default stdout)")
-    p.set_defaults(handler=cmd_export)
+    p.set_defaults(handler=_guarded(cmd_export))
 
     p = dsub.add_parser("import", help="read an export; decisions already present are skipped")
     p.add_argument("file")
     p.add_argument("path", nargs="?", default=".")
     p.add_argument("--format", choices=("md", "json"), help="default: detected")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=cmd_import)
+    p.set_defaults(handler=_guarded(cmd_import))
 
     p = dsub.add_parser("eval", help="score search modes on a query set (scratch store, never yours)")
     p.add_argument("path", nargs="?", default=".", help="ignored: the eval never touches a project")
@@ -123,12 +126,27 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--limit", type=int, default=5)
     p.add_argument("--format", choices=("md", "json"), default="md")
     p.add_argument("--output")
-    p.set_defaults(handler=cmd_eval)
+    p.set_defaults(handler=_guarded(cmd_eval))
 
     p = sub.add_parser("init-hook", help="install the post-commit hook that runs `decisions scan`")
     p.add_argument("path", nargs="?", default=".")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=cmd_init_hook)
+    p.set_defaults(handler=_guarded(cmd_init_hook))
+
+
+def _guarded(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """Store-level failures (locked or unreadable memory.db, a newer schema) as one line, exit 1."""
+    @functools.wraps(handler)
+    def run(args: argparse.Namespace) -> int:
+        from neuralmind.decisions.schema import StoreError
+
+        try:
+            return handler(args)
+        except StoreError as e:
+            return _err(str(e))
+        except sqlite3.Error as e:
+            return _err(f"decision store: {e}")
+    return run
 
 
 def _help(parser: argparse.ArgumentParser) -> int:

@@ -150,3 +150,16 @@ def test_commit_runs_the_hook_and_marks_stale(repo: Path, capsys: pytest.Capture
     commit_all(repo, "change both")                             # the post-commit hook runs the scans
     assert DecisionStore(repo).get(top).status == "STALE"
     assert DecisionStore(project).get(sub).status == "STALE"
+
+
+def test_store_from_a_newer_version_is_one_line_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import sqlite3
+
+    (tmp_path / ".neuralmind").mkdir()
+    conn = sqlite3.connect(tmp_path / ".neuralmind" / "memory.db")
+    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    conn.execute("INSERT INTO meta VALUES ('schema_version', '99')")
+    conn.commit()
+    conn.close()
+    code, _, err = run(capsys, "decisions", "query", "x", str(tmp_path), "--mode", "keyword")
+    assert code == 1 and "schema version 99" in err and "Traceback" not in err
