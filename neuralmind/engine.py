@@ -52,13 +52,32 @@ class Workspace:
         return self._graph
 
     def build(self, changed: list[str] | None = None, progress: ProgressFn | None = None,
-              embed: bool = True) -> BuildReport:
-        """Bring graph and search index up to date: all files, or only `changed` paths."""
+              embed: bool = True, bootstrap: Path | None = None) -> BuildReport:
+        """Bring graph and search index up to date: all files, or only `changed` paths.
+
+        A full build also seeds the synapse layer with cold-start priors (the call and
+        import structure, git co-change, an optional bundle); seeding fails open.
+        """
         report = GraphBuilder(self.root, self.config).build(changed=changed, progress=progress)
         self._graph = report.graph
+        if changed is None:
+            self._seed_synapses(report.graph, bootstrap)
         embed_progress = (lambda done, total: progress("embed", done, total)) if progress else None
         self.index.update(report.graph, embed=embed, progress=embed_progress)
         return report
+
+    def _seed_synapses(self, graph: Graph, bootstrap: Path | None) -> None:
+        layer = self._synapses_or_none()
+        if layer is None:
+            return
+        try:
+            layer.seed_structural((e.source, e.target, e.count) for e in graph.edges
+                                  if e.kind != "contains")
+            layer.seed_cochange(self.root)
+            if bootstrap is not None:
+                layer.seed_bundle(bootstrap)
+        except Exception as e:  # seeding is a prior, never a reason to fail a build
+            log.warning("synapse seeding failed: %s", e)
 
     def resolve_path(self, path: str) -> str:
         """A client-supplied path as a repo-relative one; anything outside the root is refused."""
