@@ -44,6 +44,10 @@ export function activate(context: vscode.ExtensionContext): void {
     servers.onDidChange(() => {
       if (treeView.visible) void refreshTree();
     }),
+    servers.onDidChangeDecisions(() => {
+      void refreshTree();
+      status.refresh();
+    }),
     treeView.onDidChangeVisibility((e) => e.visible && void refreshTree()),
     command("neuralmind.ask", () => ask(servers)),
     command("neuralmind.nextLikely", () => nextLikely(servers)),

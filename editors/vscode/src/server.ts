@@ -4,12 +4,16 @@ import * as vscode from "vscode";
 import {
   CloseAction,
   DidChangeConfigurationNotification,
+  DynamicFeature,
   ErrorAction,
+  ExecuteCommandRequest,
   LanguageClient,
   LanguageClientOptions,
   ServerOptions,
   State,
+  StaticFeature,
 } from "vscode-languageclient/node";
+import { commandsToRegister, DECISION_CHANGING } from "./commands";
 import { RestartBackoff } from "./backoff";
 import { discover, notFoundMessage, installCommand, SERVER_NAME } from "./discovery";
 import {
@@ -21,6 +25,18 @@ import {
   ServerSettings,
 } from "./settings";
 import { pythonInterpreter } from "./python";
+
+/**
+ * A language client without the built-in executeCommand feature: the ServerManager
+ * registers the server's command ids once for all folders (see commands.ts).
+ */
+class NeuralMindLanguageClient extends LanguageClient {
+  override registerFeature(feature: StaticFeature | DynamicFeature<unknown>): void {
+    const method = (feature as Partial<DynamicFeature<unknown>>).registrationType?.method;
+    if (method === ExecuteCommandRequest.method) return;
+    super.registerFeature(feature);
+  }
+}
 
 export type ServerState = "starting" | "running" | "restarting" | "missing" | "stopped";
 
@@ -100,7 +116,7 @@ export class FolderServer implements vscode.Disposable {
         },
       },
     };
-    const client = new LanguageClient(`neuralmind-${this.folder.index}`, `NeuralMind (${this.folder.name})`, serverOptions, clientOptions);
+    const client = new NeuralMindLanguageClient(`neuralmind-${this.folder.index}`, `NeuralMind (${this.folder.name})`, serverOptions, clientOptions);
     this.client = client;
     this.backoff.started(Date.now());
     try {
@@ -165,6 +181,18 @@ export class FolderServer implements vscode.Disposable {
     return this.client?.state === State.Running;
   }
 
+  /** The executeCommand ids the running server advertised. */
+  serverCommands(): string[] {
+    return this.client?.initializeResult?.capabilities.executeCommandProvider?.commands ?? [];
+  }
+
+  executeCommand(command: string, args: unknown[]): Promise<unknown> {
+    if (!this.client || this.client.state !== State.Running) {
+      return Promise.reject(new Error(`NeuralMind (${this.folder.name}): the server is ${this.state}.`));
+    }
+    return this.client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args });
+  }
+
   async request<R>(method: string, params: object): Promise<R> {
     const client = this.client;
     if (!client || client.state !== State.Running) {
@@ -188,8 +216,39 @@ export class ServerManager implements vscode.Disposable {
   private readonly servers = new Map<string, FolderServer>();
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChange = this.changed.event;
+  private readonly decisionsChanged = new vscode.EventEmitter<void>();
+  /** A server command changed decisions (restore/invalidate from a code action). */
+  readonly onDidChangeDecisions = this.decisionsChanged.event;
+  private readonly commandIds = new Set<string>();
+  private readonly commandRegistrations: vscode.Disposable[] = [];
 
-  constructor(private readonly output: vscode.OutputChannel) {}
+  constructor(private readonly output: vscode.OutputChannel) {
+    this.onDidChange(() => this.registerServerCommands());
+  }
+
+  /** Registers each server command id once, routed to the active editor's folder. */
+  private registerServerCommands(): void {
+    for (const server of this.all()) {
+      if (!server.running) continue;
+      for (const id of commandsToRegister(server.serverCommands(), this.commandIds)) {
+        this.commandIds.add(id);
+        this.commandRegistrations.push(
+          vscode.commands.registerCommand(id, async (...args: unknown[]) => {
+            const target = await this.pick();
+            if (!target) return undefined;
+            try {
+              return await target.executeCommand(id, args);
+            } catch (e) {
+              void vscode.window.showErrorMessage(`NeuralMind: ${id} failed: ${e instanceof Error ? e.message : String(e)}`);
+              return undefined;
+            } finally {
+              if (DECISION_CHANGING.test(id)) this.decisionsChanged.fire();
+            }
+          }),
+        );
+      }
+    }
+  }
 
   add(folder: vscode.WorkspaceFolder): void {
     const key = folder.uri.toString();
@@ -235,6 +294,8 @@ export class ServerManager implements vscode.Disposable {
   async dispose(): Promise<void> {
     await Promise.all(this.all().map((s) => s.dispose()));
     this.servers.clear();
+    this.commandRegistrations.forEach((d) => d.dispose());
     this.changed.dispose();
+    this.decisionsChanged.dispose();
   }
 }

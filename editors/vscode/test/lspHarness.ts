@@ -68,6 +68,7 @@ export class Session {
   readonly progressEnded = new Set<string | number>();
   readonly messages: string[] = [];
   stderr = "";
+  initializeResult: { capabilities: { executeCommandProvider?: { commands?: string[] } } } | undefined;
   private readonly versions = new Map<string, number>();
   readonly exited: Promise<number | null>;
 
@@ -134,7 +135,7 @@ export class Session {
       },
     });
     exitedEarly.catch(() => undefined);
-    await withTimeout(Promise.race([init, exitedEarly]), 30_000, "initialize");
+    s.initializeResult = (await withTimeout(Promise.race([init, exitedEarly]), 30_000, "initialize")) as Session["initializeResult"];
     await s.connection.sendNotification("initialized", {});
     return s;
   }

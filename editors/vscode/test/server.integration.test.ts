@@ -8,6 +8,7 @@ import type { ContextResult, DecisionRecord, NextLikelyItem, StatusResult } from
 import { Methods } from "../src/protocol";
 import { statusView } from "../src/render";
 import { didChangeConfigurationParams, mapSettings } from "../src/settings";
+import { commandsToRegister } from "../src/commands";
 import { findServer, git, makeWorkspace, notYetAvailable, Session, until, uriOf } from "./lspHarness";
 
 const FILES: Record<string, string> = {
@@ -185,4 +186,23 @@ live("a recorded decision is in the audit, then goes STALE when a commit changes
     return d && d.some((x) => String(x.code) === String(record.id)) ? d : undefined;
   });
   assert.ok(diags.length >= 1);
+
+  // The "Restore decision" code action, through the command route the extension registers.
+  await s.request("workspace/executeCommand", { command: "neuralmind.decision.restore", arguments: [record.id] });
+  const restored = await s.request<DecisionRecord>(Methods.decisionsGet, { id: record.id });
+  assert.equal(restored.status, "ACTIVE");
+  await until("the diagnostic to clear after restore", 10_000, async () => {
+    const d = s.diagnostics.get(uriOf(s.root, "auth/session.py")) ?? [];
+    return d.some((x) => String(x.code) === String(record.id)) ? undefined : true;
+  });
+});
+
+live("the server's code-action commands are registered once for all folders, never over the extension's own", async (s) => {
+  const advertised = s.initializeResult?.capabilities.executeCommandProvider?.commands ?? [];
+  const first = commandsToRegister(advertised, new Set());
+  for (const id of ["neuralmind.decision.restore", "neuralmind.decision.invalidate", "neuralmind.decision.show"]) {
+    assert.ok(first.includes(id), `${id} not routable; advertised: ${advertised.join(", ")}`);
+  }
+  assert.ok(!first.includes("neuralmind.nextLikely"), "the extension's own command must not be re-registered");
+  assert.deepEqual(commandsToRegister(advertised, new Set(first)), [], "a second folder registers nothing again");
 });
