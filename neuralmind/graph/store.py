@@ -11,7 +11,7 @@ guarantee: a build killed at any moment leaves the previous committed graph (WAL
 mode, so readers never wait for the writer either).
 
 Tables:
-    meta(key, value)   format, schema, generation, built_at, meta (JSON), communities (JSON)
+    meta(key, value)   format, store (layout version), schema, generation, built_at, meta (JSON), communities (JSON)
     files(path, sha1, language, size, mtime_ns, lines, partial, error, extract, out)
         path = UTF-8 bytes (surrogateescape), error and the JSON columns ASCII-escaped
         extract = {"n": [[kind, name, qualname, start, end, signature, docstring,
@@ -47,6 +47,7 @@ log = logging.getLogger("neuralmind.graph")
 GRAPH_FILE = "graph.db"
 FORMAT = "neuralmind-graph"
 KNOWN_SCHEMAS = frozenset({SCHEMA_VERSION})
+STORE_VERSION = "1"          # layout of the tables below; the IR itself is SCHEMA_VERSION
 BUSY_TIMEOUT = 30.0
 
 
@@ -316,6 +317,8 @@ def _read(con: sqlite3.Connection) -> Graph:
         return Graph()
     if meta.get("format") != FORMAT:
         raise DamagedGraph("not a NeuralMind graph")
+    if meta.get("store") != STORE_VERSION:
+        raise DamagedGraph(f"store layout {meta.get('store')!r}, expected {STORE_VERSION}")
     try:
         schema = int(meta.get("schema", "0"))
     except ValueError:
@@ -398,7 +401,7 @@ def save_graph(state_dir: Path, graph: Graph, previous: Graph | None = None) -> 
                 incremental = (previous is not None and stored_gen is not None
                                and int(stored_gen[0]) == previous.generation)
                 _write_rows(con, graph, new_out, previous if incremental else None)
-                meta = {"format": FORMAT, "schema": str(graph.schema),
+                meta = {"format": FORMAT, "store": STORE_VERSION, "schema": str(graph.schema),
                         "generation": str(graph.generation), "built_at": repr(graph.built_at),
                         "meta": _dumps(graph.meta),
                         "communities": _dumps([asdict(c) for c in graph.communities])}
