@@ -60,6 +60,16 @@ def _sse_messages(resp: http.client.HTTPResponse) -> Iterator[str]:
         yield "\n".join(data)
 
 
+def _modern_version(msg: dict[str, Any]) -> str | None:
+    """The 2026-era protocol version a message carries in `params._meta`, if any."""
+    params = msg.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    version = meta.get(VERSION_META) if isinstance(meta, dict) else None
+    if isinstance(version, str) and not version.startswith(HANDSHAKE_VERSIONS_PREFIX):
+        return version
+    return None
+
+
 class Bridge:
     """One agent's stdio session forwarded to one HTTP endpoint."""
 
@@ -145,10 +155,13 @@ class Bridge:
         if method == "tools/call" and params.get("name") in RECORDING_TOOLS:
             name = params["name"]
             text = read_only_refusal(name)
-            self.emit({"jsonrpc": "2.0", "id": msg.get("id"), "result": {
+            result: dict[str, Any] = {
                 "content": [{"type": "text", "text": f"error [read_only]: {text}"}],
                 "structuredContent": {"error": {"code": "read_only", "message": text}},
-                "isError": True}})
+                "isError": True}
+            if _modern_version(msg):
+                result["resultType"] = "complete"      # required by the 2026 result envelope
+            self.emit({"jsonrpc": "2.0", "id": msg.get("id"), "result": result})
             return True
         return False
 
@@ -166,10 +179,9 @@ class Bridge:
         headers = {"Authorization": f"Bearer {self.token}", "Content-Type": "application/json",
                    "Accept": "application/json, text/event-stream"}
         params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
-        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
-        modern = meta.get(VERSION_META)
+        modern = _modern_version(msg)
         method = msg.get("method")
-        if isinstance(modern, str) and not modern.startswith(HANDSHAKE_VERSIONS_PREFIX):
+        if modern:
             headers["mcp-protocol-version"] = modern
             if isinstance(method, str):
                 headers["mcp-method"] = method
