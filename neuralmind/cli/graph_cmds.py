@@ -14,6 +14,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("build", help="build or update the code graph of a workspace")
     p.add_argument("path", nargs="?", help="workspace folder (default: current folder)")
     p.add_argument("--json", action="store_true", help="print the build report as JSON")
+    p.add_argument("--no-embed", action="store_true",
+                   help="graph and keyword index only; skip computing embeddings")
     p.set_defaults(handler=cmd_build)
 
     p = sub.add_parser("stats", help="summarise the stored code graph")
@@ -101,7 +103,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     root = workspace_root(args.path)
     progress = Progress(sys.stderr, quiet=args.quiet > 0)
     try:
-        report = Workspace(root).build(progress=progress)
+        report = Workspace(root).build(progress=progress, embed=not args.no_embed)
     finally:
         progress.finish()
     d = report.to_json()

@@ -31,6 +31,8 @@ HEAD_BYTES = 8192            # binary/minified checks look at this much of the f
 MINIFIED_LINE = 1000         # a head whose average line is longer than this is minified code
 MINIFIED_SUFFIXES = (".min.js", ".min.mjs", ".min.cjs", ".bundle.js")
 GIT_TIMEOUT = 60.0
+# Skipped like vendored trees but not worth reporting: our own state and VCS metadata.
+SILENT_DIRS = frozenset({".neuralmind", ".git", ".hg", ".svn"})
 
 SKIP_REASONS = (
     "binary", "too_large", "vendored", "minified", "ignored", "unreadable",
@@ -184,6 +186,8 @@ def _plain_walk(flt: _Filter, result: WalkResult,
                 result.skip("unreadable", rel)
                 continue
             if is_dir:
+                if entry.name in SILENT_DIRS:
+                    continue
                 if flt.skip_dir_name(entry.name):
                     result.skip("vendored", rel + "/")
                 elif flt.ignore.entry_ignored(rel, True):
