@@ -10,6 +10,7 @@ export const SERVER_KEYS = {
   learning: "learning",
   debounceSeconds: "debounce_seconds",
   mcp: "mcp",
+  mcpReadOnly: "mcp_read_only",
 } as const;
 
 export type ClientSettingName = keyof typeof SERVER_KEYS;
@@ -20,6 +21,7 @@ export interface ServerSettings {
   learning?: boolean;
   debounce_seconds?: number;
   mcp?: boolean;
+  mcp_read_only?: boolean;
 }
 
 export interface Mapped {
@@ -60,6 +62,11 @@ export function mapSettings(get: (name: ClientSettingName) => unknown): Mapped {
   if (mcp !== undefined && mcp !== null) {
     if (typeof mcp === "boolean") settings.mcp = mcp;
     else bad("mcp", "true or false", mcp);
+  }
+  const readOnly = get("mcpReadOnly");
+  if (readOnly !== undefined && readOnly !== null) {
+    if (typeof readOnly === "boolean") settings.mcp_read_only = readOnly;
+    else bad("mcpReadOnly", "true or false", readOnly);
   }
   return { settings, problems };
 }

@@ -7,19 +7,26 @@ const from = (values: Partial<Record<ClientSettingName, unknown>>) => (name: Cli
 
 test("every setting maps to its snake_case server key", () => {
   const { settings, problems } = mapSettings(
-    from({ budget: 900, exclude: [" dist/** ", "", "*.min.js"], learning: false, debounceSeconds: 0.5, mcp: false }),
+    from({ budget: 900, exclude: [" dist/** ", "", "*.min.js"], learning: false, debounceSeconds: 0.5, mcp: false, mcpReadOnly: true }),
   );
   assert.deepEqual(problems, []);
-  assert.deepEqual(settings, { budget: 900, exclude: ["dist/**", "*.min.js"], learning: false, debounce_seconds: 0.5, mcp: false });
+  assert.deepEqual(settings, {
+    budget: 900,
+    exclude: ["dist/**", "*.min.js"],
+    learning: false,
+    debounce_seconds: 0.5,
+    mcp: false,
+    mcp_read_only: true,
+  });
   assert.deepEqual(initializationOptions(settings), { neuralmind: settings });
   assert.deepEqual(didChangeConfigurationParams(settings), { settings: { neuralmind: settings } });
 });
 
 test("ill-typed values are dropped with a message naming the setting", () => {
-  const { settings, problems } = mapSettings(from({ budget: -5, exclude: "dist/**", learning: "yes", debounceSeconds: Number.NaN, mcp: 1 }));
+  const { settings, problems } = mapSettings(from({ budget: -5, exclude: "dist/**", learning: "yes", debounceSeconds: Number.NaN, mcp: 1, mcpReadOnly: "no" }));
   assert.deepEqual(settings, {});
-  assert.equal(problems.length, 5);
-  for (const name of ["budget", "exclude", "learning", "debounceSeconds", "mcp"]) {
+  assert.equal(problems.length, 6);
+  for (const name of ["budget", "exclude", "learning", "debounceSeconds", "mcp", "mcpReadOnly"]) {
     assert.ok(problems.some((p) => p.startsWith(`neuralmind.${name} `)), name);
   }
 });
