@@ -1,0 +1,38 @@
+"""`neuralmind doctor`: the health of a workspace's state, each problem with its fix."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from neuralmind.cli.common import print_json, workspace_root
+
+MARKS = {"ok": "ok", "warning": "WARN", "error": "ERROR"}
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("doctor", help="check the workspace's stores, model, server and hook; "
+                                      "exit 1 when something is broken")
+    p.add_argument("path", nargs="?", help="workspace folder (default: current folder)")
+    p.add_argument("--json", action="store_true", help="print the checks as JSON")
+    p.add_argument("--no-model", action="store_true",
+                   help="skip loading the embedding model (faster)")
+    p.set_defaults(handler=cmd_doctor)
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from neuralmind.doctor import ERROR, as_json, run_doctor, worst
+
+    root = workspace_root(args.path)
+    checks = run_doctor(root, model=not args.no_model)
+    if args.json:
+        print_json(as_json(checks))
+    else:
+        width = max(len(c.name) for c in checks)
+        for c in checks:
+            print(f"{MARKS[c.status]:<5}  {c.name:<{width}}  {c.message}")
+            if c.fix and c.status != "ok":
+                print(f"{'':<5}  {'':<{width}}  fix: {c.fix}")
+        status = worst(checks)
+        print(f"\n{root}: {'healthy' if status == 'ok' else status + 's found'}", file=sys.stderr)
+    return 1 if any(c.status == ERROR for c in checks) else 0
