@@ -26,6 +26,7 @@ COMMAND_MODULES = [
     "neuralmind.cli.decision_cmds",
     "neuralmind.cli.server_cmds",
     "neuralmind.cli.mcp_cmds",
+    "neuralmind.cli.doctor_cmds",
 ]
 
 
