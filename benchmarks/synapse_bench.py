@@ -19,6 +19,8 @@ No code graph is needed: editing sessions work on file-level ids.
 from __future__ import annotations
 
 import argparse
+import functools
+import importlib.util
 import json
 import os
 import random
@@ -171,6 +173,113 @@ def cochange_seeding(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     return out
 
 
+# --- retrieval with a synapse boost (a stand-in for the engine's hybrid ranking) -----------
+def _load_baselines(bench: Path) -> Any:
+    spec = importlib.util.spec_from_file_location("bench_baselines", bench / "baselines.py")
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+def _bm25_scores(index: Any, tokens: Any, query: str) -> list[tuple[str, float]]:
+    """The README baseline's BM25 (k1 1.2, b 0.75) with its scores, best first."""
+    q = set(tokens(query))
+    out = []
+    for p in index.paths:
+        tf, norm = index.tf[p], 1.2 * (1 - 0.75 + 0.75 * index.len[p] / index.avg)
+        out.append((p, sum(index.idf[t] * tf[t] * 2.2 / (tf[t] + norm) for t in q if t in tf)))
+    return sorted(out, key=lambda kv: (-kv[1], kv[0]))
+
+
+def _top_files(index: Any, tokens: Any, query: str, k: int = 5) -> list[str]:
+    return [p for p, _ in _bm25_scores(index, tokens, query)[:k]]
+
+
+def _boosted(ranked: list[tuple[str, float]], layer: SynapseLayer, boost: float, share: float,
+             question: str | None, qboost: float) -> list[str]:
+    """retrieve._boost's rule: spread from the top 5 files; a boost capped at `boost` x the
+    best score; files reached only through synapses enter at `share` x best x energy.
+    `qboost` adds the files earlier questions sharing words led to, the same way."""
+    best = ranked[0][1] or 1.0
+    score = dict(ranked)
+    extra: dict[str, float] = defaultdict(float)
+    spread = layer.spread([p for p, _ in ranked[:5]], top_k=12)
+    if spread:
+        top = max(e for _, e in spread) or 1.0
+        for f, e in spread:
+            extra[f] += boost * best * e / top
+    if question and qboost:
+        past = layer.question_files(question, k=10)
+        if past:
+            top = past[0][1] or 1.0
+            for f, e in past:
+                extra[f] += qboost * best * e / top
+    for f, x in extra.items():
+        if f in score:
+            score[f] += x
+        else:
+            score[f] = share / boost * x if boost else 0.0
+    return [p for p, _ in sorted(score.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
+def retrieval(rows: list[dict[str, Any]], data: Path, bench: Path,
+              settings: dict[str, tuple[float, float, float]]) -> dict[str, Any]:
+    """Recall@5 and MRR on the test split: cold (BM25 alone) and warm after replaying the
+    history split, without and with its questions (hits = BM25 top 5 of each question).
+    Test queries never teach: nothing is recorded while they are asked."""
+    base = _load_baselines(bench)
+    out: dict[str, Any] = {}
+    per: dict[str, dict[str, list[dict[str, float]]]] = defaultdict(lambda: defaultdict(list))
+    for repo in dict.fromkeys(r["repo"] for r in rows):
+        mine = [r for r in rows if r["repo"] == repo]
+        root = data / mine[0]["sdist_root"]
+        index = base.BM25(base.source_files(root))
+        tests = [r for r in mine if r["split"] == "test"]
+        for replay in ("edits", "edits+questions"):
+            with tempfile.TemporaryDirectory() as tmp:
+                clock = Clock(_epoch(mine[0]["date"]))
+                layer = SynapseLayer(Path(tmp) / ".neuralmind", root, clock=clock)
+                if replay == "edits+questions":
+                    layer.hits_provider = functools.partial(_top_files, index, base.tokens)
+                for n, r in enumerate(x for x in mine if x["split"] == "history"):
+                    clock.t += HOUR
+                    q = r["query"] if replay == "edits+questions" else None
+                    layer.editing_event(f"h{n}", "session_start", ts=clock.t, query=q)
+                    for f in r["gold_files"]:
+                        layer.editing_event(f"h{n}", "open", f, ts=clock.t)
+                    for f in r["gold_files"]:
+                        layer.editing_event(f"h{n}", "edit", f, ts=clock.t)
+                    layer.editing_event(f"h{n}", "session_end", ts=clock.t)
+                for r in tests:
+                    ranked = _bm25_scores(index, base.tokens, r["query"])
+                    if replay == "edits":
+                        per["cold"][repo].append(base.score([p for p, _ in ranked], r["gold_files"]))
+                    for name, (boost, share, qboost) in settings.items():
+                        if qboost and replay == "edits":
+                            continue
+                        order = _boosted(ranked, layer, boost, share, r["query"], qboost)
+                        per[f"warm[{replay}] {name}"][repo].append(base.score(order, r["gold_files"]))
+                layer.close()
+    for variant, by_repo in per.items():
+        res = {repo: base.mean(ms) for repo, ms in by_repo.items()}
+        res["overall"] = base.mean([m for ms in by_repo.values() for m in ms])
+        out[variant] = res
+    return out
+
+
+RETRIEVAL_SETTINGS = {  # name: (spread boost, synapse-only share, question-memory boost)
+    "boost0.25/share0.5": (0.25, 0.5, 0.0),
+    "boost0.1/share0.5": (0.1, 0.5, 0.0),
+    "boost0.5/share0.5": (0.5, 0.5, 0.0),
+    "boost0.25/share0.25": (0.25, 0.25, 0.0),
+    "boost0.25/share0.5 +questions0.25": (0.25, 0.5, 0.25),
+    "boost0.25/share0.5 +questions0.5": (0.25, 0.5, 0.5),
+    "boost0.1/share0.5 +questions0.25": (0.1, 0.5, 0.25),
+    "boost0.1/share0.5 +questions0.1": (0.1, 0.5, 0.1),
+    "no spread, questions0.25 only": (0.0, 0.0, 0.25),
+}
+
+
 def mix_grid() -> dict[str, dict[str, float]]:
     grid: dict[str, dict[str, float]] = {"default": dict(config.NEXT_FILE_MIX)}
     for t in (0.0, 0.1, 0.2, 0.3, 0.5, 0.7):
@@ -293,6 +402,9 @@ def main() -> None:
         results["next_file"][clock_kind] = next_file(rows, args.data, clock_kind, mixes)
         results["next_file"][clock_kind + "_seconds"] = round(time.perf_counter() - t0, 2)
     t0 = time.perf_counter()
+    results["retrieval"] = retrieval(rows, args.data, args.bench, RETRIEVAL_SETTINGS)
+    results["retrieval_seconds"] = round(time.perf_counter() - t0, 2)
+    t0 = time.perf_counter()
     results["next_file"]["git_cochange_seeding"] = cochange_seeding(rows)
     results["next_file"]["git_cochange_seeding_seconds"] = round(time.perf_counter() - t0, 2)
     if not args.skip_cost:
@@ -310,6 +422,13 @@ def main() -> None:
         print_next(f"Next-file, {clock_kind} clock", res, names)
     seeded = {"git co-change seeding (no replay)": results["next_file"]["git_cochange_seeding"]}
     print_next("Next-file, day one: git co-change seeding only", seeded, list(seeded))
+    print("\n**Retrieval on the test split** (BM25 baseline as the ranker; warm = after replaying "
+          "the history split)\n")
+    print("| variant | R@1 | R@5 | R@10 | MRR | n |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for variant, res in results["retrieval"].items():
+        o = res["overall"]
+        print(f"| {variant} | {o['R@1']} | {o['R@5']} | {o['R@10']} | {o['MRR']} | {o['n']} |")
     if "cost" in results:
         print("\n**Cost** (median wall, CPU)\n")
         for k, v in results["cost"].items():
