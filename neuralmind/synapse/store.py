@@ -68,14 +68,30 @@ _STOP = frozenset({
 })
 
 
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
 def question_tokens(text: str) -> list[str]:
-    """Lower-case word tokens of 3+ characters (identifiers split on `_`), stopwords removed."""
-    return sorted({t for t in _TOKEN.findall(text.lower()) if len(t) >= 3 and t not in _STOP})
+    """Lower-case word tokens of 3+ characters (identifiers split on `_`, `.` and camelCase),
+    stopwords removed."""
+    words = _TOKEN.findall(_CAMEL.sub(" ", text).lower())
+    return sorted({t for t in words if len(t) >= 3 and t not in _STOP})
 
 
 def file_of(node_id: str) -> str:
     """The file node a symbol id belongs to (`path::Qualified.name` -> `path`)."""
     return node_id.split("::", 1)[0]
+
+
+SQLITE_CORRUPT, SQLITE_NOTADB = 11, 26
+
+
+def is_corruption(e: sqlite3.DatabaseError) -> bool:
+    """A damaged file (moved aside), as opposed to a lock or a failed constraint (skipped)."""
+    code = getattr(e, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (SQLITE_CORRUPT, SQLITE_NOTADB)
+    return type(e) is sqlite3.DatabaseError
 
 
 def _failopen(default: Callable[[], Any]) -> Callable[[Callable[..., T]], Callable[..., T]]:
@@ -87,12 +103,14 @@ def _failopen(default: Callable[[], Any]) -> Callable[[Callable[..., T]], Callab
             with self._lock:
                 try:
                     return fn(self, *args, **kwargs)
-                except sqlite3.OperationalError as e:
-                    log.warning("synapse store %s skipped (%s): %s", fn.__name__, self.path.name, e)
-                    self._rollback()
                 except sqlite3.DatabaseError as e:
-                    log.warning("synapse store %s failed: %s", fn.__name__, e)
-                    self._recover(str(e))
+                    if is_corruption(e):
+                        log.warning("synapse store %s failed: %s", fn.__name__, e)
+                        self._recover(str(e))
+                    else:  # locked, busy, or a bad statement: skip this step, keep the store
+                        log.warning("synapse store %s skipped (%s): %s", fn.__name__,
+                                    self.path.name, e)
+                        self._rollback()
                 return default()
 
         return inner
@@ -133,8 +151,10 @@ class SynapseStore:
                     if self.disabled or time.monotonic() > deadline:
                         raise
                     time.sleep(0.01)
-                except sqlite3.DatabaseError as e:  # not a database / malformed: start afresh
-                    self._recover(str(e))
+                except sqlite3.DatabaseError as e:
+                    if not is_corruption(e):
+                        raise
+                    self._recover(str(e))  # not a database / malformed: start afresh
                     self._conn = self._open()
         return self._conn
 

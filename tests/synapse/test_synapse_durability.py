@@ -16,7 +16,7 @@ from synapse_testkit import T0
 
 from neuralmind.synapse.layer import SynapseLayer
 from neuralmind.synapse.schema import MIGRATIONS, SCHEMA_VERSION, read_version
-from neuralmind.synapse.store import SynapseStore
+from neuralmind.synapse.store import SynapseStore, is_corruption
 
 
 def test_new_store_is_wal_with_explicit_schema_version(tmp_path):
@@ -160,3 +160,16 @@ def test_state_dir_path_is_the_workspace_one(tmp_path):
     layer.activate(["a.py", "b.py"])
     assert Path(layer.stats()["path"]) == tmp_path / ".neuralmind" / "synapses.db"
     layer.close()
+
+
+def test_only_damage_moves_the_store_aside(tmp_path):
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE t (a INTEGER CHECK (a > 0))")
+    with pytest.raises(sqlite3.IntegrityError) as constraint:
+        conn.execute("INSERT INTO t VALUES (-1)")
+    assert not is_corruption(constraint.value)  # a bug is skipped, memory stays in place
+    bad = tmp_path / "bad.db"
+    bad.write_bytes(b"x" * 4096)
+    with pytest.raises(sqlite3.DatabaseError) as damaged:
+        sqlite3.connect(bad).execute("PRAGMA journal_mode").fetchone()
+    assert is_corruption(damaged.value)
