@@ -18,6 +18,7 @@ import hashlib
 import logging
 import multiprocessing
 import os
+import re
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -28,7 +29,7 @@ from neuralmind.config import WorkspaceConfig
 from neuralmind.graph.communities import detect_communities
 from neuralmind.graph.extract import extract_file
 from neuralmind.graph.languages import language_for
-from neuralmind.graph.model import FileExtract
+from neuralmind.graph.model import Edge, FileExtract
 from neuralmind.graph.resolve import resolve
 from neuralmind.graph.store import FileInfo, Graph, kill_point, load_graph, no_gc, save_graph
 from neuralmind.graph.walk import check_paths, walk
@@ -221,9 +222,10 @@ class GraphBuilder:
                 save_graph(self.state, graph, previous=_with_files(prev, prev_files))
         else:
             report("resolve", 0, 1)
-            if prev.generation > 0 and _same_resolution_input(prev, extracts, reextracted, removed):
-                resolved = prev.resolved      # only lines, bodies or docstrings changed
-            else:
+            resolved = None
+            if prev.generation > 0 and not removed:
+                resolved = incremental_resolve(prev, extracts, reextracted)
+            if resolved is None:
                 resolved = resolve(extracts)
             report("resolve", 1, 1)
             graph = Graph.from_parts(extracts, files, resolved)
@@ -286,24 +288,74 @@ class GraphBuilder:
         return results
 
 
-def _resolution_key(ex: FileExtract) -> tuple[Any, ...]:
-    """What `resolve` reads from one extract: names, kinds and references, not lines."""
-    return (ex.language,
-            [(n.id, n.kind, n.name, n.qualname) for n in ex.nodes],
-            [(r.source, r.kind, r.target, [tuple(x) for x in r.names]) for r in ex.references])
+def _outline(ex: FileExtract) -> set[tuple[str, str, str, str]]:
+    return {(n.id, n.kind, n.name, n.qualname) for n in ex.nodes}
 
 
-def _same_resolution_input(prev: Graph, extracts: dict[str, FileExtract],
-                           reextracted: list[str], removed: list[str]) -> bool:
-    """True when resolving again would give prev's edges: no file came or went and every
-    re-extracted file has the same definitions and references as before."""
-    if removed:
-        return False
+def _links(ex: FileExtract) -> list[tuple[str, str, str, list[tuple[str, ...]]]]:
+    """Imports and bases: what other files' resolution reads from this one."""
+    return [(r.source, r.kind, r.target, [tuple(x) for x in r.names])
+            for r in ex.references if r.kind != "calls"]
+
+
+def _calls(ex: FileExtract) -> list[tuple[str, str]]:
+    return [(r.source, r.target) for r in ex.references if r.kind == "calls"]
+
+
+def incremental_resolve(prev: Graph, extracts: dict[str, FileExtract],
+                        reextracted: list[str]) -> list[Edge] | None:
+    """The edges `resolve(extracts)` would return, computed from prev's edges when the
+    change allows it; None when it does not (a file came or went, or a re-extracted
+    file changed its imports or bases, which other files' lookups go through).
+
+    `resolve` reads three things from a file: its definitions (names), its imports and
+    bases (bindings other files follow), and its calls (only its own edges). So when
+    imports and bases are unchanged:
+      - same definitions and calls: prev's edges, as they were;
+      - otherwise only call references of the changed files, and of files whose calls
+        mention a name that was added or removed, are resolved again (the other files
+        keep prev's call edges); imports and bases are cheap and resolved for all.
+    Line numbers are not read by `resolve`, so edits that only move code change nothing.
+    """
+    if set(extracts) != set(prev.extracts):
+        return None
+    changed_names: set[str] = set()
+    calls_changed = False
     for path in reextracted:
-        old = prev.extracts.get(path)
-        if old is None or _resolution_key(old) != _resolution_key(extracts[path]):
-            return False
-    return True
+        old, new = prev.extracts.get(path), extracts[path]
+        if old is None or old.language != new.language or _links(old) != _links(new):
+            return None
+        diff = _outline(old) ^ _outline(new)
+        changed_names.update(name for _, _, name, _ in diff)
+        calls_changed = calls_changed or _calls(old) != _calls(new)
+    if not changed_names and not calls_changed:
+        return prev.resolved
+    affected = set(reextracted)
+    if changed_names:
+        for path, ex in extracts.items():
+            if path in affected:
+                continue
+            for r in ex.references:
+                if r.kind == "calls" and not changed_names.isdisjoint(_WORD.findall(r.target)):
+                    affected.add(path)
+                    break
+    reduced = {p: ex if p in affected else dataclasses.replace(
+        ex, references=[r for r in ex.references if r.kind != "calls"])
+        for p, ex in extracts.items()}
+    fresh = resolve(reduced)
+    kept = [e for e in prev.resolved
+            if e.kind == "calls" and _file_of(prev, e.source) not in affected]
+    edges = kept + fresh
+    edges.sort(key=lambda e: (e.source, e.kind, e.target))
+    return edges
+
+
+_WORD = re.compile(r"[A-Za-z_$][\w$]*")
+
+
+def _file_of(graph: Graph, node: str) -> str:
+    n = graph.nodes.get(node)
+    return n.file if n is not None else node.split("::", 1)[0]
 
 
 def _with_files(graph: Graph, files: dict[str, FileInfo]) -> Graph:

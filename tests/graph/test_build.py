@@ -66,6 +66,7 @@ def build(root: Path, changed: list[str] | None = None, **cfg: Any) -> build_mod
 def fresh_full(root: Path, tmp: Path) -> Graph:
     """A from-scratch build of a copy of `root` (its own state dir), for comparison."""
     copy = tmp / "fresh"
+    copy.parent.mkdir(parents=True, exist_ok=True)
     subprocess.run(["cp", "-a", str(root), str(copy)], check=True)
     subprocess.run(["rm", "-rf", str(copy / ".neuralmind")], check=True)
     return build(copy).graph
@@ -150,6 +151,39 @@ def test_body_only_edit_keeps_edges_and_shifts_spans(tmp_path: Path) -> None:
     assert report.graph.nodes["app/util.py::helper"].start_line == 5
     assert sorted(tuple(e.to_json()) for e in report.graph.resolved) == edges_before
     assert canonical(report.graph) == canonical(fresh_full(root, tmp_path))
+
+
+def _edges(g: Graph) -> list[tuple]:
+    return sorted(tuple(e.to_json()) for e in g.resolved)
+
+
+@pytest.mark.parametrize("edit", ["new_call", "name_becomes_ambiguous", "name_added",
+                                  "method_removed_from_base", "import_changed"])
+def test_per_save_resolution_equals_a_full_resolve(tmp_path: Path, edit: str) -> None:
+    files = dict(PKG)
+    files["app/other.py"] = "def lonely():\n    return helper(2)\n\n\ndef unique_fn():\n    return 0\n"
+    files["app/caller.py"] = "def use():\n    return unique_fn() + later()\n"
+    root = make_repo(tmp_path / "ws", files)
+    build(root)
+    target = {"new_call": "app/util.py", "name_becomes_ambiguous": "app/util.py",
+              "name_added": "app/util.py", "method_removed_from_base": "app/core.py",
+              "import_changed": "app/core.py"}[edit]
+    text = (root / target).read_text()
+    if edit == "new_call":
+        text += "\n\ndef extra():\n    return helper(3)\n"
+    elif edit == "name_becomes_ambiguous":      # unique_fn is no longer unique: guess dropped
+        text += "\n\ndef unique_fn():\n    return 1\n"
+    elif edit == "name_added":                  # `later` now has a definition to guess
+        text += "\n\ndef later():\n    return 2\n"
+    elif edit == "method_removed_from_base":    # Engine.start's self.run() loses its target
+        text = text.replace("    def run(self):\n        return helper(1)\n", "    pass\n")
+    elif edit == "import_changed":
+        text = text.replace("from .util import helper", "from .other import lonely as helper")
+    (root / target).write_text(text)
+    report = build(root, changed=[target])
+    assert report.reextracted == [target]
+    assert _edges(report.graph) == _edges(fresh_full(root, tmp_path))
+    assert canonical(report.graph) == canonical(fresh_full(root, tmp_path / "again"))
 
 
 def test_changed_path_that_became_ignored_is_removed(tmp_path: Path) -> None:
