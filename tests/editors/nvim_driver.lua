@@ -112,6 +112,21 @@ if ok then
     }
   end)
 
+  step("ask_prompt", function()
+    edit("billing/invoice.py")
+    local prompt
+    vim.ui.input = function(opts, on_confirm)
+      prompt = opts.prompt
+      on_confirm("where is the session token replaced with a random one?")
+    end
+    vim.cmd("NeuralMindAsk")
+    local buf = vim.fn.bufnr("neuralmind://context")
+    assert(vim.wait(20000, function()
+      return vim.api.nvim_buf_get_lines(buf, 0, 1, false)[1] == "# where is the session token replaced with a random one?"
+    end, 20), "the prompted question did not replace the context")
+    return { prompt = prompt, lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false) }
+  end)
+
   step("next", function()
     for round = 1, 3 do
       for _, rel in ipairs({ "billing/invoice.py", "storage/cache.py" }) do

@@ -182,6 +182,12 @@ def test_ask_fills_a_scratch_buffer_with_context_naming_the_file(session: dict) 
     assert step["shown"] and step["filetype"] == "markdown" and step["buftype"] == "nofile"
 
 
+def test_ask_without_a_question_prompts_for_one(session: dict) -> None:
+    step = ok(session, "ask_prompt")
+    assert step["prompt"] == "NeuralMind: "
+    assert "auth/session.py" in "\n".join(step["lines"])
+
+
 def test_next_lists_and_opens_a_co_edited_file(session: dict) -> None:
     step = ok(session, "next")
     assert step["picked"], step

@@ -8,7 +8,7 @@ start=$(date +%s)
 
 # --ignore-scripts: no install script is needed (esbuild's binary comes as an optional
 # package), and keytar's native build (an optional dependency of vsce) is never wanted.
-npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+npm ci --prefer-offline --ignore-scripts --no-audit --no-fund --loglevel=error
 npm run --silent build
 npm run --silent lint
 npm test
