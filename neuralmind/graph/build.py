@@ -31,7 +31,15 @@ from neuralmind.graph.extract import extract_file
 from neuralmind.graph.languages import language_for
 from neuralmind.graph.model import Edge, FileExtract
 from neuralmind.graph.resolve import resolve
-from neuralmind.graph.store import FileInfo, Graph, kill_point, load_graph, no_gc, save_graph
+from neuralmind.graph.store import (
+    FileInfo,
+    Graph,
+    kill_point,
+    load_graph,
+    no_gc,
+    save_graph,
+    stored_token,
+)
 from neuralmind.graph.walk import check_paths, walk
 from neuralmind.statedir import exclusive_lock, state_dir
 
@@ -43,6 +51,11 @@ ProgressFn = Callable[[str, int, int], None]   # (phase, done, total)
 # start-up (spawn + importing tree-sitter, ~0.3 s each); tree-sitter holds the GIL, so
 # threads would not help.
 POOL_MIN_FILES = 300
+# A long-lived process (the LSP server) builds on every save: it keeps the graph it last
+# built per workspace and reuses it while the stored token says nobody else wrote since,
+# so a save does not pay for loading the whole graph again.
+WARM_GRAPHS = 4
+_warm: dict[Path, Graph] = {}
 POOL_CHUNK = 16
 
 
@@ -125,22 +138,20 @@ class GraphBuilder:
             out.add(rel)
         return sorted(out)
 
-    def _clean_temp_files(self) -> None:
-        """Remove temp files a killed writer left behind (we hold the lock)."""
-        for p in self.state.glob(".graph.json.*.tmp"):
-            try:
-                p.unlink()
-            except OSError as e:
-                log.debug("cannot remove %s: %s", p, e)
-
     def build(self, changed: list[str] | None = None,
               progress: ProgressFn | None = None) -> BuildReport:
         t0 = time.perf_counter()
         report = progress or (lambda phase, done, total: None)
         with exclusive_lock(self.state / "index.lock"), no_gc():
-            self._clean_temp_files()
-            prev = load_graph(self.state)
-            return self._build_locked(prev, changed, report, t0)
+            prev = _warm.get(self.state)
+            if prev is None or not prev.token or stored_token(self.state) != prev.token:
+                prev = load_graph(self.state)
+            _warm.pop(self.state, None)       # a failed build must not leave it half-updated
+            result = self._build_locked(prev, changed, report, t0)
+            _warm[self.state] = result.graph
+            while len(_warm) > WARM_GRAPHS:
+                _warm.pop(next(iter(_warm)))
+            return result
 
     def _build_locked(self, prev: Graph, changed: list[str] | None, report: ProgressFn,
                       t0: float) -> BuildReport:
@@ -362,7 +373,7 @@ def _with_files(graph: Graph, files: dict[str, FileInfo]) -> Graph:
     """A shallow view of `graph` with other file records (what is stored before a save)."""
     view = Graph()
     view.extracts, view.files, view.resolved = graph.extracts, files, graph.resolved
-    view.nodes, view.generation = graph.nodes, graph.generation
+    view.nodes, view.generation, view.token = graph.nodes, graph.generation, graph.token
     return view
 
 

@@ -11,7 +11,8 @@ guarantee: a build killed at any moment leaves the previous committed graph (WAL
 mode, so readers never wait for the writer either).
 
 Tables:
-    meta(key, value)   format, store (layout version), schema, generation, built_at, meta (JSON), communities (JSON)
+    meta(key, value)   format, store (layout version), schema, generation, token,
+                       built_at, meta (JSON), communities (JSON)
     files(path, sha1, language, size, mtime_ns, lines, partial, error, extract, out)
         path = UTF-8 bytes (surrogateescape), error and the JSON columns ASCII-escaped
         extract = {"n": [[kind, name, qualname, start, end, signature, docstring,
@@ -33,6 +34,7 @@ import logging
 import os
 import sqlite3
 import time
+import uuid
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
@@ -85,6 +87,7 @@ class Graph:
         self.meta: dict[str, Any] = {}
         self.schema: int = SCHEMA_VERSION
         self.generation: int = 0
+        self.token: str = ""          # random per save: tells this graph from any other
         self.built_at: float = 0.0
         self._by_file: dict[str, list[Node]] | None = None
         self._out: dict[str, list[Edge]] | None = None
@@ -342,6 +345,7 @@ def _read(con: sqlite3.Connection) -> Graph:
     assign_node_communities(g)
     g.schema = schema
     g.generation = int(meta.get("generation", "0"))
+    g.token = meta.get("token", "")
     g.built_at = float(meta.get("built_at", "0"))
     g.meta = dict(json.loads(meta.get("meta", "{}")))
     return g
@@ -379,6 +383,23 @@ def load_graph(state_dir: Path) -> Graph:
     return Graph()
 
 
+def stored_token(state_dir: Path) -> str | None:
+    """The token of the stored graph (None when there is none): a cheap freshness check
+    for a process that keeps the graph it last loaded or saved."""
+    path = graph_path(state_dir)
+    if not path.exists():
+        return None
+    try:
+        con = _connect(path)
+        try:
+            row = con.execute("SELECT value FROM meta WHERE key='token'").fetchone()
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return None
+    return row[0] if row else None
+
+
 def save_graph(state_dir: Path, graph: Graph, previous: Graph | None = None) -> None:
     """Commit `graph` in one transaction; readers see the old or the new graph.
 
@@ -387,6 +408,7 @@ def save_graph(state_dir: Path, graph: Graph, previous: Graph | None = None) -> 
     """
     path = graph_path(state_dir)
     graph.generation += 1
+    graph.token = uuid.uuid4().hex
     graph.built_at = time.time()
     with no_gc():
         new_out = group_by_source_file(graph)
@@ -397,12 +419,13 @@ def save_graph(state_dir: Path, graph: Graph, previous: Graph | None = None) -> 
             con.executescript(_SCHEMA_SQL)
             con.execute("BEGIN IMMEDIATE")
             try:
-                stored_gen = con.execute("SELECT value FROM meta WHERE key='generation'").fetchone()
-                incremental = (previous is not None and stored_gen is not None
-                               and int(stored_gen[0]) == previous.generation)
+                stored = con.execute("SELECT value FROM meta WHERE key='token'").fetchone()
+                incremental = (previous is not None and stored is not None
+                               and stored[0] == previous.token)
                 _write_rows(con, graph, new_out, previous if incremental else None)
                 meta = {"format": FORMAT, "store": STORE_VERSION, "schema": str(graph.schema),
-                        "generation": str(graph.generation), "built_at": repr(graph.built_at),
+                        "generation": str(graph.generation), "token": graph.token,
+                        "built_at": repr(graph.built_at),
                         "meta": _dumps(graph.meta),
                         "communities": _dumps([asdict(c) for c in graph.communities])}
                 con.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",

@@ -186,6 +186,27 @@ def test_per_save_resolution_equals_a_full_resolve(tmp_path: Path, edit: str) ->
     assert canonical(report.graph) == canonical(fresh_full(root, tmp_path / "again"))
 
 
+def test_warm_graph_is_reused_until_another_process_writes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = make_repo(tmp_path / "ws")
+    build(root)
+
+    def no_load(state: Path) -> Graph:
+        raise AssertionError("the warm graph should have been used")
+
+    monkeypatch.setattr(build_mod, "load_graph", no_load)
+    (root / "app/util.py").write_text('"""Helpers."""\n\n\ndef helper(x):\n    return x + 2\n')
+    assert build(root, changed=["app/util.py"]).reextracted == ["app/util.py"]
+    monkeypatch.undo()
+    # another process writes a new generation: the next in-process build must see it
+    (root / "app/extra.py").write_text("def extra():\n    return 1\n")
+    assert _run_build(root) == 0
+    (root / "app/util.py").write_text('"""Helpers."""\n\n\ndef helper(x):\n    return x + 3\n')
+    report = build(root, changed=["app/util.py"])
+    assert "app/extra.py::extra" in report.graph.nodes
+    assert canonical(report.graph) == canonical(fresh_full(root, tmp_path))
+
+
 def test_changed_path_that_became_ignored_is_removed(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "ws")
     build(root)
