@@ -44,6 +44,8 @@ export class FolderServer implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private readonly backoff = new RestartBackoff();
   private restartTimer: NodeJS.Timeout | undefined;
+  /** A restart is scheduled: a failed start reports both a rejection and a close. */
+  private restartPending = false;
   private disposed = false;
   private generation = 0;
   private notifiedMissing = false;
@@ -124,7 +126,7 @@ export class FolderServer implements vscode.Disposable {
       if (generation === this.generation) this.setState("running");
     } catch (e) {
       this.output.appendLine(`[${this.folder.name}] the server failed to start: ${String(e)}`);
-      if (!this.disposed && generation === this.generation && this.state !== "restarting") this.scheduleRestart();
+      if (!this.disposed && generation === this.generation) this.scheduleRestart();
     }
   }
 
@@ -135,6 +137,8 @@ export class FolderServer implements vscode.Disposable {
   }
 
   private scheduleRestart(): void {
+    if (this.restartPending) return;
+    this.restartPending = true;
     const delay = this.backoff.crashed(Date.now());
     this.output.appendLine(`[${this.folder.name}] the server stopped; restarting in ${Math.round(delay / 1000)} s`);
     if (this.backoff.shouldNotify) {
@@ -150,6 +154,7 @@ export class FolderServer implements vscode.Disposable {
   /** Stops the current process (if any) and starts a fresh one. */
   async restart(resetBackoff = true): Promise<void> {
     clearTimeout(this.restartTimer);
+    this.restartPending = false;
     if (resetBackoff) {
       this.backoff.reset();
       this.notifiedMissing = false;
