@@ -281,21 +281,29 @@ class GraphBuilder:
         if total >= POOL_MIN_FILES and workers > 1:
             chunks = [jobs[i:i + POOL_CHUNK] for i in range(0, total, POOL_CHUNK)]
             ctx = multiprocessing.get_context("spawn")   # safe under a threaded server
-            with concurrent.futures.ProcessPoolExecutor(workers, mp_context=ctx) as pool:
-                futures = [pool.submit(_extract_chunk, root, c) for c in chunks]
-                for fut in concurrent.futures.as_completed(futures):
-                    results.extend(fut.result())
-                    report("extract", len(results), total)
-                    if len(results) >= total // 2:
-                        kill_point("extract")
-            results.sort(key=lambda r: r[0])
-        else:
-            for i, (p, lang, old) in enumerate(jobs, 1):
+            try:
+                with concurrent.futures.ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+                    futures = [pool.submit(_extract_chunk, root, c) for c in chunks]
+                    for fut in concurrent.futures.as_completed(futures):
+                        results.extend(fut.result())
+                        report("extract", len(results), total)
+                        if len(results) >= total // 2:
+                            kill_point("extract")
+            except (concurrent.futures.process.BrokenProcessPool, OSError) as e:
+                # e.g. a caller script without `if __name__ == "__main__":`, which spawn
+                # re-imports in every worker: finish in this process instead.
+                log.warning("extraction workers failed (%s); continuing in-process", e)
+            done = {r[0] for r in results}
+            jobs = [j for j in jobs if j[0] not in done]
+        if jobs:
+            start = len(results)
+            for i, (p, lang, old) in enumerate(jobs, start + 1):
                 results.append(_extract_one(root, p, lang, old))
                 if i % 25 == 0 or i == total:
                     report("extract", i, total)
                 if i == total // 2 + 1:
                     kill_point("extract")
+        results.sort(key=lambda r: r[0])
         return results
 
 

@@ -148,12 +148,18 @@ class _Filter:
         result.sizes[rel] = (st.st_size, st.st_mtime_ns)
 
 
-def _git_files(root: Path, pathspecs: list[str] | None = None) -> list[str] | None:
-    """Git's view (tracked + untracked-not-ignored), or None when root is not a work tree."""
+def _git_files(root: Path, pathspecs: list[str] | None = None,
+               ignored: bool = False) -> list[str] | None:
+    """Git's view (tracked + untracked-not-ignored), or None when root is not a work tree.
+
+    With `ignored`, the untracked files git ignores instead (whole directories collapsed
+    to `dir/`), for the skip report.
+    """
     if not (root / ".git").exists():
         return None
-    cmd = ["git", "-C", str(root), "-c", "core.quotepath=off",
-           "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
+    cmd = ["git", "-C", str(root), "-c", "core.quotepath=off", "ls-files", "-z"]
+    cmd += (["--others", "--ignored", "--exclude-standard", "--directory"] if ignored
+            else ["--cached", "--others", "--exclude-standard"])
     if pathspecs is not None:
         cmd += ["--", *(":(literal)" + p for p in pathspecs)]
     try:
@@ -235,6 +241,12 @@ def walk(root: Path, config: WorkspaceConfig,
         flt = _Filter(root, config, use_gitignore=False)
         for rel in git_files:
             flt.check_file(rel, result, known, ignore_checked=False)
+        for rel in _git_files(root, ignored=True) or []:
+            top = rel.split("/", 1)[0]
+            if top in SILENT_DIRS:
+                continue
+            if rel.endswith("/") or _is_minified_name(rel) or language_for(rel, flt.overrides):
+                result.skip("ignored", rel)
     else:
         flt = _Filter(root, config, use_gitignore=True)
         _plain_walk(flt, result, known)

@@ -201,7 +201,9 @@ def test_git_mode_uses_git_view(tmp_path: Path) -> None:
     res = walk(tmp_path, WorkspaceConfig())
     assert res.git is True
     assert res.files == ["forced.gen.py", "sub/kept.py", "tracked.py", "untracked.py"]
-    assert res.skipped == {"ignored": ["private.py"]}
+    # git-ignored entries are reported too (directories collapsed), plus .neuralmindignore
+    assert res.skipped == {"ignored": ["a.gen.py", "excluded_by_info.py", "ignored/",
+                                       "private.py", "sub/local.py"]}
 
 
 def test_git_mode_deleted_tracked_file_is_absent(tmp_path: Path) -> None:
