@@ -18,6 +18,7 @@ log = logging.getLogger("neuralmind.context")
 SEED_HITS = 5            # top hits whose files seed spreading activation
 SYNAPSE_BOOST = 0.25     # max boost, as a fraction of the best hybrid score
 SYNAPSE_NEW_FILE_SHARE = 0.5  # a file reached only through synapses scores at most this share
+QUESTION_WEIGHT = 1.0    # energy from files that earlier, similar questions led to
 
 
 def rank(index: Any, graph: Any, question: str, k: int = 20, synapses: Any = None,
@@ -26,7 +27,7 @@ def rank(index: Any, graph: Any, question: str, k: int = 20, synapses: Any = Non
     result = index.search(question, k=max(k, 20))
     hits = [RankedHit(graph.nodes[h.id], h.score, _reasons(h)) for h in result.hits if h.id in graph.nodes]
     if synapses is not None and hits:
-        hits = _boost(hits, graph, synapses)
+        hits = _boost(hits, graph, synapses, question)
     return hits[:k], result.mode, result.notice
 
 
@@ -39,27 +40,37 @@ def _reasons(h: Any) -> dict[str, Any]:
     return why
 
 
-def _boost(hits: list[RankedHit], graph: Any, synapses: Any) -> list[RankedHit]:
+def _learned_namespaces(synapses: Any) -> list[str]:
+    """What the user's own work taught: the active namespace, personal and ephemeral.
+
+    The shared namespace holds cold-start priors (call/import structure, co-change):
+    measured on the public benchmark they pull every question towards the hub files,
+    so they serve next-file prediction but not the retrieval boost.
+    """
+    return list(dict.fromkeys([synapses.namespace, "personal", "ephemeral"]))
+
+
+def _boost(hits: list[RankedHit], graph: Any, synapses: Any, question: str) -> list[RankedHit]:
     seeds = list(dict.fromkeys(h.node.file for h in hits[:SEED_HITS]))
     try:
-        spread = synapses.spread(seeds, top_k=12)
+        energy = dict(synapses.spread(seeds, top_k=12, namespaces=_learned_namespaces(synapses)))
+        for file_id, p in synapses.question_files(question, k=10):
+            energy[file_id] = energy.get(file_id, 0.0) + QUESTION_WEIGHT * p
     except Exception as e:  # learning paths fail open
-        log.warning("synapse spread failed, ranking without it: %s", e)
+        log.warning("synapse recall failed, ranking without it: %s", e)
         return hits
-    if not spread:
+    if not energy:
         return hits
     best = hits[0].score
-    top_energy = max(e for _, e in spread) or 1.0
-    energy = {node: e / top_energy for node, e in spread}
     files_in_hits = {h.node.file for h in hits}
     for h in hits:
-        e = energy.get(h.node.file, 0.0)
-        if e:
+        e = min(1.0, energy.get(h.node.file, 0.0))
+        if e > 0:
             h.score += SYNAPSE_BOOST * best * e
             h.why["synapse"] = round(SYNAPSE_BOOST * best * e, 5)
-    for file_id, e in energy.items():
+    for file_id, e in sorted(energy.items()):
         if file_id not in files_in_hits and file_id in graph.nodes:
-            hits.append(RankedHit(graph.nodes[file_id], SYNAPSE_NEW_FILE_SHARE * best * e,
-                                  {"synapse_only": round(e, 3)}))
+            hits.append(RankedHit(graph.nodes[file_id], SYNAPSE_NEW_FILE_SHARE * best * min(1.0, e),
+                                  {"synapse_only": round(min(1.0, e), 3)}))
     hits.sort(key=lambda h: (-h.score, h.node.id))
     return hits
