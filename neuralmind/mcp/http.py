@@ -142,15 +142,13 @@ class McpEndpoint:
         if self.discovery_file is not None:
             remove_discovery(self.root, self.token)
         self._server.should_exit = True
-        try:
-            await asyncio.wait_for(asyncio.shield(self._task), STOP_TIMEOUT_SECONDS)
-        except (TimeoutError, asyncio.CancelledError):
+        done, _ = await asyncio.wait({self._task}, timeout=STOP_TIMEOUT_SECONDS)
+        if not done:        # connections that would not close (an open SSE stream)
             self._server.force_exit = True
             self._task.cancel()
-            with contextlib.suppress(BaseException):
-                await self._task
-        except BaseException as e:  # the server task failed; it is stopped either way
-            log.info("MCP endpoint ended with %s", e)
+            await asyncio.wait({self._task}, timeout=0.2)
+        elif not self._task.cancelled() and self._task.exception() is not None:
+            log.info("MCP endpoint ended with %s", self._task.exception())
 
     close = stop
 

@@ -21,8 +21,6 @@ from neuralmind.mcp.roles import read_only_refusal
 from neuralmind.mcp.tools import NeuralMindTools, error_result
 
 if TYPE_CHECKING:
-    from mcp_types import CallToolResult
-
     from neuralmind.service.core import EngineService
 
 log = logging.getLogger("neuralmind.mcp")
@@ -112,7 +110,3 @@ def build_mcp_server(service: EngineService, read_only: bool = False) -> NeuralM
                         annotations=hints, structured_output=True)
     return server
 
-
-def tool_result_json(result: CallToolResult) -> dict[str, Any]:
-    """A tool result as plain JSON (for snapshots and logs)."""
-    return result.model_dump(mode="json", by_alias=True, exclude_none=True)

@@ -127,7 +127,7 @@ class NeuralMindTools:
                               f"symbol {symbol!r} is not of the form path::Qualified.name")
         return f"{self.confine(path.strip())}::{qual.strip()}"
 
-    async def _not_indexed(self, out: dict[str, Any]) -> None:
+    async def _not_indexed(self) -> None:
         """Empty results from a never-built workspace are a refusal that says what to do."""
         status = await self.service.status()
         if status["files"]:
@@ -160,7 +160,7 @@ class NeuralMindTools:
         async def call() -> CallToolResult:
             out = await self.service.wakeup(budget)
             if not out["layers"].get("L1"):
-                await self._not_indexed(out)
+                await self._not_indexed()
             out["hits"] = []
             return ok_result(out, render.context_pack(out))
         return await self.run(call)
@@ -180,7 +180,7 @@ class NeuralMindTools:
                                            include_wakeup=True)
             out["hits"] = _with_ids(out["hits"])
             if not out["hits"]:
-                await self._not_indexed(out)
+                await self._not_indexed()
             if session:
                 self._last_hits[session] = [h["id"] for h in out["hits"][:LAST_HITS_KEPT]]
             return ok_result(out, render.context_pack(out))
@@ -197,7 +197,7 @@ class NeuralMindTools:
             out = await self.service.search(question, k)
             out["hits"] = _with_ids(out["hits"])
             if not out["hits"]:
-                await self._not_indexed(out)
+                await self._not_indexed()
             return ok_result(out, render.search(out))
         return await self.run(call)
 
