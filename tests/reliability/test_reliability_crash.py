@@ -1,0 +1,138 @@
+"""Crash safety: kill -9 a build at random moments, and the language server right after it
+acknowledged a write. Nothing committed may be lost or left half-written."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+from lsp_wire import LspProcess
+from reliability_support import CLI, ENV, cli, integrity
+
+from neuralmind.decisions.store import DecisionStore
+from neuralmind.doctor import ERROR, run_doctor
+
+KILL_RUNS = 3
+
+
+def _mutate(root: Path, rng: random.Random, run: int, n: int = 25) -> list[str]:
+    """Rewrite `n` modules' docstrings and add a function to each; return the new names."""
+    added = []
+    for i in rng.sample(range(200), n):
+        p = root / "pkg" / f"mod{i:03d}.py"
+        name = f"added_in_run{run}_{i}"
+        text = p.read_text(encoding="utf-8").replace("rules, part", f"rules (rev {run}), part")
+        p.write_text(text + f"\n\ndef {name}(order):\n    \"\"\"Run {run} rule.\"\"\"\n"
+                     "    return order\n", encoding="utf-8")
+        added.append(name)
+    return added
+
+
+def _group_gone(pgid: int, timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _assert_usable(root: Path, question: str) -> None:
+    done = cli("validate", str(root))
+    assert done.returncode == 0, done.stdout + done.stderr
+    problems = [c for c in run_doctor(root, model=False)
+                if c.status == ERROR or c.name == "moved aside"]
+    assert not problems, problems       # nothing half-written, nothing had to be moved aside
+    done = cli("query", question, str(root), "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["hits"], done.stdout
+    assert "Traceback" not in done.stderr
+
+
+def test_build_killed_at_random_moments(repo: Path) -> None:
+    rng = random.Random(20261130)
+    phases = []
+    added: list[str] = []
+    for run in range(KILL_RUNS):
+        added = _mutate(repo, rng, run)
+        proc = subprocess.Popen([*CLI, "build", str(repo)], env=ENV, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, start_new_session=True)
+        time.sleep(rng.uniform(0.3, 4.0))
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(30)
+        err = proc.stderr.read().decode() if proc.stderr else ""
+        phases.append(err.strip().splitlines()[-1] if err.strip() else "start-up")
+        assert _group_gone(proc.pid), "build left processes behind"
+        _assert_usable(repo, "normalise an invoice value before it is stored")
+    done = cli("build", str(repo))
+    assert done.returncode == 0, done.stderr
+    _assert_usable(repo, "normalise an invoice value before it is stored")
+    # the finished build holds the last run's edits, searchable by name
+    hits = json.loads(cli("search", added[0], str(repo), "--json").stdout)["hits"]
+    assert hits and hits[0]["symbol"] == added[0], hits[:3]
+    print("killed in phases:", phases)
+
+
+def _synapse_rows(db: Path) -> list[tuple[str, str, str, float]]:
+    con = sqlite3.connect(db)
+    try:
+        return con.execute("SELECT a, b, namespace, weight FROM synapses").fetchall()
+    finally:
+        con.close()
+
+
+def test_language_server_killed_after_acknowledged_writes(repo: Path) -> None:
+    rng = random.Random(9)
+    files = [f"pkg/mod{i:03d}.py" for i in rng.sample(range(200), 12)]
+    recorded: list[str] = []
+    fed_back: list[tuple[str, str]] = []
+    for round_ in range(3):
+        lsp = LspProcess(repo)
+        try:
+            lsp.initialize({"mcp": False})
+            lsp.wait_ready()
+            # editing traffic whose learning batches may be mid-write when the kill lands
+            for rel in rng.sample(files, 4):
+                uri = lsp.doc(rel)
+                text = (repo / rel).read_text(encoding="utf-8")
+                lsp.notify("textDocument/didOpen", {"textDocument": {
+                    "uri": uri, "languageId": "python", "version": 1, "text": text}})
+                lsp.notify("textDocument/didChange", {
+                    "textDocument": {"uri": uri, "version": 2},
+                    "contentChanges": [{"text": text + "\n# touched\n"}]})
+                lsp.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
+            node, ctx = f"{files[round_]}::helper_{int(files[round_][7:10])}", files[round_ + 3]
+            reply = lsp.request("neuralmind/feedback",
+                                {"node": node, "positive": True, "context": [ctx]})
+            assert "error" not in reply, reply
+            fed_back.append((node, ctx))
+            reply = lsp.request("neuralmind/decisions/record", {
+                "title": f"Invoices round {round_} stay immutable",
+                "rationale": "Audits need the original totals.", "files": [files[round_]]})
+            assert "error" not in reply, reply
+            recorded.append(reply["result"]["id"])
+            time.sleep(rng.uniform(0.0, 0.3))     # anywhere inside the next learning window
+        finally:
+            lsp.kill9()
+        assert _group_gone(lsp.proc.pid)
+        state = repo / ".neuralmind"
+        assert integrity(state / "synapses.db") == "ok"
+        assert integrity(state / "memory.db") == "ok"
+        assert not list(state.glob("*.corrupt-*"))
+        store = DecisionStore(repo)
+        for rid in recorded:               # every acknowledged decision survived
+            assert store.get(rid).id == rid
+        rows = _synapse_rows(state / "synapses.db")
+        assert all(0.0 < w <= 1.0 for _, _, _, w in rows)    # whole rows, never torn values
+        pairs = {frozenset((a, b)) for a, b, _, _ in rows}
+        for node, ctx in fed_back:         # every acknowledged feedback is there
+            assert frozenset((node, ctx)) in pairs, (node, ctx)
