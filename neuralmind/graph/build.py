@@ -243,7 +243,7 @@ class GraphBuilder:
             graph.generation = prev.generation
             graph.meta = {"skipped": _skip_summary(skipped), "git": wr.git}
             report("communities", 0, 1)
-            detect_communities(graph)
+            detect_communities(graph, previous=prev if prev.generation > 0 else None)
             report("communities", 1, 1)
             report("save", 0, 1)
             kill_point("before_save")

@@ -224,14 +224,33 @@ def _describe(graph: Graph, files: list[str], top: list[Node]) -> str:
     return ""
 
 
-def detect_communities(graph: Graph, seed: int = SEED) -> list[Community]:
-    """Partition the graph's files, set every Node.community and return the communities."""
+def _reusable_partition(graph: Graph, files: list[str], previous: Graph | None) -> list[int] | None:
+    """prev's grouping when it is certainly what Louvain would return again: the same
+    files and the very same resolved-edge list (the file graph depends on nothing else)."""
+    if (previous is None or previous.resolved is not graph.resolved
+            or sorted(previous.files) != files or not previous.communities):
+        return None
+    group = {f: c.id for c in previous.communities for f in c.files}
+    if len(group) != len(files):
+        return None
+    return [group[f] for f in files]
+
+
+def detect_communities(graph: Graph, seed: int = SEED,
+                       previous: Graph | None = None) -> list[Community]:
+    """Partition the graph's files, set every Node.community and return the communities.
+
+    `previous`: the graph this one was built from; its partition is reused when the file
+    graph is provably unchanged (names and descriptions are always recomputed).
+    """
     files = sorted(graph.files)
     if not files:
         graph.communities = []
         return []
-    adj = file_adjacency(files, graph.nodes, graph.edges)
-    membership = _attach_isolated(files, adj, louvain(adj, seed=seed))
+    membership = _reusable_partition(graph, files, previous)
+    if membership is None:
+        adj = file_adjacency(files, graph.nodes, graph.edges)
+        membership = _attach_isolated(files, adj, louvain(adj, seed=seed))
     score = _centrality(graph)
 
     groups: dict[int, list[str]] = defaultdict(list)
