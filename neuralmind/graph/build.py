@@ -130,13 +130,28 @@ class GraphBuilder:
         out: set[str] = set()
         for p in paths:
             p = str(p).replace("\\", "/")
-            full = p if os.path.isabs(p) else os.path.join(self.root, p)
-            rel = os.path.relpath(os.path.normpath(full), self.root).replace(os.sep, "/")
+            full = os.path.normpath(p if os.path.isabs(p) else os.path.join(self.root, p))
+            rel = os.path.relpath(full, self.root).replace(os.sep, "/")
+            if rel.startswith("../") or rel == "..":
+                # maybe the same place reached through a symlinked parent directory
+                real = os.path.join(os.path.realpath(os.path.dirname(full)),
+                                    os.path.basename(full))
+                rel = os.path.relpath(real, self.root).replace(os.sep, "/")
             if rel == "." or rel.startswith("../") or rel == "..":
                 log.debug("ignoring %s: outside the workspace", p)
                 continue
             out.add(rel)
         return sorted(out)
+
+    def _needs_full_walk(self, rels: list[str], prev: Graph) -> bool:
+        """A changed directory (created, renamed or deleted) is a subtree: walk it all."""
+        for rel in rels:
+            if os.path.isdir(os.path.join(self.root, rel)):
+                return True
+            prefix = rel + "/"
+            if rel not in prev.files and any(f.startswith(prefix) for f in prev.files):
+                return True
+        return False
 
     def build(self, changed: list[str] | None = None,
               progress: ProgressFn | None = None) -> BuildReport:
@@ -162,6 +177,10 @@ class GraphBuilder:
         skipped: dict[str, list[str]] = {r: list(v.get("paths", []))
                                           for r, v in prev.meta.get("skipped", {}).items()}
         report("walk", 0, 1)
+        if changed is not None:
+            rels = self._relative(changed)
+            if self._needs_full_walk(rels, prev):
+                changed = None
         if changed is None:
             known = {p: (i.size, i.mtime_ns) for p, i in prev.files.items()}
             wr = walk(self.root, self.config, known)
@@ -169,7 +188,6 @@ class GraphBuilder:
             removed = sorted(p for p in prev.files if p not in present)
             skipped = wr.skipped
         else:
-            rels = self._relative(changed)
             wr = check_paths(self.root, self.config, rels)
             present = set(wr.files)
             removed = sorted(p for p in rels if p in prev.files and p not in present)

@@ -207,6 +207,22 @@ def test_warm_graph_is_reused_until_another_process_writes(
     assert canonical(report.graph) == canonical(fresh_full(root, tmp_path))
 
 
+def test_changed_directory_and_symlinked_root_paths(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "ws")
+    build(root)
+    subprocess.run(["rm", "-rf", str(root / "cli")], check=True)
+    (root / "newpkg").mkdir()
+    (root / "newpkg/mod.py").write_text("def fresh():\n    return 1\n")
+    report = build(root, changed=["cli", "newpkg"])
+    assert report.removed == ["cli/main.py"] and report.reextracted == ["newpkg/mod.py"]
+    link = tmp_path / "link"
+    link.symlink_to(root)
+    (root / "newpkg/mod.py").write_text("def fresh():\n    return 2\n\n\ndef more():\n    return 3\n")
+    report = build(root, changed=[str(link / "newpkg/mod.py")])
+    assert report.reextracted == ["newpkg/mod.py"]
+    assert "newpkg/mod.py::more" in report.graph.nodes
+
+
 def test_changed_path_that_became_ignored_is_removed(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "ws")
     build(root)
