@@ -23,3 +23,25 @@ def repo(built_repo: Path, tmp_path: Path) -> Path:
     dest = tmp_path / "shop"
     shutil.copytree(built_repo, dest, symlinks=True)
     return dest
+
+
+@pytest.fixture(scope="session")
+def small_built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """20 modules, built, with two recorded decisions and learned synapses: every store exists."""
+    from neuralmind.engine import Workspace
+
+    root = make_repo(tmp_path_factory.mktemp("reliability-small") / "shop", n_files=20)
+    ws = Workspace(root)
+    ws.build()
+    for i in range(2):
+        ws.decisions.record(f"Invoices rule {i} stays", "Audits need it.", files=[f"pkg/mod00{i}.py"])
+    ws.feedback("pkg/mod001.py::helper_1", True, ["pkg/mod002.py"])
+    ws.synapses.close()
+    return root
+
+
+@pytest.fixture
+def small_repo(small_built: Path, tmp_path: Path) -> Path:
+    dest = tmp_path / "small"
+    shutil.copytree(small_built, dest, symlinks=True)
+    return dest

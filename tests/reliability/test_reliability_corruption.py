@@ -1,0 +1,116 @@
+"""Damaged state files: detected at open, moved aside with a warning naming them (never
+deleted), indexes rebuilt, learned memory recreated empty, and `neuralmind doctor` says so."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import pytest
+from reliability_support import cli
+
+from neuralmind.doctor import ERROR, OK, run_doctor
+from neuralmind.engine import Workspace
+
+STORES = {  # file -> (doctor check, how a command opens it)
+    "graph.db": "graph store",
+    "bm25.json": "keyword index",
+    "vectors.npz": "vector index",
+    "synapses.db": "synapse store",
+    "memory.db": "decision memory",
+}
+
+
+def _damage(path: Path, how: str) -> bytes:
+    data = path.read_bytes()
+    if how == "truncate":
+        bad = data[: len(data) // 2]
+    elif how == "garbage":
+        bad = bytes((b * 7 + 13) % 256 for b in data[:4096]) * (len(data) // 4096 + 1)
+    else:  # one page in the middle overwritten
+        mid = (len(data) // 2) & ~4095
+        bad = data[:mid] + b"\xa5" * 4096 + data[mid + 4096:]
+    path.write_bytes(bad)
+    return bad
+
+
+def _open_everything(root: Path) -> Workspace:
+    """What the first command after the damage does: load graph and index, learn, consult."""
+    ws = Workspace(root)
+    ws.ensure_built()
+    ws.query("normalise an invoice value before it is stored")
+    ws.decisions.search("invoices rule", mode="keyword")
+    return ws
+
+
+@pytest.mark.parametrize("name", list(STORES))
+@pytest.mark.parametrize("how", ["truncate", "garbage"])
+def test_damaged_store_is_moved_aside_and_recreated(small_repo: Path, name: str, how: str,
+                                                    caplog: pytest.LogCaptureFixture) -> None:
+    state = small_repo / ".neuralmind"
+    bad = _damage(state / name, how)
+
+    checks = {c.name: c for c in run_doctor(small_repo, model=False)}
+    assert checks[STORES[name]].status == ERROR, checks[STORES[name]]
+    assert name in checks[STORES[name]].message and checks[STORES[name]].fix
+
+    with caplog.at_level(logging.WARNING):
+        ws = _open_everything(small_repo)
+    sides = list(state.glob(f"{name}.corrupt-*"))
+    assert len(sides) == 1, sorted(p.name for p in state.iterdir())
+    assert sides[0].read_bytes() == bad                        # kept exactly, never deleted
+    assert any(name in r.getMessage() and "moved aside" in r.getMessage()
+               for r in caplog.records), [r.getMessage() for r in caplog.records]
+
+    ws.build()                                                 # the index is whole again
+    result = ws.query("normalise an invoice value before it is stored")
+    assert result.mode == "hybrid" and result.hits
+    if name == "memory.db":                                    # recreated empty, usable
+        assert ws.decisions.search("invoices rule", mode="keyword").to_json()["results"] == []
+        ws.decisions.record("New rule", "Works again.", files=["pkg/mod003.py"])
+    if name == "synapses.db":
+        ws.feedback("pkg/mod001.py::helper_1", True, ["pkg/mod004.py"])
+        assert ws.synapses.stats()["synapses"] >= 1
+    ws.synapses.close()
+
+    after = run_doctor(small_repo, model=False)
+    assert [c for c in after if c.status == ERROR] == []
+    assert all(c.status == OK for c in after if c.name == STORES[name])
+    moved = [c for c in after if c.name == "moved aside"]
+    assert len(moved) == 1 and sides[0].name in moved[0].message and moved[0].fix
+
+
+def test_doctor_command_reports_damage_and_exits_1(small_repo: Path) -> None:
+    _damage(small_repo / ".neuralmind" / "synapses.db", "garbage")
+    done = cli("doctor", str(small_repo), "--no-model")
+    assert done.returncode == 1
+    assert "synapses.db is damaged" in done.stdout and "fix: " in done.stdout
+    report = json.loads(cli("doctor", str(small_repo), "--no-model", "--json").stdout)
+    assert report["status"] == "error"
+    assert cli("synapse", "stats", str(small_repo)).returncode == 0    # moves it aside
+    after = cli("doctor", str(small_repo), "--no-model")
+    assert after.returncode == 0, after.stdout            # warnings only: it was recreated
+    assert "a damaged synapses.db was moved aside" in after.stdout
+
+
+@pytest.mark.xfail(strict=True, reason="a bad page inside memory.db is not detected at open: "
+                   "every decisions command then fails with 'database disk image is malformed' "
+                   "and nothing salvages the readable rows")
+def test_decision_memory_with_one_bad_page_keeps_its_readable_decisions(small_repo: Path) -> None:
+    """A damaged page must not make every later decisions command fail, nor lose the rows
+    SQLite can still read."""
+    from neuralmind.decisions.store import DecisionStore
+
+    store = DecisionStore(small_repo)
+    for i in range(150):
+        store.record(f"Decision {i} about invoices", "because " * 40, files=["pkg/mod001.py"])
+    path = store.path
+    del store
+    _damage(path, "page")
+
+    fresh = DecisionStore(small_repo)
+    found = fresh.search("invoices", mode="keyword", status="ALL", limit=100).to_json()["results"]
+    assert len(found) >= 50                               # the readable decisions are kept
+    fresh.record("After the damage", "Still works.", files=["pkg/mod002.py"])
+    assert list(path.parent.glob("memory.db.corrupt-*"))  # the damaged file is kept aside
