@@ -75,9 +75,10 @@ class ImportRules:
         """
         lang = self.languages.get(path)
         if lang in ("go", "java"):
+            # The file itself included: every file of the package then shares one binding.
             peers = tuple(p for p in self.dirs.get(posixpath.dirname(path), ())
-                          if p != path and self.languages.get(p) == lang)
-            return [Binding("module", peers)] if peers else []
+                          if self.languages.get(p) == lang)
+            return [Binding("module", peers)] if len(peers) > 1 else []
         if lang in ("csharp", "php"):
             fam = family_of(lang)
             return [Binding("module", tuple(self.namespaces[(fam, ns)]), ns)

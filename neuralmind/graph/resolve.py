@@ -45,6 +45,9 @@ _BUILTINS: dict[str, frozenset[str]] = {
     "php": frozenset({"count", "isset", "array_map", "array_filter", "sprintf", "strlen",
                       "in_array", "implode", "explode", "is_array", "json_encode"}),
 }
+# Languages whose star imports re-export (Python `from x import *` in `__init__`,
+# `export * from`, Rust `pub use x::*`); C includes and Java/C# imports do not chain here.
+_STAR_REEXPORTS = frozenset({"python", "js", "rust"})
 _MAX_HOPS = 4  # re-export chains followed through __init__/index files
 
 
@@ -64,8 +67,11 @@ class _Index:
         self.by_name: dict[tuple[str, str], list[str]] = {}  # (family, name) -> ids
         self.bindings: dict[str, dict[str, list[Binding]]] = {}  # file -> alias -> bindings
         self.wildcards: dict[str, list[Binding]] = {}  # file -> modules imported wholesale
+        self.implicit: dict[str, list[Binding]] = {}   # file -> package/namespace peers
+        self.families: dict[str, str] = {p: family_of(fe.language) for p, fe in extracts.items()}
+        self._visible: dict[tuple[Binding, ...], dict[str, str]] = {}
         self.bases: dict[str, list[str]] = {}         # class id -> resolved base ids
-        self._memo: dict[tuple[str, tuple[str, ...], int], str | None] = {}
+        self._memo: dict[tuple[str, tuple[str, ...]], str | None] = {}
         for path in sorted(extracts):
             fe = extracts[path]
             fam = family_of(fe.language)
@@ -133,7 +139,7 @@ class _Index:
         Memoised: star-import chains and header include trees would otherwise be
         walked again for every call.
         """
-        key = (path, parts, depth)
+        key = (path, parts)
         if key in self._memo:
             return self._memo[key]
         self._memo[key] = None  # guards against import cycles
@@ -158,11 +164,33 @@ class _Index:
             found = self.follow(inner, list(parts[1:]), depth + 1)
             if found:
                 return found
-        for inner in self.wildcards.get(path, ()):
-            found = self.follow(inner, list(parts), depth + 1)
-            if found:
-                return found
+        if self.families.get(path) in _STAR_REEXPORTS:
+            for inner in self.wildcards.get(path, ()):
+                found = self.follow(inner, list(parts), depth + 1)
+                if found:
+                    return found
         return None
+
+    def visible(self, bindings: tuple[Binding, ...]) -> dict[str, str]:
+        """Every name that wildcard imports bring into scope -> node id (first wins).
+
+        One merged table per distinct set of bindings (files of one Go package or
+        C# namespace share theirs), so an unresolved name costs one dict lookup per
+        enclosing scope however many headers or namespace files are in play.
+        """
+        table = self._visible.get(bindings)
+        if table is not None:
+            return table
+        table = {}
+        for binding in bindings:
+            cut = len(binding.remote) + 1 if binding.remote else 0
+            for f in binding.files:
+                for qual, sym in self.quals.get(f, {}).items():
+                    if cut and not qual.startswith(binding.remote + "."):
+                        continue
+                    table.setdefault(qual[cut:], sym.id)
+        self._visible[bindings] = table
+        return table
 
 
 class _FileScope:
@@ -175,6 +203,8 @@ class _FileScope:
         self.family = family_of(fe.language)
         self.bindings = index.bindings.get(fe.path, {})
         self.wildcards = index.wildcards.get(fe.path, [])
+        self.visible = index.visible(tuple(self.wildcards + index.implicit.get(fe.path, [])))
+        self.reexports = self.family in _STAR_REEXPORTS
 
     def resolve(self, source: str, target: str) -> tuple[str, bool] | None:
         """(node id, resolved) for a call or base name used inside `source`."""
@@ -253,20 +283,29 @@ class _FileScope:
                 found = self.index.follow(binding, parts[cut:])
                 if found:
                     return found
-        if not self.wildcards:
+        if not self.visible:
             return None
         # Names inside a namespace or module (Ruby `module Shop`, C++ `namespace geo`)
         # may be written relative to it: try the enclosing scopes, innermost first.
         scope = self._source_qual(source)
+        wanted = ".".join(parts)
         while True:
-            wanted = [*scope, *parts]
-            for binding in self.wildcards:
-                found = self.index.follow(binding, wanted, 1)
-                if found and found != source:
-                    return found
+            found = self.visible.get(".".join([*scope, wanted]) if scope else wanted)
+            if found and found != source:
+                return found
             if not scope:
-                return None
+                break
             scope.pop()
+        if len(parts) > 1:
+            owner = self.index.symbol(self.visible.get(parts[0], ""))
+            if owner is not None and owner.kind in _CLASS_LIKE:
+                return self.index.member(owner, parts[1:])
+        if self.reexports:  # star imports of star imports (`from .fields import *`)
+            for binding in self.wildcards:
+                found = self.index.follow(binding, parts, 1)
+                if found:
+                    return found
+        return None
 
 
 def resolve(extracts: Mapping[str, FileExtract]) -> list[Edge]:
@@ -299,9 +338,9 @@ def resolve(extracts: Mapping[str, FileExtract]) -> list[Edge]:
                     bindings.setdefault(alias, []).append(binding)
                 elif binding.files != (path,):
                     wildcards.append(binding)
-        wildcards.extend(rules.implicit_bindings(path))
         index.bindings[path] = bindings
         index.wildcards[path] = wildcards
+        index.implicit[path] = rules.implicit_bindings(path)
 
     scopes = {path: _FileScope(index, extracts[path]) for path in paths}
     # Bases first: member lookups through inheritance (self.method) need them.
@@ -316,9 +355,14 @@ def resolve(extracts: Mapping[str, FileExtract]) -> list[Edge]:
     index.forget()  # member lookups made before all bases were known may have missed
     for path in paths:
         scope = scopes[path]
+        seen: dict[tuple[str, str], tuple[str, bool] | None] = {}  # repeated calls: once
         for ref in extracts[path].references:
             if ref.kind == "calls":
-                found = scope.resolve(ref.source, ref.target)
+                key = (ref.source, ref.target)
+                if key in seen:
+                    found = seen[key]
+                else:
+                    found = seen[key] = scope.resolve(ref.source, ref.target)
                 if found and found[0] != ref.source:
                     add(ref.source, found[0], "calls", found[1])
     edges = [Edge(s, t, k, bool(v[0]), v[1]) for (s, t, k), v in acc.items()]
