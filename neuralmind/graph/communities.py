@@ -179,11 +179,28 @@ def _attach_isolated(files: list[str], adj: Adjacency, membership: list[int]) ->
 
 # --- naming ----------------------------------------------------------------------------------
 
+_UNDERLINE = re.compile(r"^\s*([=~\-^*#+_`'\"])\1{2,}\s*$")
+_TEST_PART = re.compile(r"(^|/)(tests?|testing|spec|__tests__)(/|$)|(^|/)test_[^/]*$|_test\.\w+$")
+
+
 def _first_sentence(text: str) -> str:
-    text = " ".join(text.split())
+    """First sentence of a docstring, without a reST title (`mod.name` over `~~~~`)."""
+    lines = text.splitlines()
+    kept: list[str] = []
+    for line in lines:
+        if _UNDERLINE.match(line):
+            if kept:
+                kept.pop()          # the title line above the underline
+            continue
+        kept.append(line)
+    text = " ".join(" ".join(kept).split())
     m = re.match(r"(.+?[.!?])(\s|$)", text)
     s = m.group(1) if m else text
     return s if len(s) <= DESCRIPTION_CHARS else s[:DESCRIPTION_CHARS - 1].rstrip() + "…"
+
+
+def _is_test(path: str) -> bool:
+    return bool(_TEST_PART.search(path))
 
 
 def _dominant_module(files: list[str]) -> str:
@@ -265,11 +282,12 @@ def detect_communities(graph: Graph, seed: int = SEED,
     communities: list[Community] = []
     for cid, (members, size) in enumerate(sized):
         symbols = [n for f in members for n in graph.nodes_by_file(f) if n.kind in SYMBOL_KINDS]
-        symbols.sort(key=lambda n: (-score.get(n.id, 0.0), n.id))
+        # Tests call everything, so they look central; they describe a group poorly.
+        symbols.sort(key=lambda n: (_is_test(n.file), -score.get(n.id, 0.0), n.id))
         top = symbols[:TOP_SYMBOLS]
-        file_rank = sorted(members, key=lambda f: (-sum(score.get(n.id, 0.0)
+        file_rank = sorted(members, key=lambda f: (_is_test(f), -sum(score.get(n.id, 0.0)
                                                         for n in graph.nodes_by_file(f)), f))
-        label = _dominant_module(members)
+        label = _dominant_module([f for f in members if not _is_test(f)] or members)
         names = ", ".join(n.name for n in top[:NAME_SYMBOLS])
         communities.append(Community(
             id=cid,

@@ -88,7 +88,7 @@ REPO = {
         "class Cart:\n    def total(self):\n        return price(1) - discount(1)\n"
     ),
     "shop/pricing.py": (
-        '"""Prices and discounts."""\n\n\ndef price(x):\n    """Price of x."""\n    return x\n\n\n'
+        '"""shop.pricing\n~~~~~~~~~~~~\n\nPrices and discounts. Details follow."""\n\n\ndef price(x):\n    """Price of x."""\n    return x\n\n\n'
         "def discount(x):\n    return price(x) / 10\n"
     ),
     "shop/order.py": (
@@ -103,6 +103,11 @@ REPO = {
     "auth/session.py": (
         "from auth.tokens import issue\nfrom auth.users import User\n\n\n"
         "def start():\n    return issue(User())\n"
+    ),
+    "tests/test_shop.py": (
+        "from shop.pricing import price, discount\nfrom shop.cart import Cart\n\n\n"
+        "def test_all():\n    assert price(1) and discount(1) and Cart().total()\n\n\n"
+        "def test_more():\n    assert test_all() or price(2) or discount(3)\n"
     ),
     "scripts/one.py": "def lonely():\n    return 1\n",
     "scripts/two.py": "def alone():\n    return 2\n",
@@ -123,9 +128,11 @@ def test_communities_of_a_real_repo_are_named_and_described(tmp_path: Path) -> N
     assert by_file["scripts/one.py"] is by_file["scripts/two.py"]
     shop = by_file["shop/pricing.py"]
     assert shop.name.startswith("shop/ (")
+    assert by_file["tests/test_shop.py"] is shop
     assert shop.top_symbols[0] == "shop/pricing.py::price"        # most called
-    assert shop.description in {"Prices and discounts.", "Shopping carts.",
-                                "Shop: carts, orders and payments."}
+    assert not any(s.startswith("tests/") for s in shop.top_symbols[:3])   # tests rank last
+    assert shop.description == "Prices and discounts."     # reST title dropped, 1st sentence
+    assert shop.name == "shop/ (price, discount, Cart)"
     assert by_file["auth/tokens.py"].name.startswith("auth/ (")
     assert by_file["scripts/one.py"].name.startswith("scripts/")
     assert [c.id for c in g.communities] == list(range(len(g.communities)))
