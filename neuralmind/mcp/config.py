@@ -27,7 +27,8 @@ WHERE = {
 
 def stdio_command(root: Path, read_only: bool = False) -> list[str]:
     """The argv an agent spawns: the installed `neuralmind`, else this interpreter."""
-    exe = shutil.which("neuralmind")
+    beside = Path(sys.executable).parent / "neuralmind"     # the venv's script, PATH or not
+    exe = str(beside) if beside.is_file() else shutil.which("neuralmind")
     base = [exe] if exe else [sys.executable, "-m", "neuralmind.cli.main"]
     return [*base, "mcp", str(root)] + (["--read-only"] if read_only else [])
 
