@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import socket
 import stat
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import httpx2
@@ -17,6 +18,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from neuralmind.mcp import config
 from neuralmind.mcp.discovery import discovery_path, live_endpoint, read_discovery
 from neuralmind.mcp.http import McpEndpoint, serve_http
 from neuralmind.service.core import EngineService
@@ -33,6 +35,19 @@ async def endpoint(service: EngineService) -> AsyncIterator[McpEndpoint]:
     ep = await serve_http(service)
     yield ep
     await ep.stop()
+
+
+@contextlib.contextmanager
+def preserved_discovery(repo: Path) -> Iterator[None]:
+    """Tests that replace the module endpoint's discovery file put it back."""
+    path = discovery_path(repo)
+    previous = path.read_bytes() if path.exists() else None
+    try:
+        yield
+    finally:
+        if previous is not None:
+            path.write_bytes(previous)
+            path.chmod(0o600)
 
 
 def headers(ep: McpEndpoint, **extra: str) -> dict[str, str]:
@@ -116,25 +131,34 @@ async def test_binding_anything_but_loopback_is_refused(service: EngineService,
 
 async def test_stop_removes_the_discovery_file_and_closes_the_port(service: EngineService,
                                                                   repo: Path) -> None:
-    ep = await serve_http(service)
-    assert read_discovery(repo) is not None and read_discovery(repo).token == ep.token
-    await ep.stop()
-    assert read_discovery(repo) is None
+    with preserved_discovery(repo):
+        ep = await serve_http(service)
+        assert read_discovery(repo) is not None and read_discovery(repo).token == ep.token
+        await ep.stop()
+        assert read_discovery(repo) is None
     with pytest.raises(OSError), socket.create_connection(("127.0.0.1", ep.port), timeout=2):
         pass
 
 
 async def test_stale_discovery_file_is_ignored_and_removed(repo: Path, tmp_path: Path) -> None:
     path = discovery_path(repo)
-    previous = path.read_text() if path.exists() else None
-    try:
+    with preserved_discovery(repo):
         dead = {"url": "http://127.0.0.1:9/mcp", "pid": 2**22 + 12345, "token": "t",
                 "protocol_version": "x", "root": str(repo)}
         path.write_text(json.dumps(dead))
         entry, problem = live_endpoint(repo)
         assert entry is None and "not running" in (problem or "")
         assert not path.exists()
-    finally:
-        if previous is not None:
-            path.write_text(previous)
-            path.chmod(0o600)
+
+
+@pytest.mark.parametrize("client,key", [("claude", "mcpServers"), ("cursor", "mcpServers"),
+                                        ("vscode", "servers"), ("generic", "command")])
+async def test_mcp_config_registers_the_stdio_command(endpoint: McpEndpoint, repo: Path,
+                                                      client: str, key: str) -> None:
+    out = await asyncio.to_thread(config.snippet, repo, client)
+    entry = out if key == "command" else out[key]["neuralmind"]
+    assert entry["args"][-2:] == ["mcp", str(repo)]
+    assert Path(entry["command"]).exists()
+    if client == "generic":
+        assert out["http"]["url"] == endpoint.url
+        assert endpoint.token not in json.dumps(out)       # tokens are not for config files
