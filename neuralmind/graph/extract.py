@@ -329,6 +329,12 @@ def _calls(callees: list[TSNode], spec: LanguageSpec, src: Source, path: str,
     call_target = spec.call_target
     ranges = sorted(((d.outer.start_byte, d.end, d.id) for d in defs),
                     key=lambda r: (r[0], -r[1]))
+    receivers: dict[str, str] = {}
+    if spec.receiver_name is not None:
+        for d in defs:
+            name = spec.receiver_name(d.node, src)
+            if name:
+                receivers[d.id] = name + "."
     stack: list[tuple[int, int, str]] = []
     i = 0
     for callee in callees:
@@ -344,6 +350,10 @@ def _calls(callees: list[TSNode], spec: LanguageSpec, src: Source, path: str,
             target = normalise_callee(call_target(callee, src))
         else:
             target = normalise_callee(data[pos:callee.end_byte].decode("utf-8", "replace"))
-        if target:
-            out.append(Reference(stack[-1][2] if stack else file_id, "calls", target,
-                                 callee.start_point[0] + 1))
+        if not target:
+            continue
+        source = stack[-1][2] if stack else file_id
+        receiver = receivers.get(source)
+        if receiver and target.startswith(receiver):
+            target = "self." + target[len(receiver):]
+        out.append(Reference(source, "calls", target, callee.start_point[0] + 1))

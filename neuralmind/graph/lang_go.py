@@ -97,6 +97,17 @@ def signature(node: TSNode, src: Source) -> str | None:
     return None
 
 
+def receiver_name(node: TSNode, src: Source) -> str:
+    receiver = node.child_by_field_name("receiver")
+    if receiver is None:
+        return ""
+    for param in receiver.named_children:
+        name = param.child_by_field_name("name")
+        if name is not None:
+            return src.text(name)
+    return ""
+
+
 SPECS = {
     "go": LanguageSpec(
         name="go",
@@ -107,5 +118,6 @@ SPECS = {
         bases=bases,
         docstring=docstring,
         signature=signature,
+        receiver_name=receiver_name,
     ),
 }

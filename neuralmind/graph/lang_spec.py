@@ -86,6 +86,8 @@ class LanguageSpec:
     signature: Callable[[TSNode, Source], str | None] | None = None
     # For calls captured as whole call nodes (Java `method_invocation`): the target text.
     call_target: Callable[[TSNode, Source], str] | None = None
+    # The name a method gives its receiver (Go `func (s *Server)`): `s.x` means `self.x`.
+    receiver_name: Callable[[TSNode, Source], str] | None = None
     # Declarations that, written without a body, govern the rest of the file
     # (C# `namespace X;`, PHP `namespace X;`).
     open_scopes: frozenset[str] = frozenset()

@@ -111,7 +111,7 @@ def test_go_nodes_and_references():
     ]
     assert _refs(fe, "inherits") == [("Server", "store.Base", 11, [])]
     assert _refs(fe, "calls") == [
-        ("Server.Start", "s.log", 24, []),
+        ("Server.Start", "self.log", 24, []),             # the receiver is `self`
         ("Server.Start", "store.Open", 25, []),
         ("Server.Start", "fmt.Sprint", 25, []),
         ("NewServer", "helper", 32, []),

@@ -204,7 +204,7 @@ def test_go_package_import_reaches_every_file_of_the_package():
         (srv, store, "imports", True, 1),
         (f"{srv}::Server", f"{store}::Base", "inherits", True, 1),   # embedded struct
         (f"{srv}::Server.Start", f"{store}::Open", "calls", True, 1),
-        (f"{srv}::Server.Start", f"{srv}::Server.log", "calls", False, 1),  # receiver guess
+        (f"{srv}::Server.Start", f"{srv}::Server.log", "calls", True, 1),   # via receiver
         (f"{store}::Open", f"{conn}::connect", "calls", True, 1),     # same package
     }
 
