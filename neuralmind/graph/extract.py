@@ -65,9 +65,20 @@ class _Def:
     id: str = ""          # "" for scopes, which make no node
 
 
+# C++ constructs that never occur in C: a `.h` header containing them is C++.
+_CPP_HEADER = re.compile(
+    rb"^\s*(?:class\s+\w+[^;]*\{|namespace\s+[\w:]*\s*\{|template\s*<"
+    rb"|(?:public|private|protected)\s*:)", re.M)
+
+
 def extract_file(path: str, data: bytes, language: str) -> FileExtract:
-    """Extract `path` (repo-relative, '/'-separated) written in `language`."""
+    """Extract `path` (repo-relative, '/'-separated) written in `language`.
+
+    A `.h` file handed over as C but written in C++ is parsed (and labelled) as cpp.
+    """
     sha1 = hashlib.sha1(data).hexdigest()
+    if language == "c" and path.endswith(".h") and _CPP_HEADER.search(data):
+        language = "cpp"
     try:
         return _extract(path, data, language, sha1)
     except Exception as exc:  # a grammar or hook bug must not stop the build

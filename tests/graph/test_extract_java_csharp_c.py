@@ -205,3 +205,13 @@ def test_c_functions_and_structs():
                                     ("", "<stdlib.h>", 2, [("*", "")])]
     assert _refs(fe, "calls") == [("push", "malloc", 12, []), ("push", "link", 13, []),
                                   ("length", "length", 16, [])]
+
+
+def test_cpp_header_with_h_extension_is_parsed_as_cpp():
+    src = b"#pragma once\nnamespace geo {\nclass Point {\npublic:\n    int x() const;\n};\n}\n"
+    fe = extract_file("include/point.h", src, "c")
+    assert fe.language == "cpp" and not fe.partial
+    assert [(n.kind, n.qualname, n.language) for n in fe.nodes[1:]] == [
+        ("module", "geo", "cpp"), ("class", "geo.Point", "cpp"), ("method", "geo.Point.x", "cpp")]
+    plain = extract_file("include/list.h", b"struct node { int v; };\nint push(int v);\n", "c")
+    assert plain.language == "c"
