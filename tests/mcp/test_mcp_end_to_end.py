@@ -201,6 +201,29 @@ async def test_stdio_bridge_reaches_the_same_engine(editor: LanguageClient, repo
     assert editor_view["learning"]["events"] >= status["learning"]["events"]
 
 
+async def test_read_only_setting_restarts_the_endpoint_in_that_role(editor: LanguageClient,
+                                                                    repo: Path) -> None:
+    before = await live_entry(repo)
+
+    async def restarted(read_only: bool) -> Discovery | None:
+        entry = read_discovery(repo)
+        return entry if entry and entry.token != before.token and entry.read_only == read_only \
+            else None
+
+    editor.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"neuralmind": {"mcpReadOnly": True}}))
+    entry = await eventually(lambda: restarted(True), 20, "the read-only endpoint")
+    async with http_session(entry) as client:
+        listed = [t.name for t in (await client.list_tools()).tools]
+        refused = await client.call_tool("neuralmind_feedback", {"node_id": "app/users.py"})
+    assert "neuralmind_feedback" not in listed and "neuralmind_search" in listed
+    assert error_code(refused) == "read_only"
+    before = entry
+    editor.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"neuralmind": {"mcpReadOnly": False}}))
+    await eventually(lambda: restarted(False), 20, "the read-write endpoint")
+
+
 def _frame(obj: dict[str, Any]) -> bytes:
     body = json.dumps(obj).encode()
     return b"Content-Length: %d\r\n\r\n" % len(body) + body
