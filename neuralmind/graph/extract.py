@@ -17,7 +17,9 @@ import importlib
 import logging
 import os
 import re
+import time
 from dataclasses import dataclass
+from typing import Any
 
 from tree_sitter import Node as TSNode
 from tree_sitter import QueryCursor
@@ -34,6 +36,18 @@ from neuralmind.graph.lang_spec import (
 from neuralmind.graph.model import Edge, FileExtract, Node, Reference, node_id
 
 log = logging.getLogger("neuralmind.graph")
+
+# Watchdog: a file whose extraction runs longer than this is given up (file node only, error
+# "ExtractTimeout"), so one hostile file cannot stall a build or a save. The parse is cut
+# short at the deadline; a query cannot be interrupted, so it is checked after. The worst
+# files the walker admits (<= 1 MB: 400k-deep nesting, 60k call lines) took 2-6 s on a
+# loaded 2-core machine (benchmarks/stress/fuzz_extract.py); normal files take milliseconds.
+EXTRACT_TIMEOUT_SECONDS = 10.0
+_PARSE_CHUNK = 1 << 16
+
+
+class ExtractTimeout(Exception):
+    """Extraction of one file ran past EXTRACT_TIMEOUT_SECONDS."""
 
 _SPEC_MODULES = {
     "python": "lang_python", "javascript": "lang_javascript", "typescript": "lang_javascript",
@@ -111,16 +125,17 @@ def _extract(path: str, data: bytes, language: str, sha1: str) -> FileExtract:
         # Classic-Mac line endings: same length, so byte offsets stay valid.
         data = data.replace(b"\r", b"\n")
     src = Source(data)
-    tree = languages.parser(language).parse(data)
+    deadline = time.monotonic() + EXTRACT_TIMEOUT_SECONDS
+    tree = _parse(language, data, deadline)
     root = tree.root_node
     file_doc = _file_docstring(root, src, spec)
     file_node = _file_node(path, data, language, file_doc)
     file_node.content_hash = sha1
 
-    defs = _collect_defs(root, spec, src)
+    defs = _collect_defs(root, spec, src, deadline)
     nodes, edges, by_qual = _build_nodes(path, language, defs, spec, src)
     references: list[Reference] = []
-    captures = _reference_captures(root, spec)
+    captures = _reference_captures(root, spec, deadline)
     _imports(captures.get("import", []), spec, src, path, references)
     _bases(defs, by_qual, spec, src, references)
     _calls(captures.get("call", []), spec, src, path, [d for d in defs if d.id], references)
@@ -131,11 +146,37 @@ def _extract(path: str, data: bytes, language: str, sha1: str) -> FileExtract:
 # --- definitions -------------------------------------------------------------------------
 
 
-def _collect_defs(root: TSNode, spec: LanguageSpec, src: Source) -> list[_Def]:
+def _parse(language: str, data: bytes, deadline: float) -> Any:
+    """Parse in chunks so the watchdog can stop tree-sitter (which holds the GIL)."""
+    late = False
+
+    def read(offset: int, _point: object) -> bytes:
+        nonlocal late
+        if time.monotonic() > deadline:
+            late = True
+            return b""
+        return data[offset:offset + _PARSE_CHUNK]
+
+    tree = languages.parser(language).parse(read)
+    if late:
+        raise ExtractTimeout(f"parsing took over {EXTRACT_TIMEOUT_SECONDS:g} s")
+    return tree
+
+
+def _check(deadline: float | None, what: str) -> None:
+    if deadline is not None and time.monotonic() > deadline:
+        raise ExtractTimeout(f"{what} took over {EXTRACT_TIMEOUT_SECONDS:g} s")
+
+
+def _collect_defs(root: TSNode, spec: LanguageSpec, src: Source,
+                  deadline: float | None = None) -> list[_Def]:
     seen: set[int] = set()
     defs: list[_Def] = []
     cursor = QueryCursor(languages.query(spec.name, spec.definitions))
-    for _, caps in cursor.matches(root):
+    # No progress_callback: with tree-sitter 0.26.1 any callback on a query segfaults.
+    matches = cursor.matches(root)
+    _check(deadline, "finding definitions")
+    for _, caps in matches:
         kind = node = None
         for key, found in caps.items():
             if key.startswith("def."):
@@ -267,12 +308,15 @@ def _file_docstring(root: TSNode, src: Source, spec: LanguageSpec) -> str:
 # --- references --------------------------------------------------------------------------
 
 
-def _reference_captures(root: TSNode, spec: LanguageSpec) -> dict[str, list[TSNode]]:
+def _reference_captures(root: TSNode, spec: LanguageSpec,
+                        deadline: float | None = None) -> dict[str, list[TSNode]]:
     """Calls and imports in one pass over the tree (one query, two capture names)."""
     source = spec.calls + spec.imports
     if not source.strip():
         return {}
-    return QueryCursor(languages.query(spec.name, source)).captures(root)
+    captures = QueryCursor(languages.query(spec.name, source)).captures(root)
+    _check(deadline, "finding references")
+    return captures
 
 
 def _in_order(nodes: list[TSNode]) -> list[TSNode]:
