@@ -63,8 +63,11 @@ class Guard:
         self.health = json.dumps(health).encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)       # lifespan
+        if scope["type"] == "lifespan":
+            await self.app(scope, receive, send)
+            return
+        if scope["type"] != "http":                    # websockets are not served at all
+            await send({"type": "websocket.close", "code": 1008})
             return
         headers = {k.lower(): v for k, v in scope.get("headers", [])}
         if headers.get(b"host") not in self.hosts:
