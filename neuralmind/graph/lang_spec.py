@@ -14,9 +14,14 @@ from dataclasses import dataclass
 
 from tree_sitter import Node as TSNode
 
-# A resolved import as the extractor sees it: (module spec, [(name, local alias)]).
-# Name "*" with an alias binds the module itself to that alias; name "*" with an
-# empty alias imports every name of the module into scope.
+# One import as written: (module spec, [(imported name, local alias)]). It becomes a
+# Reference(kind="imports", target=spec, names=...). Conventions for `names`:
+#   ("*", "m")        the module itself bound to `m` (`import a.b as m`, Go `import m "x"`,
+#                     `import * as m from`, `mod m;`); `import a.b` binds ("*", "a.b")
+#   ("*", "")         every name of the module brought into scope (`from m import *`,
+#                     Java `.*`, C# `using`, `#include`, Go dot import, `export * from`)
+#   ("default", "X")  a JavaScript default import
+#   (name, alias)     one name; `names == []` is a side-effect import (`import './x'`).
 ImportSpec = tuple[str, list[tuple[str, str]]]
 
 
@@ -153,11 +158,6 @@ def dedent_lines(lines: list[str]) -> str:
 def cap_doc(text: str) -> str:
     text = text.strip()
     return text if len(text) <= DOCSTRING_MAX else text[: DOCSTRING_MAX - 1].rstrip() + "…"
-
-
-def field_text(node: TSNode, name: str, src: Source) -> str:
-    child = node.child_by_field_name(name)
-    return src.text(child) if child is not None else ""
 
 
 def string_literal_value(text: str) -> str:
