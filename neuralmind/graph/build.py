@@ -27,7 +27,7 @@ from typing import Any
 
 from neuralmind.config import WorkspaceConfig
 from neuralmind.graph.communities import detect_communities
-from neuralmind.graph.extract import extract_file
+from neuralmind.graph.extract import extract_file, line_count
 from neuralmind.graph.languages import language_for
 from neuralmind.graph.model import Edge, FileExtract
 from neuralmind.graph.resolve import resolve
@@ -91,11 +91,6 @@ class BuildReport:
             "seconds": round(self.seconds, 3),
             "saved": self.saved,
         }
-
-
-def line_count(data: bytes) -> int:
-    lines = data.count(b"\n")
-    return max(1, lines if data.endswith(b"\n") else lines + 1)
 
 
 def _extract_one(root: str, path: str, language: str, old_sha1: str | None

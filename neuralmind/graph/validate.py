@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from neuralmind.graph.extract import line_count
 from neuralmind.graph.model import EDGE_KINDS, NODE_KINDS, node_id
 from neuralmind.graph.store import KNOWN_SCHEMAS, Graph
 
@@ -20,8 +21,7 @@ def _disk_lines(root: Path, path: str) -> int | None:
         data = (root / path).read_bytes()
     except OSError:
         return None
-    lines = data.count(b"\n")
-    return max(1, lines if data.endswith(b"\n") else lines + 1)
+    return line_count(data)
 
 
 def validate_graph(graph: Graph, root: Path | None = None) -> list[str]:
