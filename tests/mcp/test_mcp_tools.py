@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 from mcp import Client
-from mcp_support import error_code, make_repo
+from mcp_support import error_code, eventually, make_repo
+from mcp_types import Implementation
 from pydantic import TypeAdapter
 
 from neuralmind.mcp import schemas
@@ -107,6 +108,18 @@ async def test_feedback_reinforces_with_the_last_query_hits(service: EngineServi
     ws = await service.workspace()
     neighbours = dict(ws.synapses.neighbors(node, 20))
     assert set(out["context"]) & set(neighbours), "feedback did not reach the synapse store"
+
+
+async def test_a_query_is_a_learning_event_of_the_agent_session(service: EngineService) -> None:
+    server = build_mcp_server(service)
+    async with Client(server, client_info=Implementation(name="test agent", version="1")) as client:
+        await client.call_tool("neuralmind_query", {"question": "where are passwords checked"})
+    ws = await service.workspace()
+
+    async def recorded() -> bool:
+        return "mcp:test-agent" in ws.synapses.sessions.open_sessions
+
+    await eventually(recorded, 10, "the question in the agent's session")
 
 
 async def test_decision_round_trip_and_progressive_retrieval(service: EngineService) -> None:
