@@ -57,7 +57,11 @@ def move_aside(path: Path, reason: str) -> Path | None:
     if not path.exists():
         return None
     target = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
-    os.replace(path, target)
+    try:
+        os.replace(path, target)
+    except OSError as e:  # a read-only folder: leave the file for `neuralmind doctor` to report
+        log.warning("%s is damaged (%s) but could not be moved aside: %s", path, reason, e)
+        return None
     log.warning("%s is damaged (%s); moved aside to %s", path, reason, target.name)
     return target
 
