@@ -373,6 +373,8 @@ def load_graph(state_dir: Path) -> Graph:
         if "locked" in str(e) or "busy" in str(e):
             log.warning("%s is busy (%s); using an empty graph for now", path, e)
             return Graph()
+        if getattr(e, "sqlite_errorcode", 0) & 0xFF in _NOT_DAMAGE:
+            return _read_unwritable(path, e)
         reason = str(e)
     except (sqlite3.DatabaseError, DamagedGraph, ValueError, KeyError, TypeError,
             IndexError, AttributeError) as e:
@@ -381,6 +383,27 @@ def load_graph(state_dir: Path) -> Graph:
         con.close()
     _move_db_aside(path, reason[:200])
     return Graph()
+
+
+# Errors of the folder or the disk, not of the file: a read-only or full `.neuralmind/`
+# (SQLite cannot create the -shm file) must not get a healthy graph moved aside.
+_NOT_DAMAGE = frozenset({3, 8, 10, 13, 14})   # PERM, READONLY, IOERR, FULL, CANTOPEN
+
+
+def _read_unwritable(path: Path, error: sqlite3.Error) -> Graph:
+    """The graph read without SQLite's shared-memory file, when the folder cannot take one."""
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+        try:
+            with no_gc():
+                graph = _read(con)
+        finally:
+            con.close()
+    except (sqlite3.Error, DamagedGraph, ValueError, KeyError, TypeError) as e:
+        log.warning("cannot read %s (%s; read-only: %s); using an empty graph", path, error, e)
+        return Graph()
+    log.warning("%s is not writable here (%s); serving the stored graph read-only", path, error)
+    return graph
 
 
 def stored_token(state_dir: Path) -> str | None:
