@@ -89,6 +89,8 @@ def initialise(path: Path, use_fts: bool) -> None:
     try:
         conn = connect(path)
     except sqlite3.DatabaseError as e:
+        if not _is_damage(e):    # a read-only or full folder: the file itself is fine
+            raise StoreError(f"{path} cannot be opened for writing: {e}") from e
         move_aside(path, str(e))
         conn = connect(path)
     try:
@@ -103,6 +105,14 @@ def initialise(path: Path, use_fts: bool) -> None:
             _create(conn, use_fts)
     finally:
         conn.close()
+
+
+def _is_damage(e: sqlite3.DatabaseError) -> bool:
+    """Corrupt or not a database (moved aside), as opposed to an unwritable folder or disk."""
+    code = getattr(e, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (11, 26)      # SQLITE_CORRUPT, SQLITE_NOTADB
+    return type(e) is sqlite3.DatabaseError
 
 
 def _create(conn: sqlite3.Connection, use_fts: bool) -> None:
