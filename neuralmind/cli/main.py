@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import sqlite3
 import sys
 
 from neuralmind import __version__
@@ -71,6 +72,10 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except (OSError, sqlite3.Error) as e:  # a read-only or full disk, a vanished folder
+        log.debug("command failed", exc_info=True)
+        print(f"neuralmind: error: {e}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":
