@@ -368,7 +368,8 @@ def incremental_resolve(prev: Graph, extracts: dict[str, FileExtract],
             if path in affected:
                 continue
             for r in ex.references:
-                if r.kind == "calls" and not changed_names.isdisjoint(_WORD.findall(r.target)):
+                if (r.kind == "calls" and any(name in r.target for name in changed_names)
+                        and not changed_names.isdisjoint(_WORD.findall(r.target))):
                     affected.add(path)
                     break
     reduced = {p: ex if p in affected else dataclasses.replace(

@@ -241,16 +241,28 @@ def _describe(graph: Graph, files: list[str], top: list[Node]) -> str:
     return ""
 
 
-def _reusable_partition(graph: Graph, files: list[str], previous: Graph | None) -> list[int] | None:
-    """prev's grouping when it is certainly what Louvain would return again: the same
-    files and the very same resolved-edge list (the file graph depends on nothing else)."""
-    if (previous is None or previous.resolved is not graph.resolved
-            or sorted(previous.files) != files or not previous.communities):
+def _previous_partition(files: list[str], previous: Graph | None) -> list[int] | None:
+    if previous is None or sorted(previous.files) != files or not previous.communities:
         return None
     group = {f: c.id for c in previous.communities for f in c.files}
     if len(group) != len(files):
         return None
     return [group[f] for f in files]
+
+
+def _partition(graph: Graph, files: list[str], previous: Graph | None, seed: int) -> list[int]:
+    """Louvain over the file graph, or prev's grouping when the file graph is the same
+    (same files and the very same resolved edges, or an equal adjacency): Louvain is
+    deterministic, so it would return that grouping again."""
+    reuse = _previous_partition(files, previous)
+    if reuse is not None and previous is not None and previous.resolved is graph.resolved:
+        graph.file_adjacency = previous.file_adjacency
+        return reuse
+    adj = file_adjacency(files, graph.nodes, graph.edges)
+    graph.file_adjacency = adj
+    if reuse is not None and previous is not None and previous.file_adjacency == adj:
+        return reuse
+    return _attach_isolated(files, adj, louvain(adj, seed=seed))
 
 
 def detect_communities(graph: Graph, seed: int = SEED,
@@ -264,10 +276,7 @@ def detect_communities(graph: Graph, seed: int = SEED,
     if not files:
         graph.communities = []
         return []
-    membership = _reusable_partition(graph, files, previous)
-    if membership is None:
-        adj = file_adjacency(files, graph.nodes, graph.edges)
-        membership = _attach_isolated(files, adj, louvain(adj, seed=seed))
+    membership = _partition(graph, files, previous, seed)
     score = _centrality(graph)
 
     groups: dict[int, list[str]] = defaultdict(list)

@@ -88,6 +88,7 @@ class Graph:
         self.schema: int = SCHEMA_VERSION
         self.generation: int = 0
         self.token: str = ""          # random per save: tells this graph from any other
+        self.file_adjacency: list[dict[int, float]] | None = None   # kept by communities
         self.built_at: float = 0.0
         self._by_file: dict[str, list[Node]] | None = None
         self._out: dict[str, list[Edge]] | None = None
