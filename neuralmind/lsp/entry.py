@@ -59,7 +59,7 @@ def serve(log_file: str | None, verbosity: int, in_fd: int, out_fd: int) -> int:
     from neuralmind.lsp.transport import StdioLoop, run_until_stopped
 
     server = create_server(log_file)
-    stdin = os.fdopen(in_fd, "rb", buffering=0)
+    stdin = os.fdopen(in_fd, "rb")
     stdout = os.fdopen(out_fd, "wb")
     runner = StdioLoop(server.protocol, stdin, stdout)
     stopped_at: list[float] = []

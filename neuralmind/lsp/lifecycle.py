@@ -115,13 +115,22 @@ class IndexProgress:
     def decisions_changed(self) -> None: ...
 
 
+def _import_mcp() -> None:
+    import importlib
+
+    for name in ("uvicorn", "neuralmind.mcp.server", "neuralmind.mcp.http"):
+        importlib.import_module(name)
+
+
 async def _start_mcp(server: NeuralMindServer) -> None:
     """Serve MCP on loopback from this process when the MCP module exists and is enabled."""
     service = server.service
     if service is None or not server.config.mcp:
         return
     try:
-        from neuralmind.mcp.http import serve_http  # type: ignore[import-not-found]
+        # ~1.5 s of imports (mcp, pydantic, uvicorn): on a thread, so the loop keeps serving
+        await asyncio.get_running_loop().run_in_executor(None, _import_mcp)
+        from neuralmind.mcp.http import serve_http
     except ImportError as e:
         log.debug("MCP over HTTP not available: %s", e)
         return

@@ -56,6 +56,19 @@ class FrameWriter:
             pass
 
 
+def _read_exactly(stream: BinaryIO, length: int) -> bytes | None:
+    """`length` bytes, looping over short reads (pipes hand out what has arrived); None at EOF."""
+    chunks: list[bytes] = []
+    remaining = length
+    while remaining > 0:
+        chunk = stream.read(remaining)
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
 def _read_frames(stream: BinaryIO, deliver: Callable[[bytes | None], None]) -> None:
     """Reader thread: one call to `deliver` per body; `None` on EOF or a broken stream."""
     try:
@@ -75,8 +88,8 @@ def _read_frames(stream: BinaryIO, deliver: Callable[[bytes | None], None]) -> N
             if length > MAX_MESSAGE_BYTES:
                 log.error("refusing a %d-byte message; closing the connection", length)
                 return
-            body = stream.read(length) if length else b""
-            if len(body) < length:
+            body = _read_exactly(stream, length)
+            if body is None:
                 return
             deliver(body)
     except (OSError, ValueError) as e:

@@ -33,6 +33,7 @@ from neuralmind.errors import EngineError
 from neuralmind.service.editing import EditDebouncer
 from neuralmind.service.git_watch import HeadWatcher
 from neuralmind.service.indexer import BuildOutcome, ChildBuild
+from neuralmind.service.loop_monitor import LoopMonitor
 
 if TYPE_CHECKING:
     from neuralmind.engine import Workspace
@@ -102,6 +103,7 @@ class EngineService:
         self._closed = False
         self.learning_events = 0
         self.learned_batches = 0
+        self.loop_monitor = LoopMonitor() if LoopMonitor.wanted() else None
 
     # --- plumbing -----------------------------------------------------------------------
     def subscribe(self, listener: ServiceListener) -> None:
@@ -146,6 +148,8 @@ class EngineService:
     # --- lifecycle ----------------------------------------------------------------------
     async def start(self, index: bool = True, watch_head: bool = True) -> None:
         """Open what is on disk at once; then (optionally) build in the background."""
+        if self.loop_monitor is not None:
+            self.loop_monitor.start()
         opened = self._open_future()
         try:
             self._ws = await self._run(self._open_workspace, self.root, self.config)
@@ -189,6 +193,8 @@ class EngineService:
         last_edits = {s: deb.take_pending() for s, deb in self._debouncers.items()}
         if self._head is not None:
             await self._head.stop()
+        if self.loop_monitor is not None:
+            await self.loop_monitor.stop()
         if self._build is not None:
             await self._build.stop()
         for task in list(self._tasks) + [t for t in (self._build_task, self._drain_task) if t]:
@@ -484,6 +490,9 @@ class EngineService:
     async def status(self) -> dict[str, Any]:
         ws = await self.workspace()
         counts = await self._run(self._counts, ws)
+        extra: dict[str, Any] = {}
+        if self.loop_monitor is not None:
+            extra["event_loop"] = self.loop_monitor.to_json()
         return {
             "root": str(self.root),
             "last_full_build": _iso(self.last_full_build),
@@ -495,6 +504,7 @@ class EngineService:
             "learning": {"enabled": self.config.learning, "events": self.learning_events,
                          "batches": self.learned_batches},
             "last_error": self.last_error,
+            **extra,
         }
 
     @staticmethod

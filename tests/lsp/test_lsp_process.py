@@ -167,3 +167,23 @@ def test_neuralmind_lsp_subcommand_serves(repo: Path) -> None:
     server.request("shutdown", None)
     server.notify("exit", None)
     assert server.wait_exit()[0] == 0
+
+
+def test_mcp_endpoint_lives_and_dies_with_the_server(repo: Path) -> None:
+    server = RawServer(repo)
+    server.initialize({"mcp": True})
+    deadline = time.monotonic() + 30
+    status: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        status = server.request("neuralmind/status", {})["result"]
+        if status["mcp_endpoint"]:
+            break
+    assert status["mcp_endpoint"], "the MCP endpoint never came up"
+    assert status["mcp_endpoint"].startswith("http://127.0.0.1:")
+    discovery = repo / ".neuralmind" / "mcp.json"
+    assert discovery.exists()
+    assert server.proc.stdin is not None
+    server.proc.stdin.close()                      # bare EOF: MCP must stop too
+    code, took = server.wait_exit()
+    assert code == 0 and took < EXIT_BOUND_S
+    assert not discovery.exists()

@@ -161,3 +161,20 @@ async def test_commit_marks_decision_stale_and_restore_clears(client: LanguageCl
         text_document=types.TextDocumentIdentifier(uri=uri(billing)),
         position=types.Position(line=5, character=4)))
     assert hover is not None and "Invoice totals round once" in hover.contents.value
+
+
+async def test_huge_document_is_accepted_and_server_keeps_serving(client: LanguageClient,
+                                                                  repo: Path) -> None:
+    huge = repo / "data" / "huge.py"
+    huge.parent.mkdir(exist_ok=True)
+    text = "".join(f"VALUE_{i} = {i}  # padding padding padding padding\n" for i in range(60_000))
+    huge.write_text(text)          # ~3 MB: arrives in many pipe reads
+    client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
+        uri=uri(huge), language_id="python", version=1, text=text)))
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri(huge)),
+        position=types.Position(line=10, character=0)))
+    assert hover is None
+    assert (await request(client, "neuralmind/status", {}))["nodes"] > 0
+    client.text_document_did_close(types.DidCloseTextDocumentParams(
+        text_document=types.TextDocumentIdentifier(uri=uri(huge))))

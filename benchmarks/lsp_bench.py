@@ -1,0 +1,307 @@
+"""Language-server figures through the real protocol, on a copy of a benchmark repository.
+
+    python benchmarks/lsp_bench.py [--repo rich-13.7.1] [--edits 1000] [--saves 30]
+
+Prints (and with --json writes) time to first answer after `initialize` (cold:
+no index; warm: index present), time to a complete index, didSave-to-searchable
+p50/p95, context-request p50/p95, the event loop's largest stall while the full
+background index runs (the server's own ticker, NEURALMIND_LOOP_MONITOR=1), and
+the server's RSS after indexing and after N simulated edits.
+
+Targets (PRODUCT.md section 4): context p95 < 50 ms, didSave-to-searchable p95 <
+300 ms, stall < 20 ms, RSS < 400 MB (20k nodes), flat across edits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+BENCH_DATA = Path(os.environ.get("NEURALMIND_BENCH_DATA", "/work/bench-data"))
+QUESTIONS = [
+    "how does the console render a table", "progress bar refresh rate", "syntax highlighting theme",
+    "markdown rendering of code blocks", "how are styles parsed from strings",
+    "traceback with locals", "live display update", "text wrapping and justification",
+    "emoji replacement", "logging handler for rich output", "measure the width of renderables",
+    "prompt for confirmation", "tree rendering guides", "pretty printing of containers",
+    "color downgrade to 256 colors", "segment splitting by lines",
+]
+
+
+def pct(values: list[float], q: float) -> float:
+    s = sorted(values)
+    if not s:
+        return float("nan")
+    i = min(len(s) - 1, max(0, round(q / 100 * (len(s) - 1))))
+    return s[i]
+
+
+class Client:
+    """Minimal asyncio LSP client: requests, notifications, timestamps of what arrives."""
+
+    def __init__(self, root: Path, env: dict[str, str], log: Any = None) -> None:
+        self.root = root
+        self.log = log if log is not None else asyncio.subprocess.DEVNULL
+        self.env = env
+        self.proc: asyncio.subprocess.Process | None = None
+        self.pending: dict[int, asyncio.Future[Any]] = {}
+        self.next_id = 0
+        self.progress: list[tuple[float, dict[str, Any]]] = []
+        self.diagnostics: dict[str, list[Any]] = {}
+        self._reader: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        self.proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "neuralmind.lsp.entry", "--stdio",
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=self.log, env=self.env, cwd=self.root, limit=2 ** 26)
+        self._reader = asyncio.create_task(self._read())
+
+    def _send(self, obj: dict[str, Any]) -> None:
+        body = json.dumps(obj).encode()
+        assert self.proc is not None and self.proc.stdin is not None
+        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    async def _read(self) -> None:
+        assert self.proc is not None and self.proc.stdout is not None
+        out = self.proc.stdout
+        while True:
+            length = 0
+            while True:
+                line = await out.readline()
+                if not line:
+                    for fut in self.pending.values():
+                        if not fut.done():
+                            fut.set_exception(RuntimeError("the server closed its output"))
+                    return
+                if line == b"\r\n":
+                    break
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            msg = json.loads(await out.readexactly(length))
+            if "method" in msg and "id" in msg:          # server -> client request
+                self._send({"jsonrpc": "2.0", "id": msg["id"], "result": None})
+            elif "method" in msg:
+                if msg["method"] == "$/progress":
+                    self.progress.append((time.monotonic(), msg["params"]["value"]))
+                elif msg["method"] == "textDocument/publishDiagnostics":
+                    self.diagnostics[msg["params"]["uri"]] = msg["params"]["diagnostics"]
+            else:
+                fut = self.pending.pop(msg["id"], None)
+                if fut is not None and not fut.done():
+                    fut.set_result(msg)
+
+    async def request(self, method: str, params: Any) -> Any:
+        self.next_id += 1
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.pending[self.next_id] = fut
+        self._send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        msg = await asyncio.wait_for(fut, 120)
+        if "error" in msg:
+            raise RuntimeError(f"{method}: {msg['error']}")
+        return msg["result"]
+
+    def notify(self, method: str, params: Any) -> None:
+        self._send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    async def initialize(self) -> float:
+        t0 = time.perf_counter()
+        await self.request("initialize", {
+            "processId": os.getpid(), "rootUri": self.root.as_uri(),
+            "capabilities": {"window": {"workDoneProgress": True}},
+            "initializationOptions": {"neuralmind": {"mcp": False}}})
+        took = time.perf_counter() - t0
+        self.notify("initialized", {})
+        return took
+
+    def index_ended(self) -> bool:
+        return any(v.get("kind") == "end" for _, v in self.progress)
+
+    async def wait_indexed(self, timeout: float = 3600) -> float:
+        t0 = time.monotonic()
+        while not self.index_ended():
+            if time.monotonic() - t0 > timeout:
+                raise TimeoutError("indexing did not finish")
+            if self.proc is not None and self.proc.returncode is not None:
+                raise RuntimeError(f"the server exited with {self.proc.returncode}")
+            await asyncio.sleep(0.05)
+        return time.monotonic() - t0
+
+    def rss_mb(self) -> float:
+        assert self.proc is not None
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        return float("nan")
+
+    async def stop(self) -> float:
+        t0 = time.perf_counter()
+        await self.request("shutdown", None)
+        self.notify("exit", None)
+        assert self.proc is not None
+        await asyncio.wait_for(self.proc.wait(), 10)
+        return time.perf_counter() - t0
+
+
+def copy_repo(name: str, dest: Path) -> Path:
+    src = BENCH_DATA / name
+    if not src.is_dir():
+        sys.exit(f"{src} not found: run bash /work/shared/bench/fetch_sdists.sh {BENCH_DATA}")
+    root = dest / name
+    shutil.copytree(src, root, ignore=shutil.ignore_patterns(".neuralmind"))
+    env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b",
+           "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@b"}
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "bench"]):
+        subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
+    return root
+
+
+async def first_answer(c: Client) -> tuple[float, bool]:
+    t0 = time.perf_counter()
+    out = await c.request("neuralmind/context", {"query": QUESTIONS[0], "budget": 1000})
+    return time.perf_counter() - t0, bool(out.get("partial"))
+
+
+def stalls_between(status: dict[str, Any], t0: float, t1: float) -> float:
+    inside = [ms for t, ms in status.get("event_loop", {}).get("stalls", []) if t0 <= t <= t1]
+    return max(inside, default=0.0)
+
+
+async def save_latencies(c: Client, root: Path, files: list[str], rounds: int) -> list[float]:
+    out: list[float] = []
+    for i in range(rounds):
+        rel = files[i % len(files)]
+        path = root / rel
+        name = f"bench_marker_{i}_{int(time.time() * 1000) % 100000}"
+        path.write_text(path.read_text() + f"\n\ndef {name}(value):\n    return value\n")
+        t0 = time.perf_counter()
+        c.notify("textDocument/didSave", {"textDocument": {"uri": path.as_uri()}})
+        while True:
+            found = await c.request("neuralmind/search", {"query": name, "k": 1})
+            if found["hits"] and found["hits"][0]["symbol"] == name:
+                break
+            if time.perf_counter() - t0 > 30:
+                raise TimeoutError(f"{name} never became searchable")
+        out.append(time.perf_counter() - t0)
+    return out
+
+
+async def simulate_edits(c: Client, root: Path, files: list[str], n: int) -> None:
+    for rel in files:
+        text = (root / rel).read_text()
+        c.notify("textDocument/didOpen", {"textDocument": {
+            "uri": (root / rel).as_uri(), "languageId": "python", "version": 1, "text": text}})
+    for i in range(n):
+        rel = files[(i // 25) % len(files)]       # bursts of typing in one file, then the next
+        c.notify("textDocument/didChange", {
+            "textDocument": {"uri": (root / rel).as_uri(), "version": i + 2},
+            "contentChanges": [{"range": {"start": {"line": 0, "character": 0},
+                                          "end": {"line": 0, "character": 0}}, "text": "#"}]})
+        if i % 10 == 9:
+            await c.request("neuralmind/status", {})   # let the server keep up, as typing does
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    tmp = Path(args.tmp) if args.tmp else Path(tempfile.mkdtemp(prefix="nm-lsp-bench-"))
+    tmp.mkdir(parents=True, exist_ok=True)
+    results: dict[str, Any] = {"repo": args.repo}
+    try:
+        root = copy_repo(args.repo, tmp)
+        env = {**os.environ, "NEURALMIND_LOOP_MONITOR": "1", "ORT_DISABLE_TELEMETRY": "1"}
+        log = open(args.server_log, "ab") if args.server_log else None  # noqa: SIM115
+
+        # cold: no index at all
+        c = Client(root, env, log)
+        t_spawn = time.perf_counter()
+        await c.start()
+        results["cold_initialize_s"] = await c.initialize()
+        build_start = time.monotonic()
+        _, partial = await first_answer(c)
+        results["cold_first_answer_s"] = time.perf_counter() - t_spawn
+        results["cold_first_answer_partial"] = partial
+        await c.wait_indexed()
+        results["cold_full_index_s"] = time.perf_counter() - t_spawn
+        build_end = time.monotonic()
+        status = await c.request("neuralmind/status", {})
+        results["nodes"] = status["nodes"]
+        results["files"] = status["files"]
+        results["embedded_nodes"] = status["embedded_nodes"]
+        results["max_stall_during_full_index_ms"] = stalls_between(status, build_start, build_end)
+        results["max_stall_whole_run_ms"] = status["event_loop"]["max_stall_ms"]
+        results["rss_after_index_mb"] = c.rss_mb()
+        results["cold_shutdown_s"] = await c.stop()
+
+        # warm: the index is on disk
+        c = Client(root, env, log)
+        t_spawn = time.perf_counter()
+        await c.start()
+        results["warm_initialize_s"] = await c.initialize()
+        _, partial = await first_answer(c)
+        results["warm_first_answer_s"] = time.perf_counter() - t_spawn
+        results["warm_first_answer_partial"] = partial
+        results["warm_update_index_s"] = await c.wait_indexed()
+
+        lat: list[float] = []
+        for i in range(args.queries):
+            t0 = time.perf_counter()
+            await c.request("neuralmind/context", {"query": QUESTIONS[i % len(QUESTIONS)]})
+            lat.append(time.perf_counter() - t0)
+        results["context_p50_ms"] = 1000 * statistics.median(lat)
+        results["context_p95_ms"] = 1000 * pct(lat, 95)
+
+        py_files = sorted(str(p.relative_to(root)) for p in root.rglob("*.py")
+                          if ".neuralmind" not in p.parts)
+        by_size = sorted(py_files, key=lambda r: (root / r).stat().st_size)
+        picks = [by_size[len(by_size) // 4], by_size[len(by_size) // 2], by_size[-1]]
+        results["save_files"] = {r: (root / r).stat().st_size for r in picks}
+        saves = await save_latencies(c, root, picks, args.saves)
+        results["save_to_searchable_p50_ms"] = 1000 * statistics.median(saves)
+        results["save_to_searchable_p95_ms"] = 1000 * pct(saves, 95)
+        results["save_to_searchable_max_ms"] = 1000 * max(saves)
+
+        rss_before = c.rss_mb()
+        await simulate_edits(c, root, picks, args.edits)
+        status = await c.request("neuralmind/status", {})
+        results["rss_before_edits_mb"] = rss_before
+        results["rss_after_edits_mb"] = c.rss_mb()
+        results["edits"] = args.edits
+        results["learned_batches"] = status["learning"]["batches"]
+        results["max_stall_warm_run_ms"] = status["event_loop"]["max_stall_ms"]
+        results["warm_shutdown_s"] = await c.stop()
+    finally:
+        if not args.keep and not args.tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return results
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repo", default="rich-13.7.1")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--saves", type=int, default=30)
+    parser.add_argument("--edits", type=int, default=1000)
+    parser.add_argument("--tmp", default=None, help="work in this folder (kept) instead of a temp one")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary copy")
+    parser.add_argument("--json", default=None, help="also write the figures to this file")
+    parser.add_argument("--server-log", default=None, help="append the servers' stderr here")
+    args = parser.parse_args()
+    results = asyncio.run(run(args))
+    for k, v in results.items():
+        print(f"{k:36} {round(v, 3) if isinstance(v, float) else v}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
