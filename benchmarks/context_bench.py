@@ -53,11 +53,10 @@ def workspace(sdist_root: str, subdir: str, tag: str, learning: bool) -> Any:
     if not src.is_dir():
         sys.exit(f"missing {src}: run bash /work/shared/bench/fetch_sdists.sh {DATA}")
     dst = WORK / tag / sdist_root / (subdir or "_all")
-    if not (dst / ".neuralmind" / "built").exists():
+    if not (dst / ".neuralmind").exists():
         shutil.rmtree(dst, ignore_errors=True)
         shutil.copytree(src, dst)
-        Workspace(dst).build()
-        (dst / ".neuralmind" / "built").touch()
+    Workspace(dst).build()  # incremental: re-embeds only what the current node text changed
     return Workspace(dst, WorkspaceConfig(learning=learning))
 
 

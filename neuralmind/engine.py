@@ -18,7 +18,7 @@ from neuralmind.config import MAX_QUESTION_CHARS, WorkspaceConfig, load_workspac
 from neuralmind.context.pack import ContextResult, RankedHit, assemble
 from neuralmind.errors import EngineError
 from neuralmind.graph.build import BuildReport, GraphBuilder
-from neuralmind.graph.store import Graph, load_graph
+from neuralmind.graph.store import Graph, graph_path, load_graph
 from neuralmind.statedir import state_dir
 
 if TYPE_CHECKING:
@@ -100,7 +100,7 @@ class Workspace:
 
     def ensure_built(self, progress: ProgressFn | None = None) -> None:
         """Build on first use, so `query` on a fresh folder just works."""
-        if not self.graph.files and not (self.state / "graph.json").exists():
+        if not self.graph.files and not graph_path(self.state).exists():
             self.build(progress=progress)
 
     @staticmethod
@@ -157,7 +157,10 @@ class Workspace:
     def synapses(self) -> SynapseLayer:
         from neuralmind.synapse.layer import SynapseLayer
 
-        return SynapseLayer(self.state, self.root)
+        layer = SynapseLayer(self.state, self.root)
+        # a replayed or editor session that names a question learns from that question's hits
+        layer.hits_provider = lambda q: [h.node.id for h in self.search(q, k=5)[0]]
+        return layer
 
     @functools.cached_property
     def decisions(self) -> DecisionStore:

@@ -16,9 +16,9 @@ from neuralmind.context.pack import RankedHit
 log = logging.getLogger("neuralmind.context")
 
 SEED_HITS = 5            # top hits whose files seed spreading activation
-SYNAPSE_BOOST = 0.25     # max boost, as a fraction of the best hybrid score
+SYNAPSE_BOOST = 0.10     # max spread boost, as a fraction of the best hybrid score
 SYNAPSE_NEW_FILE_SHARE = 0.5  # a file reached only through synapses scores at most this share
-QUESTION_WEIGHT = 1.0    # energy from files that earlier, similar questions led to
+QUESTION_BOOST = 0.25    # max boost for files that earlier, similar questions led to
 
 
 def rank(index: Any, graph: Any, question: str, k: int = 20, synapses: Any = None,
@@ -40,6 +40,11 @@ def _reasons(h: Any) -> dict[str, Any]:
     return why
 
 
+def _normalised(scores: dict[str, float]) -> dict[str, float]:
+    top = max(scores.values(), default=0.0)
+    return {k: v / top for k, v in scores.items()} if top > 0 else {}
+
+
 def _learned_namespaces(synapses: Any) -> list[str]:
     """What the user's own work taught: the active namespace, personal and ephemeral.
 
@@ -53,24 +58,26 @@ def _learned_namespaces(synapses: Any) -> list[str]:
 def _boost(hits: list[RankedHit], graph: Any, synapses: Any, question: str) -> list[RankedHit]:
     seeds = list(dict.fromkeys(h.node.file for h in hits[:SEED_HITS]))
     try:
-        energy = dict(synapses.spread(seeds, top_k=12, namespaces=_learned_namespaces(synapses)))
-        for file_id, p in synapses.question_files(question, k=10):
-            energy[file_id] = energy.get(file_id, 0.0) + QUESTION_WEIGHT * p
+        spread = dict(synapses.spread(seeds, top_k=12, namespaces=_learned_namespaces(synapses)))
+        asked = _normalised(dict(synapses.question_files(question, k=10)))
     except Exception as e:  # learning paths fail open
         log.warning("synapse recall failed, ranking without it: %s", e)
         return hits
-    if not energy:
+    if not spread and not asked:
         return hits
     best = hits[0].score
+    boost = {f: SYNAPSE_BOOST * best * min(1.0, e) for f, e in spread.items()}
+    for f, p in asked.items():
+        boost[f] = boost.get(f, 0.0) + QUESTION_BOOST * best * p
     files_in_hits = {h.node.file for h in hits}
     for h in hits:
-        e = min(1.0, energy.get(h.node.file, 0.0))
-        if e > 0:
-            h.score += SYNAPSE_BOOST * best * e
-            h.why["synapse"] = round(SYNAPSE_BOOST * best * e, 5)
-    for file_id, e in sorted(energy.items()):
+        b = boost.get(h.node.file, 0.0)
+        if b > 0:
+            h.score += b
+            h.why["synapse"] = round(b, 5)
+    for file_id, b in sorted(boost.items()):
         if file_id not in files_in_hits and file_id in graph.nodes:
-            hits.append(RankedHit(graph.nodes[file_id], SYNAPSE_NEW_FILE_SHARE * best * min(1.0, e),
-                                  {"synapse_only": round(min(1.0, e), 3)}))
+            hits.append(RankedHit(graph.nodes[file_id], SYNAPSE_NEW_FILE_SHARE * b,
+                                  {"synapse_only": round(b, 5)}))
     hits.sort(key=lambda h: (-h.score, h.node.id))
     return hits
