@@ -177,6 +177,12 @@ def stalls_between(status: dict[str, Any], t0: float, t1: float) -> float:
     return max(inside, default=0.0)
 
 
+def top_stalls(status: dict[str, Any], t0: float, n: int = 5) -> list[tuple[float, float]]:
+    """The n largest stalls as (seconds after t0, milliseconds)."""
+    stalls = status.get("event_loop", {}).get("stalls", [])
+    return [(round(t - t0, 2), ms) for t, ms in sorted(stalls, key=lambda s: -s[1])[:n]]
+
+
 async def save_latencies(c: Client, root: Path, files: list[str], rounds: int) -> list[float]:
     out: list[float] = []
     for i in range(rounds):
@@ -238,12 +244,15 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         results["embedded_nodes"] = status["embedded_nodes"]
         results["max_stall_during_full_index_ms"] = stalls_between(status, build_start, build_end)
         results["max_stall_whole_run_ms"] = status["event_loop"]["max_stall_ms"]
+        results["top_stalls_cold_s_ms"] = top_stalls(status, build_start)
+        results["load_average"] = os.getloadavg()
         results["rss_after_index_mb"] = c.rss_mb()
         results["cold_shutdown_s"] = await c.stop()
 
         # warm: the index is on disk
         c = Client(root, env, log)
         t_spawn = time.perf_counter()
+        warm_start = time.monotonic()
         await c.start()
         results["warm_initialize_s"] = await c.initialize()
         _, partial = await first_answer(c)
@@ -277,6 +286,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         results["edits"] = args.edits
         results["learned_batches"] = status["learning"]["batches"]
         results["max_stall_warm_run_ms"] = status["event_loop"]["max_stall_ms"]
+        results["top_stalls_warm_s_ms"] = top_stalls(status, warm_start)
         results["warm_shutdown_s"] = await c.stop()
     finally:
         if not args.keep and not args.tmp:

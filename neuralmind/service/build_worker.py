@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 PROGRESS_INTERVAL_S = 0.1  # at most ten progress lines a second per phase
+NICENESS = 10              # the build yields the CPU to the editor and its server
 
 
 class _Emitter:
@@ -92,6 +93,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # SIGTERM (cancel) raises SystemExit so atomic writes in flight remove their temp files.
     signal.signal(signal.SIGTERM, _terminate)
+    # Background work: the editor (and its server's event loop) goes first for the CPU.
+    try:
+        os.nice(NICENESS)
+    except OSError:
+        pass
     # Our stdout is the event pipe: keep it for events only, send stray prints to stderr.
     events = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
     os.dup2(2, 1)

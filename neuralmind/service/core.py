@@ -327,14 +327,35 @@ class EngineService:
             batch = sorted(self._pending)
             self._pending.clear()
             try:
-                await self._run(ws.build, batch)
+                graph, changed_ids = await self._run(self._update_keyword, ws, batch)
             except EngineError as e:
                 log.warning("update of %s refused: %s", ", ".join(batch), e.message)
+                continue
             except Exception:
                 log.exception("incremental update of %s failed", ", ".join(batch))
                 continue
             self.last_incremental_update = time.time()
             self._notify("index_updated", batch)
+            if changed_ids:
+                try:
+                    await self._run(self._update_vectors, ws, graph, changed_ids)
+                except Exception:
+                    log.exception("embedding the changes of %s failed", ", ".join(batch))
+
+    @staticmethod
+    def _update_keyword(ws: Workspace, batch: list[str]) -> tuple[Any, list[str]]:
+        """Re-extract the saved files; their symbols are searchable by name when this returns.
+        Embedding (the slow part) is a second engine step, so a save is findable sooner."""
+        before = {n.id for p in batch for n in ws.graph.nodes_by_file(p)}
+        report = ws.build(batch, embed=False)
+        graph = report.graph
+        touched = set(report.reextracted) | set(report.removed)
+        after = {n.id for p in touched for n in graph.nodes_by_file(p)}
+        return graph, sorted(before | after) if touched else []
+
+    @staticmethod
+    def _update_vectors(ws: Workspace, graph: Any, changed_ids: list[str]) -> None:
+        ws.index.update(graph, changed_node_ids=changed_ids, embed=True)
 
     # --- documents and learning -----------------------------------------------------------
     def resolve(self, path: str) -> str:
