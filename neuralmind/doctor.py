@@ -53,18 +53,24 @@ def _q(path: Path | str) -> str:
     return s if all(c.isalnum() or c in "/._-+:@" for c in s) else "'" + s.replace("'", "'\\''") + "'"
 
 
-def _sqlite_ro(path: Path) -> sqlite3.Connection:
-    """Read-only; `immutable` when the folder cannot take the -shm file (read-only disks)."""
-    uri = f"file:{path}?mode=ro"
-    if not os.access(path.parent, os.W_OK) and not path.with_name(path.name + "-shm").exists():
-        uri += "&immutable=1"
-    return sqlite3.connect(uri, uri=True, timeout=5.0)
+# SQLite errors of the folder or disk (read-only, full, no -shm possible), not of the file.
+_NOT_DAMAGE = frozenset({3, 8, 10, 13, 14})   # PERM, READONLY, IOERR, FULL, CANTOPEN
 
 
 def _sqlite_health(path: Path) -> dict[str, str]:
     """`meta` key/values of a healthy database; _Damaged when SQLite finds it damaged."""
     try:
-        con = _sqlite_ro(path)
+        return _sqlite_check(path, f"file:{path}?mode=ro")
+    except sqlite3.OperationalError as e:
+        if getattr(e, "sqlite_errorcode", 0) & 0xFF not in _NOT_DAMAGE:
+            raise _Damaged(str(e)) from e
+        # A read-only or full folder cannot take the -shm file: read the file as it is.
+        return _sqlite_check(path, f"file:{path}?mode=ro&immutable=1")
+
+
+def _sqlite_check(path: Path, uri: str) -> dict[str, str]:
+    try:
+        con = sqlite3.connect(uri, uri=True, timeout=5.0)
         try:
             result = con.execute("PRAGMA quick_check").fetchall()
             if [r[0] for r in result] != ["ok"]:
@@ -77,6 +83,8 @@ def _sqlite_health(path: Path) -> dict[str, str]:
     except sqlite3.OperationalError as e:
         if "locked" in str(e) or "busy" in str(e):
             return {"_busy": str(e)}
+        if getattr(e, "sqlite_errorcode", 0) & 0xFF in _NOT_DAMAGE and "immutable" not in uri:
+            raise
         raise _Damaged(str(e)) from e
     except sqlite3.DatabaseError as e:
         raise _Damaged(str(e)) from e
@@ -125,10 +133,11 @@ class Doctor:
             return Check(name, ERROR, f"{self.state} is not a folder",
                          f"mv {_q(self.state)} {_q(self.state)}.moved && "
                          f"neuralmind build {_q(self.root)}")
-        try:
-            fd, tmp = tempfile.mkstemp(prefix=".doctor.", dir=self.state)
-            os.close(fd)
-            os.unlink(tmp)
+        try:   # real bytes: creating an empty file succeeds on a full disk
+            with tempfile.NamedTemporaryFile(prefix=".doctor.", dir=self.state) as f:
+                f.write(b"\0" * 65536)
+                f.flush()
+                os.fsync(f.fileno())
         except OSError as e:
             return Check(name, ERROR, f"{self.state} is not writable ({e.strerror}): learning "
                          "and index updates fail; queries use what is stored",
