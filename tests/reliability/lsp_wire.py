@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import shlex
 import signal
 import subprocess
 import sys
@@ -18,10 +19,13 @@ from reliability_support import ENV
 
 
 class LspProcess:
-    def __init__(self, root: Path, extra_env: dict[str, str] | None = None) -> None:
+    def __init__(self, root: Path, extra_env: dict[str, str] | None = None,
+                 wrap: list[str] | None = None) -> None:
+        """`wrap`: argv whose last item (a `sh -c` script) gets the server command appended."""
         self.root = root
+        argv = [sys.executable, "-m", "neuralmind.lsp.entry", "--stdio"]
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "neuralmind.lsp.entry", "--stdio"], cwd=root,
+            [*wrap[:-1], f"{wrap[-1]} {shlex.join(argv)}"] if wrap else argv, cwd=root,
             env={**ENV, **(extra_env or {})}, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, start_new_session=True)
         self._next = 0
