@@ -209,3 +209,17 @@ class Workspace:
         self._graph = None
         if "index" in self.__dict__:
             self.index.reload_if_changed()
+
+    def update_files(self, paths: list[str]) -> tuple[BuildReport, list[str]]:
+        """The per-save path: re-extract `paths` and re-index only the nodes of files that
+        changed, keyword side only (searchable by name on return). Returns the report and
+        those node ids; `index.update(report.graph, ids, embed=True)` adds their vectors."""
+        before = {n.id for p in paths for n in self.graph.nodes_by_file(p)}
+        report = GraphBuilder(self.root, self.config).build(changed=paths)
+        self._graph = report.graph
+        touched = set(report.reextracted) | set(report.removed)
+        if not touched:
+            return report, []
+        ids = sorted(before | {n.id for p in touched for n in report.graph.nodes_by_file(p)})
+        self.index.update(report.graph, changed_node_ids=ids, embed=False)
+        return report, ids
