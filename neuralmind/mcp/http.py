@@ -173,20 +173,24 @@ async def serve_http(service: EngineService, host: str = "127.0.0.1", port: int 
                      read_only: bool = False, write_discovery_file: bool = True) -> McpEndpoint:
     """Serve MCP for `service` on 127.0.0.1:`port` (0: ephemeral) on the running loop.
 
-    Read-only when asked, or when the workspace setting `mcp_read_only` says so.
+    Read-only when asked, or when the workspace setting `mcp_read_only` says so. The
+    SDK's ~1 s of imports and the server's construction run on a worker thread: on the
+    loop they would stall the editor's requests for that long.
     """
     read_only = read_only or bool(getattr(service.config, "mcp_read_only", False))
+    sock = _bind(host, port)
+    try:
+        mcp_server = await asyncio.to_thread(_build, service, read_only)
+    except BaseException:
+        sock.close()
+        raise
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
     from mcp_types import LATEST_PROTOCOL_VERSION
 
-    from neuralmind.mcp.server import build_mcp_server
-
-    sock = _bind(host, port)
     port = sock.getsockname()[1]
     url = f"http://127.0.0.1:{port}{MCP_PATH}"
     token = secrets.token_urlsafe(32)
-    mcp_server = build_mcp_server(service, read_only=read_only)
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=[f"{h}:{port}" for h in LOOPBACK_HOSTS],
@@ -216,6 +220,15 @@ async def serve_http(service: EngineService, host: str = "127.0.0.1", port: int 
     log.info("MCP endpoint %s (%s)", url, "read-only" if read_only else "read-write")
     return McpEndpoint(url=url, token=token, root=service.root, read_only=read_only,
                        discovery_file=discovery_file, _server=server, _task=task)
+
+
+def _build(service: EngineService, read_only: bool) -> Any:
+    """Import the SDK and uvicorn and build the MCP server (on a worker thread)."""
+    import uvicorn  # noqa: F401 - imported here, off the loop
+
+    from neuralmind.mcp.server import build_mcp_server
+
+    return build_mcp_server(service, read_only=read_only)
 
 
 async def _serve(server: uvicorn.Server, sock: socket.socket) -> None:
