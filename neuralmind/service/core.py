@@ -346,12 +346,8 @@ class EngineService:
     def _update_keyword(ws: Workspace, batch: list[str]) -> tuple[Any, list[str]]:
         """Re-extract the saved files; their symbols are searchable by name when this returns.
         Embedding (the slow part) is a second engine step, so a save is findable sooner."""
-        before = {n.id for p in batch for n in ws.graph.nodes_by_file(p)}
-        report = ws.build(batch, embed=False)
-        graph = report.graph
-        touched = set(report.reextracted) | set(report.removed)
-        after = {n.id for p in touched for n in graph.nodes_by_file(p)}
-        return graph, sorted(before | after) if touched else []
+        report, ids = ws.update_files(batch)
+        return report.graph, ids
 
     @staticmethod
     def _update_vectors(ws: Workspace, graph: Any, changed_ids: list[str]) -> None:
@@ -426,8 +422,8 @@ class EngineService:
 
     async def did_save(self, path: str, session: str = "editor") -> str:
         rel = self.resolve(path)
+        self._schedule_update([rel])      # queued first: freshness before learning
         self._debouncer(session).event("save", rel)
-        self._schedule_update([rel])
         return rel
 
     async def did_close(self, path: str, session: str = "editor") -> str:
