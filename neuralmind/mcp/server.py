@@ -31,8 +31,9 @@ how the project is edited, and recorded design decisions. Use it to read less an
 avoid undoing deliberate choices.
 - Session start: call neuralmind_wakeup once (project identity and map, ~600 tokens).
 - Before reading files for a task: call neuralmind_query with the task in plain words; it \
-returns the relevant code with file:line in ~1,500 tokens. Open whole files only if that is \
-not enough. neuralmind_search just locates symbols.
+returns the relevant code with file:line in ~1,500 tokens (pass include_wakeup=false once you \
+have the wake-up pack). Open whole files only if that is not enough. neuralmind_search just \
+locates symbols.
 - Before editing a file a past decision may govern, or changing an approach: call \
 neuralmind_decisions_query (or neuralmind_memory_search -> neuralmind_memory_timeline -> \
 neuralmind_memory_get for a cheap, progressive look).

@@ -165,9 +165,12 @@ class NeuralMindTools:
             return ok_result(out, render.context_pack(out))
         return await self.run(call)
 
-    async def neuralmind_query(self, question: Question, budget: Budget = None,
-                               ctx: Context | None = None) -> Annotated[
-            CallToolResult, schemas.ContextPack]:
+    async def neuralmind_query(
+            self, question: Question, budget: Budget = None,
+            include_wakeup: Annotated[bool, Field(description=(
+                "false when this session already has neuralmind_wakeup's pack: the whole "
+                "budget then goes to code"))] = True,
+            ctx: Context | None = None) -> Annotated[CallToolResult, schemas.ContextPack]:
         """The code relevant to a question or task, within a token budget (default 1500).
 
         Call before reading files for a task: it returns the relevant symbols with file:line,
@@ -177,7 +180,7 @@ class NeuralMindTools:
         async def call() -> CallToolResult:
             session = None if self.read_only else f"mcp:{_client_name(ctx)}"
             out = await self.service.query(question, budget, session=session,
-                                           include_wakeup=True)
+                                           include_wakeup=include_wakeup)
             out["hits"] = _with_ids(out["hits"])
             if not out["hits"]:
                 await self._not_indexed()
