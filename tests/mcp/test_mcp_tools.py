@@ -76,6 +76,17 @@ async def test_query_returns_the_relevant_code_with_hit_ids(service: EngineServi
     assert "compute_invoice_total" in result.content[0].text      # the text rendering
 
 
+async def test_query_without_the_wakeup_spends_the_budget_on_code(service: EngineService) -> None:
+    args = {"question": "how is the invoice total computed with tax", "budget": 600}
+    full = await call(service, "neuralmind_query", args)
+    lean = await call(service, "neuralmind_query", args | {"include_wakeup": False})
+    assert full.structured_content["layers"].get("L1") and "# Project" in \
+        full.structured_content["context"]
+    assert not lean.structured_content["layers"].get("L1")
+    assert "# Project" not in lean.structured_content["context"]
+    assert "compute_invoice_total" in lean.structured_content["context"]
+
+
 async def test_wakeup_gives_identity_and_map(service: EngineService) -> None:
     result = await call(service, "neuralmind_wakeup", {})
     assert not result.is_error, result.content
