@@ -178,12 +178,15 @@ class EngineService:
 
     @staticmethod
     def _warm_up(ws: Workspace) -> None:
-        """Load the embedding model before the first question needs it."""
+        """Load the embedding model and the budget tokenizer before the first question."""
         try:
+            from neuralmind.context.tokens import count_tokens
+
+            count_tokens("warm up")
             if ws.index.vector_count:
                 ws.index.embedder()
         except Exception as e:  # a missing model degrades to keyword search, never fails start
-            log.info("embedder warm-up skipped: %s", e)
+            log.info("warm-up skipped: %s", e)
 
     async def close(self) -> None:
         """Stop everything within CLOSE_TIMEOUT_SECONDS: builds, watchers, pending learning."""
