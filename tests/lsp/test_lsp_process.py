@@ -27,6 +27,7 @@ class RawServer:
         self.root = root
         self.next_id = 0
         self.notifications: list[dict[str, Any]] = []
+        self.server_requests: list[dict[str, Any]] = []
 
     def send(self, obj: dict[str, Any]) -> None:
         body = json.dumps(obj).encode()
@@ -58,6 +59,7 @@ class RawServer:
             if msg.get("id") == self.next_id and "method" not in msg:
                 return msg
             if "method" in msg and "id" in msg:      # a server->client request: accept it
+                self.server_requests.append(msg)
                 self.send({"jsonrpc": "2.0", "id": msg["id"], "result": None})
             else:
                 self.notifications.append(msg)
@@ -118,10 +120,7 @@ def test_exit_without_shutdown_is_code_1(repo: Path) -> None:
 
 
 def test_bare_eof_mid_index_stops_everything(repo: Path) -> None:
-    for i in range(60):      # enough files that the build is still running at EOF
-        (repo / "pkg" / f"mod{i}.py").parent.mkdir(exist_ok=True)
-        (repo / "pkg" / f"mod{i}.py").write_text(
-            "\n".join(f"def f{i}_{j}(x):\n    return x + {j}\n" for j in range(30)))
+    _add_modules(repo)
     server = RawServer(repo)
     server.initialize({"mcp": False}, {"window": {"workDoneProgress": True}})
     # wait until the build worker runs, then hang up
@@ -137,6 +136,45 @@ def test_bare_eof_mid_index_stops_everything(repo: Path) -> None:
     for pid in workers:
         assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(
             f"/proc/{pid}/status").read_text().lower()
+    assert _no_temp_files(repo) == []
+
+
+def _add_modules(repo: Path, n: int = 60) -> None:
+    """Enough files that the first build is still running when the test acts."""
+    for i in range(n):
+        (repo / "pkg" / f"mod{i}.py").parent.mkdir(exist_ok=True)
+        (repo / "pkg" / f"mod{i}.py").write_text(
+            "\n".join(f"def f{i}_{j}(x):\n    return x + {j}\n" for j in range(30)))
+
+
+def test_cancelling_progress_stops_the_build(repo: Path) -> None:
+    _add_modules(repo)
+    server = RawServer(repo)
+    server.initialize({"mcp": False}, {"window": {"workDoneProgress": True}})
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not (
+            server.children() and any(r["method"] == "window/workDoneProgress/create"
+                                      for r in server.server_requests)):
+        server.request("neuralmind/status", {})
+    [create] = [r for r in server.server_requests if r["method"] == "window/workDoneProgress/create"]
+    workers = server.children()
+    token = create["params"]["token"]
+    server.notify("window/workDoneProgress/cancel", {"token": token})
+    while time.monotonic() < deadline:
+        ends = [n for n in server.notifications if n.get("method") == "$/progress"
+                and n["params"]["value"].get("kind") == "end"]
+        if ends:
+            break
+        server.request("neuralmind/status", {})
+    assert ends and ends[0]["params"]["value"]["message"] == "cancelled"
+    status = server.request("neuralmind/status", {})["result"]
+    assert status["indexing"] is None
+    for pid in workers:
+        assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(
+            f"/proc/{pid}/status").read_text().lower()
+    server.request("shutdown", None)
+    server.notify("exit", None)
+    assert server.wait_exit()[0] == 0
     assert _no_temp_files(repo) == []
 
 
