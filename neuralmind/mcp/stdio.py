@@ -4,7 +4,8 @@ When the editor's server for the workspace is live (its discovery file names a
 running pid whose endpoint accepts the token), stdio is bridged to it: same
 index, same learned associations, no second copy in memory. Otherwise this
 process runs an EngineService over the same on-disk state (no LSP) and serves the
-same tools itself. One line on stderr says which. stdout carries only protocol
+same tools itself, polling for the files the agent changes (see `watch`) since no
+editor reports them. One line on stderr says which. stdout carries only protocol
 frames: fds 0/1 are taken private first, fd 1 then points at stderr.
 """
 
@@ -16,6 +17,7 @@ import logging
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from neuralmind.config import load_workspace_config
 from neuralmind.mcp.discovery import live_endpoint
@@ -76,11 +78,16 @@ async def _serve_here(root: Path, in_fd: int, out_fd: int, read_only: bool) -> i
     from mcp.server.stdio import stdio_server
 
     from neuralmind.mcp.server import build_mcp_server
+    from neuralmind.mcp.watch import AgentEditWatcher
     from neuralmind.service.core import EngineService
 
     service = EngineService(root)
     server = build_mcp_server(service, read_only=read_only)
-    start = asyncio.get_running_loop().create_task(service.start(index=True), name="start")
+    loop = asyncio.get_running_loop()
+    start = loop.create_task(service.start(index=True), name="start")
+    tools = server.neuralmind_tools
+    watcher = AgentEditWatcher(service, lambda: tools.last_session)
+    watch = loop.create_task(_watch_after(start, watcher), name="agent-edits")
     stdin = anyio.wrap_file(io.TextIOWrapper(os.fdopen(in_fd, "rb"), encoding="utf-8",
                                              errors="replace"))
     stdout = anyio.wrap_file(io.TextIOWrapper(os.fdopen(out_fd, "wb"), encoding="utf-8"))
@@ -88,6 +95,7 @@ async def _serve_here(root: Path, in_fd: int, out_fd: int, read_only: bool) -> i
         async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):
             await server.serve_streams(read_stream, write_stream)
     finally:
+        watch.cancel()
         if not start.done():
             start.cancel()
         try:
@@ -98,3 +106,12 @@ async def _serve_here(root: Path, in_fd: int, out_fd: int, read_only: bool) -> i
         notice(f"cannot open the workspace {root}: {start.exception()}")
         return 1
     return 0
+
+
+async def _watch_after(start: asyncio.Task[None], watcher: Any) -> None:
+    """Poll for the agent's edits once the workspace is open (never if it failed to open)."""
+    try:
+        await asyncio.shield(start)
+    except Exception:
+        return
+    await watcher.run()

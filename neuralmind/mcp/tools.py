@@ -108,6 +108,7 @@ class NeuralMindTools:
         self.service = service
         self.read_only = read_only
         self._last_hits: dict[str, list[str]] = {}   # session -> node ids of its last query
+        self.last_session: str | None = None         # the agent session that asked last
 
     # --- plumbing -----------------------------------------------------------------------
     def confine(self, path: str) -> str:
@@ -186,6 +187,7 @@ class NeuralMindTools:
                 await self._not_indexed()
             if session:
                 self._last_hits[session] = [h["id"] for h in out["hits"][:LAST_HITS_KEPT]]
+                self.last_session = session
             return ok_result(out, render.context_pack(out))
         return await self.run(call)
 
