@@ -60,6 +60,7 @@ async def tool(client: Client, name: str, args: dict[str, Any]) -> dict[str, Any
 # --- no editor: `neuralmind mcp` runs the engine itself ------------------------------------
 async def test_stdio_without_a_server_runs_the_engine_in_process(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "alone")
+    (root / ".neuralmind.toml").write_text("[neuralmind]\ndebounce_seconds = 0.3\n")
     log_path = tmp_path / "stderr.txt"
     with log_path.open("w") as errlog:
         async with stdio_session(root, errlog) as client:
@@ -69,10 +70,36 @@ async def test_stdio_without_a_server_runs_the_engine_in_process(tmp_path: Path)
 
             await eventually(indexed, 60, "the first index")
             out = await tool(client, "neuralmind_query",
-                             {"question": "how is the invoice total computed", "budget": 600})
-            assert "app/billing.py::compute_invoice_total" in [h["id"] for h in out["hits"]]
+                             {"question": "how are user sessions stored", "budget": 600})
+            assert out["hits"]
             bad = await client.call_tool("neuralmind_next_likely", {"file": "../../etc/passwd"})
             assert error_code(bad) == "invalid_path"
+
+            before = await tool(client, "neuralmind_next_likely", {"file": "app/users.py"})
+            odds = {n["file"]: n["probability"] for n in before["next"]}
+            assert odds.get("app/storage.py", 0) <= odds.get("app/billing.py", 0)
+
+            # The agent edits two files on disk: no editor reports it, the process notices.
+            users, storage = root / "app" / "users.py", root / "app" / "storage.py"
+            users.write_text(users.read_text() + "\n\ndef purge_expired_sessions(store):\n"
+                             "    \"\"\"Drop sessions past their expiry.\"\"\"\n"
+                             "    store.put('sessions', [])\n")
+            storage.write_text(storage.read_text() + "\n    def delete(self, key):\n"
+                               "        pass\n")
+
+            async def reindexed() -> bool:
+                found = await tool(client, "neuralmind_search",
+                                   {"question": "purge_expired_sessions", "k": 3})
+                return found["hits"][0]["symbol"] == "purge_expired_sessions"
+
+            await eventually(reindexed, 30, "the agent's new function to be searchable")
+
+            async def learned() -> bool:
+                ranked = await tool(client, "neuralmind_next_likely", {"file": "app/users.py"})
+                odds = {n["file"]: n["probability"] for n in ranked["next"]}
+                return odds.get("app/storage.py", 0) > odds.get("app/billing.py", 0)
+
+            await eventually(learned, 30, "the agent's edits to be learned together")
     notice = log_path.read_text()
     assert "serving the workspace from this process" in notice
     assert not discovery_path(root).exists()
