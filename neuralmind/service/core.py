@@ -42,6 +42,7 @@ log = logging.getLogger("neuralmind.service")
 
 T = TypeVar("T")
 
+MAX_SCAN_COMMITS = 50          # commits scanned for one HEAD move (a long pull scans its tip)
 CLOSE_TIMEOUT_SECONDS = 1.2     # shutdown must finish within the 2 s the LSP client waits
 IGNORED_DIRS = (".git/", ".neuralmind/")
 
@@ -99,6 +100,7 @@ class EngineService:
         self._drain_task: asyncio.Task[None] | None = None
         self._debouncers: dict[str, EditDebouncer] = {}
         self._head: HeadWatcher | None = None
+        self._last_head: str | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closed = False
         self.learning_events = 0
@@ -545,15 +547,32 @@ class EngineService:
     async def _scan_decisions(self) -> None:
         ws = await self.workspace()
         try:
-            await self._run(self._scan, ws)
+            self._last_head = await self._run(self._scan, ws, self._last_head)
         except Exception as e:
             log.warning("decision scan failed: %s", e)
             return
         self._notify("decisions_changed")
 
     @staticmethod
-    def _scan(ws: Workspace) -> Any:
-        return ws.decisions.scan()
+    def _scan(ws: Workspace, previous: str | None) -> str | None:
+        """Scan every commit HEAD moved over since `previous` (a pull brings several), oldest
+        first and at most MAX_SCAN_COMMITS; returns the new HEAD (None outside git)."""
+        from neuralmind.decisions.git import GitError
+
+        git = ws.decisions.git()
+        try:
+            head = git.head()
+            commits = [head]
+            if previous and previous != head:
+                listed = git.out("rev-list", "--reverse", f"--max-count={MAX_SCAN_COMMITS}",
+                                 f"{previous}..{head}").split()
+                commits = listed or [head]
+        except GitError as e:
+            log.debug("no decision scan: %s", e)
+            return None
+        for commit in commits:
+            ws.decisions.scan(commit)
+        return head
 
     async def _on_head_move(self) -> None:
         await self._scan_decisions()

@@ -178,3 +178,26 @@ async def test_huge_document_is_accepted_and_server_keeps_serving(client: Langua
     assert (await request(client, "neuralmind/status", {}))["nodes"] > 0
     client.text_document_did_close(types.DidCloseTextDocumentParams(
         text_document=types.TextDocumentIdentifier(uri=uri(huge))))
+
+
+async def test_head_moving_over_several_commits_scans_each(client: LanguageClient,
+                                                          repo: Path) -> None:
+    users = repo / "app" / "users.py"
+    record = await request(client, "neuralmind/decisions/record", {
+        "title": "Resets go through the store", "rationale": "Auditable in one place.",
+        "files": ["app/users.py"], "symbols": ["app/users.py::reset_password"]})
+    client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
+        uri=uri(users), language_id="python", version=1, text=users.read_text())))
+    users.write_text(users.read_text().replace("store.send_reset(username)",
+                                               "store.send_reset(username.lower())"))
+    readme = repo / "README.md"
+    readme.write_text(readme.read_text() + "\nMore words.\n")
+    # two commits back to back, as a pull brings them: only the first touches the decision
+    git(repo, "commit", "-q", "-m", "lowercase resets", "--", "app/users.py")
+    git(repo, "commit", "-q", "-m", "docs", "--", "README.md")
+
+    def stale() -> list[types.Diagnostic]:
+        return [d for d in client.diagnostics.get(uri(users), []) if d.code == record["id"]]
+
+    [diag] = await wait_for(stale, 20, "the stale diagnostic for the earlier commit")
+    assert diag.range.start.line == 9            # def reset_password
