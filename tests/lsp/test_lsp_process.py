@@ -158,6 +158,8 @@ def test_cancelling_progress_stops_the_build(repo: Path) -> None:
         server.request("neuralmind/status", {})
     [create] = [r for r in server.server_requests if r["method"] == "window/workDoneProgress/create"]
     workers = server.children()
+    during = server.request("neuralmind/context", {"query": "f1_2 adds two"})["result"]
+    assert during["partial"] is True and during["indexing"]["phase"]   # answers, and says so
     token = create["params"]["token"]
     server.notify("window/workDoneProgress/cancel", {"token": token})
     while time.monotonic() < deadline:
