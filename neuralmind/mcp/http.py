@@ -211,15 +211,19 @@ async def serve_http(service: EngineService, host: str = "127.0.0.1", port: int 
         task.cancel()
         sock.close()
         raise
-    discovery_file = None
+    endpoint = McpEndpoint(url=url, token=token, root=service.root, read_only=read_only,
+                           discovery_file=None, _server=server, _task=task)
     if write_discovery_file:
         entry = Discovery(url=url, pid=os.getpid(), token=token,
                           protocol_version=LATEST_PROTOCOL_VERSION, root=str(service.root),
                           read_only=read_only)
-        discovery_file = write_discovery(service.root, entry)
+        try:
+            endpoint.discovery_file = write_discovery(service.root, entry)
+        except OSError:           # an endpoint nobody can find must not keep running
+            await endpoint.stop()
+            raise
     log.info("MCP endpoint %s (%s)", url, "read-only" if read_only else "read-write")
-    return McpEndpoint(url=url, token=token, root=service.root, read_only=read_only,
-                       discovery_file=discovery_file, _server=server, _task=task)
+    return endpoint
 
 
 def _build(service: EngineService, read_only: bool) -> Any:
