@@ -79,11 +79,10 @@ class EngineService:
     """One workspace served asynchronously; see the module docstring for the rules."""
 
     def __init__(self, root: Path, config: WorkspaceConfig | None = None, *,
-                 log_file: str | None = None, build_in_process: bool = False) -> None:
+                 log_file: str | None = None) -> None:
         self.root = Path(root).resolve()
         self.config = config or load_workspace_config(self.root)
         self.log_file = log_file
-        self.build_in_process = build_in_process   # tests of the service without a child
         self.mcp_endpoint: str | None = None
         self.indexing: IndexingState | None = None
         self.last_full_build: float | None = None
@@ -239,7 +238,8 @@ class EngineService:
 
     # --- background indexing ------------------------------------------------------------
     def reindex(self) -> None:
-        """Start a full (incremental-by-hash) build in the background; restarts one running."""
+        """Bring everything up to date in the background (unchanged files are skipped by
+        hash); while a build runs, another one is queued to follow it."""
         if self._build_task is not None and not self._build_task.done():
             self._rebuild_requested = True
             return
@@ -256,14 +256,11 @@ class EngineService:
             self._rebuild_requested = False
             self.indexing = IndexingState("starting", 0, 0)
             self._notify("indexing_started")
-            if self.build_in_process:
-                outcome = await self._build_here(ws)
-            else:
-                self._build = ChildBuild(self.root, self.config_values(), log_file=self.log_file)
-                try:
-                    outcome = await self._build.run(self._on_build_progress, self._on_graph_ready)
-                finally:
-                    self._build = None
+            self._build = ChildBuild(self.root, self.config_values(), log_file=self.log_file)
+            try:
+                outcome = await self._build.run(self._on_build_progress, self._on_graph_ready)
+            finally:
+                self._build = None
             if outcome.ok:
                 await self._run(self._refresh, ws)
                 self._spawn(self._run(self._warm_up, ws), "warm-up")
@@ -279,26 +276,6 @@ class EngineService:
         if self._pending:
             self._schedule_drain()
         self._spawn(self._scan_decisions(), "decision-scan")
-
-    async def _build_here(self, ws: Workspace) -> BuildOutcome:
-        loop = asyncio.get_running_loop()
-
-        def progress(phase: str, done: int, total: int) -> None:
-            loop.call_soon_threadsafe(self._on_build_progress, phase, done, total)
-
-        def build() -> Any:
-            report = ws.build(None, progress, embed=False)
-            ws.index.update(report.graph, embed=True,
-                            progress=lambda done, total: progress("embed", done, total))
-            return report
-
-        t0 = time.monotonic()
-        try:
-            report = await self._run(build)
-        except Exception as e:
-            return BuildOutcome(False, code="build_failed", message=f"{type(e).__name__}: {e}")
-        return BuildOutcome(True, files=len(report.graph.files), nodes=len(report.graph.nodes),
-                            seconds=time.monotonic() - t0)
 
     def _on_build_progress(self, phase: str, done: int, total: int) -> None:
         self.indexing = IndexingState(phase, done, total)
