@@ -26,13 +26,16 @@ def claim_stdio() -> tuple[int, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    in_fd, out_fd = claim_stdio()
+    args_in = sys.argv[1:] if argv is None else argv
+    wants_help = any(a in ("-h", "--help") for a in args_in)
+    # --help is for a person at a terminal: it may use stdout; serving never does.
+    in_fd, out_fd = (-1, -1) if wants_help else claim_stdio()
     parser = argparse.ArgumentParser(prog="neuralmind-lsp",
                                      description="NeuralMind language server (LSP over stdio).")
     add_arguments(parser)
     parser.add_argument("-v", "--verbose", action="count", default=0,
                         help="more logging (-vv: debug)")
-    args = parser.parse_args(argv)
+    args = parser.parse_args(args_in)
     return serve(args.log_file, args.verbose, in_fd, out_fd)
 
 
