@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from mcp_support import make_repo
+from mcp_support import eventually, make_repo
 
 from neuralmind.service.core import EngineService
 
@@ -19,10 +19,14 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def service(repo: Path) -> AsyncIterator[EngineService]:
-    """Built in-process (real tree-sitter, real model), no HEAD watcher."""
-    svc = EngineService(repo, build_in_process=True)
+    """Indexed by the service's own background build (real tree-sitter, real model)."""
+    svc = EngineService(repo)
     await svc.start(index=True, watch_head=False)
-    assert svc._build_task is not None
-    await svc._build_task
+
+    async def indexed() -> bool:
+        status = await svc.status()
+        return status["embedded_nodes"] > 0 and status["indexing"] is None
+
+    await eventually(indexed, 120, "the first index")
     yield svc
     await svc.close()

@@ -208,7 +208,7 @@ async def test_read_only_role_refuses_recording_tools(service: EngineService) ->
 
 async def test_unindexed_workspace_says_not_indexed(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "fresh")
-    svc = EngineService(root, build_in_process=True)
+    svc = EngineService(root)
     await svc.start(index=False, watch_head=False)
     try:
         result = await call(svc, "neuralmind_query", {"question": "invoice totals"})
@@ -222,7 +222,7 @@ async def test_semantic_search_without_model_is_semantic_unavailable(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NEURALMIND_MODEL_DIR", str(tmp_path / "no-model"))
     root = make_repo(tmp_path / "nomodel")
-    svc = EngineService(root, build_in_process=True)
+    svc = EngineService(root)
     await svc.start(index=False, watch_head=False)
     try:
         await call(svc, "neuralmind_decision_record", {"title": "Keep totals", "rationale": "r"})
