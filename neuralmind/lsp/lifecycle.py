@@ -128,8 +128,9 @@ async def _start_mcp(server: NeuralMindServer) -> None:
     if service is None or not server.config.mcp:
         return
     try:
-        # ~1.5 s of imports (mcp, pydantic, uvicorn): on a thread, so the loop keeps serving
-        await asyncio.get_running_loop().run_in_executor(None, _import_mcp)
+        # ~1.5 s of imports (mcp, pydantic, uvicorn): off the loop, after the engine's
+        # start-up work, so the loop competes with one busy thread at a time
+        await service.run_serialised(_import_mcp)
         from neuralmind.mcp.http import serve_http
     except ImportError as e:
         log.debug("MCP over HTTP not available: %s", e)

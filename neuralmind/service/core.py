@@ -124,6 +124,11 @@ class EngineService:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._engine, functools.partial(fn, *args, **kwargs))
 
+    async def run_serialised(self, fn: Callable[[], T]) -> T:
+        """Run a blocking job (e.g. a heavy import) on the engine thread, after the engine
+        work queued before it: one GIL-hungry thread at a time keeps the loop responsive."""
+        return await self._run(fn)
+
     def _spawn(self, coro: Any, name: str) -> asyncio.Task[Any]:
         task = asyncio.get_running_loop().create_task(coro, name=name)
         self._tasks.add(task)
