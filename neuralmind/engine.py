@@ -135,7 +135,8 @@ class Workspace:
     def wakeup(self, budget: int | None = None) -> ContextResult:
         """L0 + L1: what an agent should know at the start of a session."""
         budget = self._check_budget(budget, default=self.config.budget * 600 // 1500)
-        return assemble(self.root, self.graph, None, [], self.index.mode, budget=budget)
+        mode = "keyword" if self.index.model_error or not self.index.vector_count else "hybrid"
+        return assemble(self.root, self.graph, None, [], mode, budget=budget)
 
     def _check_budget(self, budget: int | None, default: int | None = None) -> int:
         b = budget if budget is not None else (default or self.config.budget)
