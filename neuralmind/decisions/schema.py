@@ -8,6 +8,7 @@ the CLI, a post-commit hook) wait for each other instead of failing.
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 from pathlib import Path
 
@@ -85,7 +86,14 @@ def connect(path: Path) -> sqlite3.Connection:
 
 
 def initialise(path: Path, use_fts: bool) -> None:
-    """Create or check the schema; a file that is not a database is moved aside, never deleted."""
+    """Create or check the schema; a file that is not a database is moved aside, never deleted.
+
+    A database SQLite finds damaged (`quick_check`: a truncated file, a bad page) is rebuilt
+    from the rows it can still read, and the damaged file is moved aside."""
+    if path.exists():
+        problem = _damage(path)
+        if problem:
+            salvage(path, problem, use_fts)
     try:
         conn = connect(path)
     except sqlite3.DatabaseError as e:
@@ -105,6 +113,85 @@ def initialise(path: Path, use_fts: bool) -> None:
             _create(conn, use_fts)
     finally:
         conn.close()
+
+
+SALVAGED_TABLES = ("meta", "decisions", "decision_fingerprints", "decision_vectors")
+
+
+def _damage(path: Path) -> str | None:
+    """Why SQLite cannot trust the file (None when `quick_check` passes)."""
+    try:
+        conn = _read_only(path)
+        try:
+            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            found = [r[0] for r in conn.execute("PRAGMA quick_check(5)").fetchall()]
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as e:
+        return str(e) if _is_damage(e) else None   # not ours to judge: connect() reports it
+    return None if found == ["ok"] else "; ".join(str(f) for f in found)
+
+
+def salvage(path: Path, problem: str, use_fts: bool) -> dict[str, int]:
+    """Copy every readable row of a damaged memory.db into a new one, move the damaged file
+    aside (never deleted) and put the new one in its place. Returns rows copied per table."""
+    fresh = path.with_name(f".{path.name}.salvage")
+    for leftover in (fresh, fresh.with_name(fresh.name + "-wal"), fresh.with_name(fresh.name + "-shm")):
+        leftover.unlink(missing_ok=True)
+    copied: dict[str, int] = {}
+    new = connect(fresh)
+    try:
+        _create(new, use_fts)
+        try:
+            old = _read_only(path)
+        except sqlite3.DatabaseError:
+            old = None
+        if old is not None:
+            try:
+                new.execute("BEGIN IMMEDIATE")
+                for table in SALVAGED_TABLES:
+                    copied[table] = _copy_readable(old, new, table)
+                if use_fts:
+                    rebuild_fts(new)
+                new.execute("COMMIT")
+            finally:
+                old.close()
+        new.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        new.close()
+    if move_aside(path, problem) is None:       # a read-only folder: keep the original
+        fresh.unlink(missing_ok=True)
+        raise StoreError(f"{path} is damaged ({problem}) and cannot be moved aside")
+    for suffix in ("-wal", "-shm"):
+        move_aside(path.with_name(path.name + suffix), problem)
+    os.replace(fresh, path)
+    log.warning("%s was damaged (%s); rebuilt from its readable rows: %s decisions recovered",
+                path, problem, copied.get("decisions", 0))
+    return copied
+
+
+def _read_only(path: Path) -> sqlite3.Connection:
+    """Reads (WAL included) that never write: a damaged file is kept exactly as found."""
+    return sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
+
+
+def _copy_readable(old: sqlite3.Connection, new: sqlite3.Connection, table: str) -> int:
+    """Rows of `table` in rowid order; past an unreadable page, seek ahead in growing steps."""
+    cols = [r[1] for r in new.execute(f"PRAGMA table_info({table})").fetchall()]
+    names = ", ".join(cols)
+    select = f"SELECT rowid, {names} FROM {table} WHERE rowid > ? ORDER BY rowid"
+    insert = f"INSERT OR IGNORE INTO {table} ({names}) VALUES ({', '.join('?' * len(cols))})"
+    last, copied, misses = -(2 ** 63), 0, 0
+    while misses < 40:
+        try:
+            for row in old.execute(select, (last,)):
+                new.execute(insert, row[1:])
+                last, copied = row[0], copied + 1
+            break
+        except sqlite3.DatabaseError:
+            misses += 1
+            last = max(last, 0) + 2 ** misses     # skip the damaged stretch
+    return copied
 
 
 def _is_damage(e: sqlite3.DatabaseError) -> bool:
