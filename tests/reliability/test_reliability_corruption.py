@@ -57,7 +57,7 @@ def test_damaged_store_is_moved_aside_and_recreated(small_repo: Path, name: str,
 
     with caplog.at_level(logging.WARNING):
         ws = _open_everything(small_repo)
-    sides = list(state.glob(f"{name}.corrupt-*"))
+    sides = list(state.glob(f"{name}.corrupt-*"))        # its -wal/-shm may go along
     assert len(sides) == 1, sorted(p.name for p in state.iterdir())
     assert sides[0].read_bytes() == bad                        # kept exactly, never deleted
     assert any(name in r.getMessage() and "moved aside" in r.getMessage()
@@ -66,8 +66,10 @@ def test_damaged_store_is_moved_aside_and_recreated(small_repo: Path, name: str,
     ws.build()                                                 # the index is whole again
     result = ws.query("normalise an invoice value before it is stored")
     assert result.mode == "hybrid" and result.hits
-    if name == "memory.db":                                    # recreated empty, usable
-        assert ws.decisions.search("invoices rule", mode="keyword").to_json()["results"] == []
+    if name == "memory.db":            # rebuilt from what was readable (nothing, for garbage)
+        kept = ws.decisions.search("invoices rule", mode="keyword").to_json()["results"]
+        assert {d["title"] for d in kept} <= {"Invoices rule 0 stays", "Invoices rule 1 stays"}
+        assert how == "truncate" or kept == []
         ws.decisions.record("New rule", "Works again.", files=["pkg/mod003.py"])
     if name == "synapses.db":
         ws.feedback("pkg/mod001.py::helper_1", True, ["pkg/mod004.py"])
@@ -78,7 +80,8 @@ def test_damaged_store_is_moved_aside_and_recreated(small_repo: Path, name: str,
     assert [c for c in after if c.status == ERROR] == []
     assert all(c.status == OK for c in after if c.name == STORES[name])
     moved = [c for c in after if c.name == "moved aside"]
-    assert len(moved) == 1 and sides[0].name in moved[0].message and moved[0].fix
+    assert moved and all(c.fix and name in c.message for c in moved), moved
+    assert any(sides[0].name in c.message for c in moved)
 
 
 def test_doctor_command_reports_damage_and_exits_1(small_repo: Path) -> None:
@@ -94,9 +97,6 @@ def test_doctor_command_reports_damage_and_exits_1(small_repo: Path) -> None:
     assert "a damaged synapses.db was moved aside" in after.stdout
 
 
-@pytest.mark.xfail(strict=True, reason="a bad page inside memory.db is not detected at open: "
-                   "every decisions command then fails with 'database disk image is malformed' "
-                   "and nothing salvages the readable rows")
 def test_decision_memory_with_one_bad_page_keeps_its_readable_decisions(small_repo: Path) -> None:
     """A damaged page must not make every later decisions command fail, nor lose the rows
     SQLite can still read."""
