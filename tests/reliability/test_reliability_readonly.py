@@ -114,7 +114,7 @@ def test_language_server_on_read_only_state_keeps_serving(small_repo: Path) -> N
                 "uri": uri, "languageId": "python", "version": 1,
                 "text": (small_repo / "pkg/mod001.py").read_text(encoding="utf-8")}})
             lsp.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
-            time.sleep(1.0)
+            time.sleep(0.3)
         status = lsp.request("neuralmind/status", {})["result"]
         assert lsp.proc.poll() is None                # alive: no crash, no restart loop
         assert status["nodes"] > 0
