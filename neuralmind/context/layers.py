@@ -73,6 +73,14 @@ def source_lines(root: Path, rel: str) -> Sequence[str]:
     return _file_lines(str(p), mtime)
 
 
+MAX_SCANNED_LINES = 400  # a huge class is scanned only this far for query matches
+
+
+@functools.lru_cache(maxsize=65536)
+def _line_tokens(text: str) -> frozenset[str]:
+    return frozenset(code_tokens(text))
+
+
 def relevant_lines(lines: Sequence[str], node: Node, query_tokens: set[str], max_lines: int) -> list[int]:
     """1-based line numbers of a node worth showing: its declaration, then query matches.
 
@@ -84,11 +92,11 @@ def relevant_lines(lines: Sequence[str], node: Node, query_tokens: set[str], max
         return []
     chosen = [start]
     scored = []
-    for ln in range(start + 1, end + 1):
+    for ln in range(start + 1, min(end, start + MAX_SCANNED_LINES) + 1):
         text = lines[ln - 1]
         if not text.strip():
             continue
-        hits = len(query_tokens.intersection(code_tokens(text)))
+        hits = len(query_tokens & _line_tokens(text))
         if hits:
             scored.append((-hits, ln))
     scored.sort()
