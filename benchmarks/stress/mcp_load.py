@@ -85,6 +85,8 @@ def main() -> None:
     before = proc_figures(lsp.proc.pid)
     out = asyncio.run(load(entry.url, entry.token, args.clients, args.calls))
     out["before"], out["after"] = before, proc_figures(lsp.proc.pid)
+    time.sleep(10)                        # closed sessions should give their sockets back
+    out["after_10s_idle"] = proc_figures(lsp.proc.pid)
     out["still_serving"] = "error" not in lsp.request("neuralmind/status", {}, timeout=60)
     out["exit_code"] = lsp.shutdown()
     print(json.dumps(out, indent=2))
