@@ -106,18 +106,43 @@ def text_variants() -> dict[str, Any]:
 
     return {
         "shipped": DEFAULT_TEXT,
-        "meta": NodeTextOptions(),
-        "meta+human": NodeTextOptions(humanize=True),
-        "meta+body5": NodeTextOptions(body_lines=5),
-        "meta+body12": NodeTextOptions(body_lines=12),
-        "kwbody": NodeTextOptions(keyword_body_lines=-1),
-        "kwbody+body5": NodeTextOptions(keyword_body_lines=-1, body_lines=5),
-        "kwbody+body12": NodeTextOptions(keyword_body_lines=-1, body_lines=12),
-        "nopath": NodeTextOptions(path=False),
+        # keyword text: names + signature + docstring (+ path, + child names for files)
+        "meta": NodeTextOptions(keyword_body_lines=0, file_keyword_body=False),
+        "meta+human": NodeTextOptions(keyword_body_lines=0, file_keyword_body=False,
+                                      humanize=True),
+        "meta+body5": NodeTextOptions(keyword_body_lines=0, file_keyword_body=False,
+                                      body_lines=5),
+        "nopath": NodeTextOptions(keyword_body_lines=0, file_keyword_body=False, path=False),
+        # ... plus each symbol's whole body, and/or each file's whole text
+        "kwbody": NodeTextOptions(keyword_body_lines=-1, file_keyword_body=False),
+        "kwfile": NodeTextOptions(keyword_body_lines=0, file_keyword_body=True),
+        "kwbody+kwfile": NodeTextOptions(keyword_body_lines=-1, file_keyword_body=True),
+        "kwbody+kwfile+body5": NodeTextOptions(keyword_body_lines=-1, file_keyword_body=True,
+                                               body_lines=5),
     }
 
 
 _indexes: dict[tuple[str, str, str], Any] = {}
+
+
+def _vector_key(variant: str) -> tuple[Any, ...]:
+    o = text_variants()[variant]
+    return (o.path, o.docstring_chars, o.body_lines, o.humanize)
+
+
+def seed_vectors(state: Path, variant: str) -> None:
+    """Start from a sibling variant's vectors when the embedded text is the same.
+
+    The store reuses vectors by text hash, so only texts that differ are embedded.
+    """
+    if (state / "vectors.npz").exists():
+        return
+    for other in text_variants():
+        src = state.parent / other / "vectors.npz"
+        if other != variant and _vector_key(other) == _vector_key(variant) and src.exists():
+            state.mkdir(parents=True, exist_ok=True)
+            shutil.copy(src, state / "vectors.npz")
+            return
 
 
 def index_for(root: str, subdir: str, variant: str, embedder: Any) -> Any:
@@ -127,6 +152,7 @@ def index_for(root: str, subdir: str, variant: str, embedder: Any) -> Any:
     if key not in _indexes:
         dst, graph = graph_for(root, subdir)
         state = WORK / "index" / dst.name / variant
+        seed_vectors(state, variant)
         idx = SearchIndex(state, root=dst, embedder=embedder,
                           text_options=text_variants()[variant])
         t = time.perf_counter()
@@ -202,6 +228,9 @@ def main() -> None:
                     choices=["hybrid", "keyword", "vector"])
     ap.add_argument("--grid", action="store_true", help="sweep RRF k and list weights")
     ap.add_argument("--json", type=Path, help="write all summaries here")
+    ap.add_argument("--grid-k", type=float, nargs="+", default=[10, 30, 60, 100])
+    ap.add_argument("--grid-wv", type=float, nargs="+", default=[0.5, 1.0, 1.5, 2.0])
+    ap.add_argument("--grid-tf", type=float, nargs="+", default=[0.5])
     args = ap.parse_args()
 
     import neuralmind.index.search_index as si
@@ -215,9 +244,8 @@ def main() -> None:
             "exact_boost": si.EXACT_BOOST, "test_factor": si.TEST_FACTOR}
     grid = [base]
     if args.grid:
-        grid = [base | {"rrf_k": k, "w_bm25": wb, "w_vector": wv}
-                for k, wb, wv in itertools.product([5, 10, 20, 40, 60, 100],
-                                                   [1.0], [0.5, 0.75, 1.0, 1.5, 2.0])]
+        grid = [base | {"rrf_k": k, "w_bm25": 1.0, "w_vector": wv, "test_factor": tf}
+                for k, wv, tf in itertools.product(args.grid_k, args.grid_wv, args.grid_tf)]
     results: list[dict[str, Any]] = []
     for variant in variants:
         for mode in args.modes:
@@ -234,7 +262,7 @@ def main() -> None:
                 if not args.grid:
                     print_table(f"{variant} / {mode} / {s}", summary)
     if args.grid:
-        print("\n| variant | mode | k | w_bm25 | w_vec | " + " | ".join(
+        print("\n| variant | mode | k | w_bm25 | w_vec | tests | " + " | ".join(
             f"{s} MRR | {s} R@5" for s in args.sets) + " |")
         for r in sorted(results, key=lambda r: -sum(
                 r["summary"][f"{s}:ALL"]["MRR"] for s in args.sets)):
@@ -242,7 +270,7 @@ def main() -> None:
             cells = " | ".join(f"{r['summary'][f'{s}:ALL']['MRR']:.3f} | "
                                f"{r['summary'][f'{s}:ALL']['R@5']:.3f}" for s in args.sets)
             print(f"| {r['variant']} | {r['mode']} | {st['rrf_k']} | {st['w_bm25']} | "
-                  f"{st['w_vector']} | {cells} |")
+                  f"{st['w_vector']} | {st['test_factor']} | {cells} |")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1), encoding="utf-8")
 

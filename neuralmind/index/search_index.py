@@ -40,7 +40,7 @@ VECTORS_FILE = "vectors.npz"
 META_FILE = "search_meta.json"
 
 # --- FUSION (tuned on the dev sets; see benchmarks/retrieval_bench.py) ---------------------
-RRF_K = 60.0
+RRF_K = 10.0
 WEIGHTS = {"bm25": 1.0, "vector": 1.0}
 CANDIDATES = 100               # how deep each list is read before fusion
 EXACT_BOOST = 1.0              # added to an exact identifier match (beats any fused score)
@@ -70,8 +70,9 @@ class NodeTextOptions:
     path: bool = True
     docstring_chars: int = 600
     body_lines: int = 0           # code lines after the signature, for the embedded text
-    keyword_body_lines: int = 0   # the same for the keyword text (-1: the whole body)
+    keyword_body_lines: int = -1  # the same for the keyword text (-1: the whole body)
     humanize: bool = False        # also spell identifiers as words ("case insensitive dict")
+    file_keyword_body: bool = True    # a file node's keyword text is the whole file
 
 
 DEFAULT_TEXT = NodeTextOptions()
@@ -156,7 +157,11 @@ def keyword_text(node: Node, lines: list[str] | None = None,
     """The text indexed by BM25: the names and prose of the node, optionally its code."""
     parts = [node.name, node.qualname, node.file if opts.path else "", node.signature,
              node.docstring, " ".join(children)]
-    parts.extend(_body(node, lines, opts.keyword_body_lines))
+    if node.kind == "file":
+        if opts.file_keyword_body and lines:
+            parts.extend(lines)
+    else:
+        parts.extend(_body(node, lines, opts.keyword_body_lines))
     return "\n".join(p for p in parts if p)
 
 
@@ -204,6 +209,7 @@ class SearchIndex:
         self._bm25 = BM25Index()
         self._vectors = VectorStore()
         self._names: dict[str, str] = {}         # id -> lowercased name
+        self._by_name: dict[str, list[str]] | None = None   # built on first exact lookup
         self._kw_hash: dict[str, str] = {}       # id -> hash of its keyword text
         self._pending: set[str] = set()          # nodes whose vectors are not computed yet
         self._load()
@@ -241,6 +247,7 @@ class SearchIndex:
                 self._bm25, self._names, self._kw_hash = bm25, names, kw_hash
             self._vectors = vectors if vectors is not None else VectorStore()
             self._pending = pending
+            self._by_name = None
             self._stamps = {n: self._stamp(p) for n, p in paths.items()}
 
     def _save(self, keyword: bool = True, vectors: bool = True) -> None:
@@ -301,14 +308,15 @@ class SearchIndex:
             if n.kind != "file" and n.qualname and "." not in n.qualname:
                 children.setdefault(n.file, []).append(n.name)
         cache: dict[str, list[str] | None] = {}
-        need_lines = self.text_options.body_lines or self.text_options.keyword_body_lines
+        opts = self.text_options
+        need_lines = opts.body_lines or opts.keyword_body_lines
         out: dict[str, tuple[str, str, str]] = {}
         for node_id in ids:
             node = nodes.get(node_id)
             if node is None:
                 continue
             lines = None
-            if need_lines and node.kind != "file":
+            if need_lines if node.kind != "file" else opts.file_keyword_body:
                 if node.file not in cache:
                     try:
                         cache[node.file] = (self.root / node.file).read_text(
@@ -341,6 +349,7 @@ class SearchIndex:
                 gone = [i for i in wanted if i not in graph.nodes]
             texts = self._texts(graph, targets)
             with self._lock:
+                self._by_name = None
                 for node_id in gone:
                     self._bm25.remove(node_id)
                     self._names.pop(node_id, None)
@@ -444,11 +453,13 @@ class SearchIndex:
         wanted = {w.lower() for w in query_identifiers(query)}
         if not wanted:
             return set()
-        by_name: dict[str, list[str]] = {}
-        for node_id, name in self._names.items():
-            if name in wanted:
+        if self._by_name is None:
+            by_name: dict[str, list[str]] = {}
+            for node_id, name in self._names.items():
                 by_name.setdefault(name, []).append(node_id)
-        return {i for ids in by_name.values() if len(ids) <= EXACT_MAX_NODES for i in ids}
+            self._by_name = by_name
+        return {i for w in wanted for i in self._by_name.get(w, ())
+                if len(self._by_name[w]) <= EXACT_MAX_NODES}
 
 
 def as_json(result: SearchResult) -> dict[str, Any]:

@@ -146,8 +146,9 @@ def test_exact_identifier_beats_semantic_neighbours(project: tuple[Path, FakeGra
     index = SearchIndex(root / ".neuralmind", root, embedder=embedder)
     index.update(graph)
     q = "how does fetch_token get an authentication token from the server"
-    plain = index.search(q.replace("fetch_token", "it"))
-    assert plain.hits[0].id == "net/auth.py::obtain_credentials"  # the semantic neighbour
+    plain = [h.id for h in index.search(q.replace("fetch_token", "it")).hits]
+    # without the name, the semantic neighbour wins
+    assert plain.index("net/auth.py::obtain_credentials") < plain.index("net/auth.py::fetch_token")
     hits = index.search(q).hits
     assert hits[0].id == "net/auth.py::fetch_token"
     assert any("exact name" in r for r in hits[0].reasons)
@@ -201,8 +202,9 @@ def test_keyword_first_then_hybrid_and_readers_see_new_generations(
     assert writer.update(graph, embed=False) == 0
     early = writer.search("exponential backoff retry")
     assert early.mode == "keyword" and "not ready" in early.notice
-    assert early.hits[0].id == "net/retry.py::backoff_delay"
-    assert reader.search("exponential backoff retry").hits[0].id == "net/retry.py::backoff_delay"
+    assert top_files(writer, "exponential backoff retry")[0] == "net/retry.py"
+    assert "net/retry.py::backoff_delay" in [h.id for h in early.hits[:2]]
+    assert top_files(reader, "exponential backoff retry")[0] == "net/retry.py"
     progress: list[tuple[int, int]] = []
     writer.update(graph, progress=lambda d, t: progress.append((d, t)))
     assert progress[-1] == (len(graph.nodes), len(graph.nodes))
