@@ -9,7 +9,12 @@ import pytest
 
 from neuralmind.graph.model import Node, node_id
 from neuralmind.index.embedder import Embedder, load_embedder
-from neuralmind.index.search_index import SearchIndex, node_text, query_identifiers
+from neuralmind.index.search_index import (
+    SearchIndex,
+    keyword_text,
+    node_text,
+    query_identifiers,
+)
 
 FILES = {
     "net/session.py": '''"""HTTP sessions."""
@@ -235,3 +240,14 @@ def test_node_text_carries_name_path_signature_and_docstring(
     for piece in ("method Session.send", "net/session.py", "def send(self, request):",
                   "store the cookies"):
         assert piece in text
+
+
+def test_keyword_text_holds_bodies_and_whole_files(project: tuple[Path, FakeGraph]) -> None:
+    root, graph = project
+    lines = (root / "net/retry.py").read_text(encoding="utf-8").splitlines()
+    file_text = keyword_text(graph.nodes["net/retry.py"], lines)
+    assert "return 2 ** attempt" in file_text
+    sym_text = keyword_text(graph.nodes["net/retry.py::backoff_delay"], lines)
+    assert "return 2 ** attempt" in sym_text and "backoff_delay" in sym_text
+    assert "return 2 ** attempt" not in node_text(graph.nodes["net/retry.py::backoff_delay"],
+                                                  lines)

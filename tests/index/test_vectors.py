@@ -81,3 +81,20 @@ def test_hnsw_above_the_exact_limit_and_rebuild_from_vectors(
     repaired = VectorStore.load(path, exact_limit=100)
     assert repaired is not None and len(repaired) == 299
     assert repaired.search(vecs[201], 1)[0][0] == ids[201]
+
+
+def test_search_before_loading_the_model_does_not_crash_onnxruntime() -> None:
+    """usearch imported before onnxruntime segfaults onnxruntime's import (usearch 2.26.6)."""
+    import subprocess
+    import sys
+
+    code = ("import numpy as np\n"
+            "from neuralmind.index.vectors import VectorStore\n"
+            "s = VectorStore('m'); s.upsert(['a'], np.ones((1, 384), np.float32), ['h'])\n"
+            "assert s.search(np.ones(384, np.float32), 1)[0][0] == 'a'\n"
+            "from neuralmind.index.embedder import load_embedder\n"
+            "print(load_embedder(threads=1).embed(['ok']).shape)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "(1, 384)" in out.stdout
