@@ -27,7 +27,9 @@ FUSION. Grid over RRF k {5, 10, 20, 30, 60} x vector weight {0.5, 0.75, 1,
 .742 / .782 (k=5: .840/.975, .746/.771; k=20: .835/.958, .739/.772; vector
 weight 1.5: .848/.967, .731/.763; 0.5: .820/.958, .735/.773). Adding a share
 of a file's other candidates' scores to each node ("file support" 0.25) cost
-.12 retrieval MRR and .04 history R@5: not used. Test files at half score
+.12 retrieval MRR and .04 history R@5: not used. A third list from a separate
+whole-file BM25 (its own length normalisation), weight 0.5/1/1.5 at k=10:
+.818-.838 / .929-.950 and .732-.744 / .778-.789 — no better: not used. Test files at half score
 (unless the question is about tests) costs .006 history R@5 (Werkzeug's
 commits change tests too) and nothing on retrieval; kept, as the product asks.
 
