@@ -145,10 +145,12 @@ class SynapseStore:
             while self._conn is None:
                 try:
                     self._conn = self._open()
-                except sqlite3.OperationalError:
+                except sqlite3.OperationalError as e:
                     # Switching a new file to WAL or migrating it needs an exclusive lock that
-                    # SQLite's busy handler does not wait for: retry until the timeout.
-                    if self.disabled or time.monotonic() > deadline:
+                    # SQLite's busy handler does not wait for: retry until the timeout. Other
+                    # errors (a read-only or full folder) fail at once: a query must not wait.
+                    busy = getattr(e, "sqlite_errorcode", 5) & 0xFF in (5, 6)  # BUSY, LOCKED
+                    if self.disabled or not busy or time.monotonic() > deadline:
                         raise
                     time.sleep(0.01)
                 except sqlite3.DatabaseError as e:
