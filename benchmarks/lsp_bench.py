@@ -284,6 +284,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
         rss_before = c.rss_mb()
         await simulate_edits(c, root, picks, args.edits)
+        await asyncio.sleep(2.5)      # one default debounce window: the last batch is learned
         status = await c.request("neuralmind/status", {})
         results["rss_before_edits_mb"] = rss_before
         results["rss_after_edits_mb"] = c.rss_mb()
