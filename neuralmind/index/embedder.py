@@ -154,6 +154,10 @@ def load_embedder(threads: int = 0) -> Embedder:
     opts.inter_op_num_threads = 1
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     opts.log_severity_level = 3
+    # Without the arena, memory taken by a build's batches goes back after it: 400
+    # rich texts left RSS at 444 MB with the arena, 263 MB without, same speed.
+    opts.enable_cpu_mem_arena = False
+    opts.enable_mem_pattern = False
     try:
         session = ort.InferenceSession(data, sess_options=opts,
                                        providers=["CPUExecutionProvider"])
