@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import GIT_ENV, make_repo
+from lsp_support import GIT_ENV, make_repo
 
 SCRIPT = Path(__file__).with_name("nvim_session.lua")
 

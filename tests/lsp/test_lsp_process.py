@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SERVER_ENV, make_repo, uri
+from lsp_support import SERVER_ENV, make_repo, uri
 
 EXIT_BOUND_S = 5.0   # the target is 2 s; this bound only catches hangs on a loaded CI box
 

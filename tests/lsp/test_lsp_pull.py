@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
-from conftest import CONFIG, eventually, git, indexing_ended, make_repo, uri, wait_for
+from lsp_support import CONFIG, eventually, git, indexing_ended, make_repo, uri, wait_for
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 

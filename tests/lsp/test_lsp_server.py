@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import eventually, git, raw_request, uri, wait_for
+from lsp_support import eventually, git, raw_request, uri, wait_for
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pytest_lsp import LanguageClient
