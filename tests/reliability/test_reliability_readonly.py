@@ -81,7 +81,8 @@ def test_cli_on_unwritable_state(small_repo: Path, kind: str) -> None:
                            "--rationale", "R", "--files", "pkg/mod001.py")
     if kind == "read-only" or record.returncode != 0:  # a full disk may still fit a WAL frame
         line = _one_line_error(record)
-        assert any(w in line for w in ("readonly", "Read-only", "space", "full", "disk")), line
+        assert any(w in line for w in ("readonly", "Read-only", "space", "full", "disk",
+                                       "cannot be opened for writing")), line
     doctor = _in_namespace(setup, "doctor", root, "--no-model")
     if kind == "read-only":
         assert doctor.returncode == 1 and "is not writable" in doctor.stdout, doctor.stdout
