@@ -58,12 +58,19 @@ class Workspace:
         A full build also seeds the synapse layer with cold-start priors (the call and
         import structure, git co-change, an optional bundle); seeding fails open.
         """
+        before = self.graph if changed is not None else None
         report = GraphBuilder(self.root, self.config).build(changed=changed, progress=progress)
         self._graph = report.graph
-        if changed is None:
-            self._seed_synapses(report.graph, bootstrap)
         embed_progress = (lambda done, total: progress("embed", done, total)) if progress else None
-        self.index.update(report.graph, embed=embed, progress=embed_progress)
+        if before is None:
+            self._seed_synapses(report.graph, bootstrap)
+            self.index.update(report.graph, embed=embed, progress=embed_progress)
+            return report
+        touched = set(report.reextracted) | set(report.removed)
+        ids = {n.id for p in touched for g in (before, report.graph) for n in g.nodes_by_file(p)}
+        if ids:
+            self.index.update(report.graph, changed_node_ids=sorted(ids), embed=embed,
+                              progress=embed_progress)
         return report
 
     def _seed_synapses(self, graph: Graph, bootstrap: Path | None) -> None:
@@ -96,7 +103,7 @@ class Workspace:
     def index(self) -> SearchIndex:
         from neuralmind.index.search_index import SearchIndex
 
-        return SearchIndex(self.state)
+        return SearchIndex(self.state, root=self.root, threads=self.config.embed_threads)
 
     def ensure_built(self, progress: ProgressFn | None = None) -> None:
         """Build on first use, so `query` on a fresh folder just works."""

@@ -128,11 +128,25 @@ def _locate_model() -> tuple[bytes, Path, str]:
     return data, TOKENIZER_PATH, str(pkg.MODEL_ID)
 
 
-def load_embedder(threads: int = 0) -> Embedder:
-    """Load and verify the local model; raises ModelUnavailable, never downloads.
+_LOADED: dict[tuple[str, int], Embedder] = {}
+_LOAD_LOCK = threading.Lock()
 
-    `threads` sets onnxruntime's intra-op threads (0: its default, one per core).
+
+def load_embedder(threads: int = 0) -> Embedder:
+    """The process's embedder for this model location, loaded and verified once.
+
+    One model costs ~260 MB, so the search index, decision search and doctor share
+    it. Raises ModelUnavailable (never cached, so a later fix is picked up); never
+    downloads. `threads` sets onnxruntime's intra-op threads (0: one per core).
     """
+    key = (os.environ.get("NEURALMIND_MODEL_DIR", ""), max(0, int(threads)))
+    with _LOAD_LOCK:
+        if key not in _LOADED:
+            _LOADED[key] = _load_embedder(key[1])
+        return _LOADED[key]
+
+
+def _load_embedder(threads: int) -> Embedder:
     data, tok_path, model_id = _locate_model()
     ort = _import_onnxruntime()
     try:

@@ -380,7 +380,10 @@ class SearchIndex:
             texts = self._texts(graph, targets)
             with self._lock:
                 self._by_name = None
+                pending_before = set(self._pending)
+                dirty = False
                 for node_id in gone:
+                    dirty |= node_id in self._kw_hash
                     self._bm25.remove(node_id)
                     self._names.pop(node_id, None)
                     self._kw_hash.pop(node_id, None)
@@ -389,6 +392,8 @@ class SearchIndex:
                     if self._kw_hash.get(node_id) != h:
                         self._bm25.add(node_id, kw)
                         self._kw_hash[node_id] = h
+                        dirty = True
+                    dirty |= self._names.get(node_id) != name
                     self._names[node_id] = name
                 self._vectors.remove(gone)
                 todo = {i: _hash(t[2]) for i, t in texts.items()
@@ -397,7 +402,10 @@ class SearchIndex:
                     self._pending = set(todo)
                 else:
                     self._pending = (self._pending - set(gone) - set(texts)) | set(todo)
-            self._save(keyword=True, vectors=bool(gone))
+                dirty |= self._pending != pending_before
+            # rewriting ~20 MB of JSON for nothing would stall every reader (and the GIL)
+            if dirty or bool(gone):
+                self._save(keyword=True, vectors=bool(gone))
             if not embed or not todo:
                 return 0
             embedder = self.embedder()
