@@ -30,6 +30,8 @@ log = logging.getLogger("neuralmind.engine")
 
 ProgressFn = Callable[[str, int, int], None]  # (phase, done, total)
 
+QUERY_HITS = 40  # ranked nodes a query returns (the context shows the best few)
+
 
 class Workspace:
     """The engine for one project root."""
@@ -133,7 +135,7 @@ class Workspace:
               include_wakeup: bool = True) -> ContextResult:
         """The context pack for `question` within `budget` tokens."""
         budget = self._check_budget(budget)
-        hits, mode, notice = self.search(question, k=20)
+        hits, mode, notice = self.search(question, k=QUERY_HITS)
         result = assemble(self.root, self.graph, self._check_question(question), hits, mode,
                           budget=budget, include_wakeup=include_wakeup, explain=explain)
         result.notice = notice
