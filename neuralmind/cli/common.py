@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from neuralmind.cli.main import UsageError
+from neuralmind.cli.errors import UsageError
 
 
 def workspace_root(path: str | None) -> Path:

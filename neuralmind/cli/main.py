@@ -15,11 +15,15 @@ import sqlite3
 import sys
 
 from neuralmind import __version__
+from neuralmind.cli.errors import UsageError
+from neuralmind.errors import EngineError
 from neuralmind.log import setup_logging
 
 log = logging.getLogger("neuralmind.cli")
 
 # Modules registering subcommands, in the order `--help` lists them.
+__all__ = ["UsageError", "main"]
+
 COMMAND_MODULES = [
     "neuralmind.cli.graph_cmds",
     "neuralmind.cli.query_cmds",
@@ -29,10 +33,6 @@ COMMAND_MODULES = [
     "neuralmind.cli.mcp_cmds",
     "neuralmind.cli.doctor_cmds",
 ]
-
-
-class UsageError(Exception):
-    """Bad input from the user: printed as one line, exit 2."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -66,6 +66,9 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.handler(args) or 0)
     except UsageError as e:
         print(f"neuralmind: error: {e}", file=sys.stderr)
+        return 2
+    except EngineError as e:
+        print(f"neuralmind: error: {e.message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("neuralmind: interrupted", file=sys.stderr)

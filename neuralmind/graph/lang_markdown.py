@@ -19,10 +19,17 @@ def clean_name(text: str) -> str:
     return re.sub(r"\s+", " ", text.replace("`", "").replace("**", "")).strip()
 
 
+# A paragraph made only of images, badges, links or HTML tags says nothing to a reader.
+_DECORATION = re.compile(r"(?:!?\[(?:[^\[\]]|\[[^\[\]]*\])*\]\([^()]*\)|<[^<>]+>|\s)+")
+
+
 def _first_paragraph(node: TSNode, src: Source) -> str:
     for child in node.named_children:
         if child.type == "paragraph":
-            return cap_doc(re.sub(r"\s*\n\s*", " ", src.text(child)))
+            text = re.sub(r"\s*\n\s*", " ", src.text(child))
+            if _DECORATION.fullmatch(text):
+                continue
+            return cap_doc(text)
         if child.type == "section":
             break  # a subsection's text is not this section's summary
     return ""
