@@ -7,6 +7,7 @@ gold files found in the ranked hits, Recall@1/5/10, MRR and the context tokens
 
     bash /work/shared/bench/fetch_sdists.sh /work/bench-data
     python benchmarks/context_bench.py --sets symbols retrieval hist-test
+    python benchmarks/context_bench.py --sets retrieval hist-dev       # the dev sets (tuning)
     python benchmarks/context_bench.py --sets hist-test --warm          # replay history first
     python benchmarks/context_bench.py --sets hist-test --warm --with-questions
     python benchmarks/context_bench.py --sets symbols --no-learning     # synapse layer off
@@ -36,7 +37,8 @@ WORK = Path("/tmp/nm-context-bench")
 SETS = {
     "symbols": (BENCH / "public" / "symbols.jsonl", None, True),
     "retrieval": (BENCH / "public" / "retrieval.jsonl", None, True),
-    "hist-test": (BENCH / "history" / "queries.jsonl", "test", False),
+    "hist-dev": (BENCH / "history" / "queries.jsonl", "history", False),   # tune here
+    "hist-test": (BENCH / "history" / "queries.jsonl", "test", False),     # confirm here
 }
 
 

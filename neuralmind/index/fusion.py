@@ -6,7 +6,8 @@ can say why it ranks where it does. Ranks are 1-based.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 
@@ -39,3 +40,19 @@ def rrf(lists: Mapping[str, Sequence[str]], weights: Mapping[str, float] | None 
             entry.contributions[name] = part
             entry.score += part
     return sorted(fused.values(), key=lambda f: (-f.score, f.id))
+
+
+def group_rrf(scores: Mapping[str, float], group: Callable[[str], str], weight: float,
+              k: float) -> dict[str, float]:
+    """A group-level list fused back into its members: weight / (k + rank of the group).
+
+    Groups (files) are ranked by the sum of their members' scores, so a file
+    several candidates point at rises as a whole; each member gets its group's
+    share. Ties break by group name.
+    """
+    totals: dict[str, float] = defaultdict(float)
+    for doc_id, score in scores.items():
+        totals[group(doc_id)] += score
+    order = sorted(totals.items(), key=lambda kv: (-kv[1], kv[0]))
+    share = {g: weight / (k + rank) for rank, (g, _) in enumerate(order, 1)}
+    return {doc_id: share[group(doc_id)] for doc_id in scores}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from neuralmind.index.fusion import rrf
+from neuralmind.index.fusion import group_rrf, rrf
 
 
 def test_scores_are_weighted_reciprocal_ranks() -> None:
@@ -25,3 +25,11 @@ def test_duplicates_zero_weight_and_ties() -> None:
     tie = rrf({"x": ["m"], "y": ["c"]}, k=60)
     assert [f.id for f in tie] == ["c", "m"]            # equal scores: ordered by id
     assert rrf({}) == []
+
+
+def test_group_list_lifts_a_file_several_nodes_point_at() -> None:
+    scores = {"a.py::f": 0.10, "a.py::g": 0.05, "b.py::h": 0.12}
+    bonus = group_rrf(scores, lambda i: i.split("::")[0], weight=0.5, k=10)
+    assert bonus["a.py::f"] == bonus["a.py::g"] == pytest.approx(0.5 / 11)  # a.py sums 0.15
+    assert bonus["b.py::h"] == pytest.approx(0.5 / 12)
+    assert group_rrf({}, str, 1.0, 10) == {}
