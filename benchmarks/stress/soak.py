@@ -26,13 +26,17 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--events", type=int, default=20_000)
     ap.add_argument("--files", type=int, default=200)
+    ap.add_argument("--no-learning", action="store_true",
+                    help="learning off (A/B: is memory growth in the learning path?)")
+    ap.add_argument("--only", choices=["edits", "context", "saves"], default=None,
+                    help="A/B: edits always; add only context requests or only saves")
     args = ap.parse_args()
     assert ENV
     root = make_repo(workdir("soak") / "repo", n_files=args.files)
     rng = random.Random(42)
     lsp = LspProcess(root)
     t0 = time.monotonic()
-    lsp.initialize({"mcp": True})
+    lsp.initialize({"mcp": True, **({"learning": False} if args.no_learning else {})})
     lsp.wait_ready(timeout=900)
     print(f"indexed {args.files} files in {time.monotonic() - t0:.1f} s", flush=True)
     paths = [f"pkg/mod{i:03d}.py" for i in range(args.files)]
@@ -53,29 +57,29 @@ def main() -> None:
         texts[p] += f"# edit {event}\n"
         lsp.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": versions[p]},
                                               "contentChanges": [{"text": texts[p]}]})
-        if event % 10 == 0:
+        if event % 10 == 0 and args.only in (None, "context"):
             t = time.perf_counter()
             reply = lsp.request("neuralmind/context", {"query": rng.choice(QUESTIONS)}, timeout=120)
             latencies.append((time.perf_counter() - t) * 1000)
             assert "error" not in reply, reply
-        if event % 100 == 0:
+        if event % 100 == 0 and args.only in (None, "saves"):
             (root / p).write_text(texts[p], encoding="utf-8")
             lsp.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
             saves += 1
         if event % 1000 == 0:
-            git(root, "commit", "-qam", f"work {event}")
+            git(root, "commit", "-q", "--allow-empty", "-am", f"work {event}")
             commits += 1
             fig = proc_figures(lsp.proc.pid)
             fig.update(event=event, elapsed_s=round(time.monotonic() - started, 1),
-                       context_p95_ms=round(pct(latencies[-100:], 95), 1))
+                       context_p95_ms=round(pct(latencies[-100:], 95), 1) if latencies else None)
             samples.append(fig)
             print(json.dumps(fig), flush=True)
     warm = [s for s in samples if s["event"] > min(2000, args.events // 10)] or samples
     base = warm[0]["rss_mb"]
     out = {"events": args.events, "context_requests": len(latencies), "saves": saves,
            "commits": commits, "wall_s": round(time.monotonic() - started, 1),
-           "context_p50_ms": round(pct(latencies, 50), 1),
-           "context_p95_ms": round(pct(latencies, 95), 1),
+           "context_p50_ms": round(pct(latencies, 50), 1) if latencies else None,
+           "context_p95_ms": round(pct(latencies, 95), 1) if latencies else None,
            "rss_after_warmup_mb": round(base, 1), "rss_end_mb": round(samples[-1]["rss_mb"], 1),
            "rss_growth_after_warmup_pct": round(100 * (max(s["rss_mb"] for s in warm) - base)
                                                 / base, 1),
