@@ -92,6 +92,8 @@ EXACT_BOOST = 1.0              # added to an exact identifier match (beats any f
 EXACT_MAX_NODES = 8            # a name shared by more nodes than this is not "exact"
 TEST_FACTOR = 0.5              # score multiplier for tests/generated code, unless asked for
 FILE_WEIGHT = 0.25             # weight of the file-level list (files by their nodes' sum)
+COMPANION_SHARE = 0.5          # a top source file's own test file scores this share of it
+COMPANION_FILES = 5            # how many of the best source files bring their test file
 
 # Words of change requests ("fix", "add support for", "allow ... instead") that name the
 # change, not the code: dropped from the keyword query only (the embedder sees the question).
@@ -156,6 +158,17 @@ def is_test_path(path: str) -> bool:
 
 def node_path(node_id: str) -> str:
     return node_id.split("::", 1)[0]
+
+
+def companion_test_paths(path: str) -> list[str]:
+    """Where a Python source file's own tests conventionally live."""
+    folder, _, base = path.rpartition("/")
+    if not base.endswith(".py") or base.startswith("test_") or base == "__init__.py":
+        return []
+    stem = base[:-3]
+    here = folder + "/" if folder else ""
+    return list(dict.fromkeys([f"tests/test_{base}", f"{here}test_{base}",
+                               f"{here}tests/test_{base}", f"{here}{stem}_test.py"]))
 
 
 def humanize(identifier: str) -> str:
@@ -514,7 +527,36 @@ class SearchIndex:
                 hit.reasons.append("test/generated code down-weighted")
             hits.append(hit)
         hits.sort(key=lambda h: (-h.score, h.id))
+        if COMPANION_SHARE:
+            hits = self._with_companion_tests(hits)
         return SearchResult(hits[:k], "hybrid" if use_vectors else "keyword", notice)
+
+    def _with_companion_tests(self, hits: list[Hit]) -> list[Hit]:
+        """Rank each of the best source files' test file (`tests/test_x.py` for `x.py`)
+        just below it: a change to `x.py` usually changes its test too, which the
+        test down-weighting would otherwise bury."""
+        best: dict[str, float] = {}
+        for h in hits:
+            best.setdefault(node_path(h.id), h.score)
+        sources = [f for f in best if not is_test_path(f)][:COMPANION_FILES]
+        by_id = {h.id: h for h in hits}
+        changed = False
+        for source in sources:
+            for test in companion_test_paths(source):
+                if test not in self._names:
+                    continue
+                score = COMPANION_SHARE * best[source]
+                hit = by_id.get(test)
+                if hit is None:
+                    hit = by_id[test] = Hit(test, 0.0)
+                    hits.append(hit)
+                if score > hit.score:
+                    hit.score = score
+                    hit.reasons.append(f"test of {source}")
+                    changed = True
+        if changed:
+            hits.sort(key=lambda h: (-h.score, h.id))
+        return hits
 
     def _exact_matches(self, query: str) -> set[str]:
         wanted = {w.lower() for w in query_identifiers(query)}

@@ -11,6 +11,7 @@ from neuralmind.graph.model import Node, node_id
 from neuralmind.index.embedder import Embedder, load_embedder
 from neuralmind.index.search_index import (
     SearchIndex,
+    companion_test_paths,
     keyword_text,
     node_text,
     query_identifiers,
@@ -251,3 +252,19 @@ def test_keyword_text_holds_bodies_and_whole_files(project: tuple[Path, FakeGrap
     assert "return 2 ** attempt" in sym_text and "backoff_delay" in sym_text
     assert "return 2 ** attempt" not in node_text(graph.nodes["net/retry.py::backoff_delay"],
                                                   lines)
+
+
+def test_a_top_source_files_own_test_file_ranks_just_below_it(
+        project: tuple[Path, FakeGraph]) -> None:
+    root, graph = project
+    index = SearchIndex(root / ".neuralmind", root)
+    index.update(graph, embed=False)
+    hits = index.search("merge a per-request setting with the default", mode="keyword").hits
+    files = list(dict.fromkeys(h.id.split("::")[0] for h in hits))
+    assert files[:2] == ["net/session.py", "tests/test_session.py"]
+    companion = next(h for h in hits if h.id == "tests/test_session.py")
+    assert "test of net/session.py" in companion.reasons
+    assert companion_test_paths("src/pkg/routing.py") == [
+        "tests/test_routing.py", "src/pkg/test_routing.py", "src/pkg/tests/test_routing.py",
+        "src/pkg/routing_test.py"]
+    assert companion_test_paths("tests/test_session.py") == []
