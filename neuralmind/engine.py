@@ -61,7 +61,8 @@ class Workspace:
         import structure, git co-change, an optional bundle); seeding fails open.
         """
         before = self.graph if changed is not None else None
-        report = GraphBuilder(self.root, self.config).build(changed=changed, progress=progress)
+        report = GraphBuilder(self.root, self.config).build(changed=changed, progress=progress,
+                                                            previous=self._graph)
         self._graph = report.graph
         embed_progress = (lambda done, total: progress("embed", done, total)) if progress else None
         if before is None:
@@ -225,7 +226,7 @@ class Workspace:
         changed, keyword side only (searchable by name on return). Returns the report and
         those node ids; `index.update(report.graph, ids, embed=True)` adds their vectors."""
         before = {n.id for p in paths for n in self.graph.nodes_by_file(p)}
-        report = GraphBuilder(self.root, self.config).build(changed=paths)
+        report = GraphBuilder(self.root, self.config).build(changed=paths, previous=self.graph)
         self._graph = report.graph
         touched = set(report.reextracted) | set(report.removed)
         if not touched:

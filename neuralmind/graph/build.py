@@ -148,19 +148,25 @@ class GraphBuilder:
                 return True
         return False
 
-    def build(self, changed: list[str] | None = None,
-              progress: ProgressFn | None = None) -> BuildReport:
+    def build(self, changed: list[str] | None = None, progress: ProgressFn | None = None,
+              previous: Graph | None = None) -> BuildReport:
+        """`previous`: the graph the caller holds (a Workspace's); used instead of reading
+        the store when it is still what is stored (same token), and then the caller keeps
+        the result, so no second copy is cached here."""
         t0 = time.perf_counter()
         report = progress or (lambda phase, done, total: None)
         with exclusive_lock(self.state / "index.lock"), no_gc():
-            prev = _warm.get(self.state)
-            if prev is None or not prev.token or stored_token(self.state) != prev.token:
+            stored = stored_token(self.state)
+            prev = _warm.pop(self.state, None)   # a failed build must not leave it half-updated
+            if previous is not None and previous.token and previous.token == stored:
+                prev = previous
+            elif prev is None or not prev.token or stored != prev.token:
                 prev = load_graph(self.state)
-            _warm.pop(self.state, None)       # a failed build must not leave it half-updated
             result = self._build_locked(prev, changed, report, t0)
-            _warm[self.state] = result.graph
-            while len(_warm) > WARM_GRAPHS:
-                _warm.pop(next(iter(_warm)))
+            if previous is None:
+                _warm[self.state] = result.graph
+                while len(_warm) > WARM_GRAPHS:
+                    _warm.pop(next(iter(_warm)))
             return result
 
     def _build_locked(self, prev: Graph, changed: list[str] | None, report: ProgressFn,

@@ -19,11 +19,13 @@ import json
 import logging
 import math
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
+from neuralmind.index.jsonstream import members, object_bytes
 from neuralmind.index.tokens import code_tokens
-from neuralmind.statedir import atomic_write_json, move_aside
+from neuralmind.statedir import atomic_write_bytes, move_aside
 
 log = logging.getLogger("neuralmind.index")
 
@@ -108,28 +110,49 @@ class BM25Index:
 
     # --- persistence ----------------------------------------------------------------------
     def save(self, path: Path) -> None:
-        atomic_write_json(path, {
-            "format": FORMAT_VERSION, "k1": self.k1, "b": self.b, "docs": self._docs,
-        })
+        """The same JSON as one `json.dumps` of the whole index, but encoded one document
+        at a time: a single call held the GIL ~1 s for Django's 12 MB and froze the
+        server's event loop; small calls let the loop run in between."""
+        head = json.dumps({"format": FORMAT_VERSION, "k1": self.k1, "b": self.b},
+                          separators=(",", ":"))
+        atomic_write_bytes(path, object_bytes(head[:-1] + ',"docs":', self._docs.items()))
 
     @classmethod
     def load(cls, path: Path) -> BM25Index | None:
-        """The saved index, or None when absent, damaged (moved aside) or of another format."""
+        """The saved index, or None when absent, damaged (moved aside) or of another format.
+
+        Read one document at a time (see `jsonstream`): a reloading server keeps serving."""
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
             return None
         except (OSError, ValueError) as e:
             move_aside(path, f"unreadable keyword index: {e}")
             return None
-        if not isinstance(data, dict) or data.get("format") != FORMAT_VERSION:
-            log.info("keyword index %s has another format; it will be rebuilt", path)
-            return None
-        index = cls()   # the saved k1/b are informative only; scoring uses today's
+        head: dict[str, Any] = {}
+        index: BM25Index | None = None
         try:
-            for doc_id, tf in data["docs"].items():
-                index.add_terms(doc_id, tf)
-        except (KeyError, TypeError, AttributeError, ValueError) as e:
+            for key, value in members(text, stream=frozenset({"docs"})):
+                if key != "docs":
+                    head[key] = value
+                    continue
+                if head.get("format") != FORMAT_VERSION:
+                    break
+                index = cls()   # the saved k1/b are informative only; scoring uses today's
+                docs = value if isinstance(value, Iterator) else None
+                if docs is None:
+                    raise TypeError("docs is not an object")
+                for doc_id, tf in docs:
+                    index.add_terms(doc_id, tf)
+        except ValueError as e:
+            move_aside(path, f"unreadable keyword index: {e}")
+            return None
+        except (KeyError, TypeError, AttributeError) as e:
             move_aside(path, f"malformed keyword index: {e}")
             return None
+        if head.get("format") != FORMAT_VERSION:
+            log.info("keyword index %s has another format; it will be rebuilt", path)
+            return None
+        if index is None:
+            move_aside(path, "malformed keyword index: no documents")
         return index

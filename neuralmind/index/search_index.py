@@ -69,6 +69,7 @@ state is swapped under a lock and embedding (the slow part) runs outside it.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import re
 import threading
@@ -83,9 +84,10 @@ from neuralmind.graph.model import Node
 from neuralmind.index.bm25 import BM25Index
 from neuralmind.index.embedder import Embedder, ModelUnavailable, load_embedder
 from neuralmind.index.fusion import group_rrf, rrf
+from neuralmind.index.jsonstream import members, object_bytes
 from neuralmind.index.tokens import code_tokens
 from neuralmind.index.vectors import VectorStore
-from neuralmind.statedir import atomic_write_json
+from neuralmind.statedir import atomic_write_bytes
 
 log = logging.getLogger("neuralmind.index")
 
@@ -288,6 +290,10 @@ class SearchIndex:
         self._by_name: dict[str, list[str]] | None = None   # built on first exact lookup
         self._kw_hash: dict[str, str] = {}       # id -> hash of its keyword text
         self._pending: set[str] = set()          # nodes whose vectors are not computed yet
+        # A long-lived writer (the LSP server) sets this: `_save` then only marks what is
+        # unsaved and `flush()` writes it when the editor is idle; in memory it is current.
+        self.defer_writes = False
+        self._unsaved = {"keyword": False, "vectors": False}
         self._load()
 
     # --- persistence ---------------------------------------------------------------------
@@ -302,7 +308,6 @@ class SearchIndex:
         return (st.st_mtime_ns, st.st_size)
 
     def _load(self) -> None:
-        import json
 
         paths = self._paths()
         bm25 = BM25Index.load(paths[BM25_FILE])
@@ -310,41 +315,76 @@ class SearchIndex:
         names: dict[str, str] = {}
         kw_hash: dict[str, str] = {}
         pending: set[str] = set()
-        try:
-            meta = json.loads(paths[META_FILE].read_text(encoding="utf-8"))
-            if meta.get("format") == FORMAT_VERSION:
-                names = {k: v[0] for k, v in meta["nodes"].items()}
-                kw_hash = {k: v[1] for k, v in meta["nodes"].items()}
-                pending = set(meta.get("pending", []))
+        try:   # member by member (see jsonstream): a reloading server keeps serving
+            text = paths[META_FILE].read_text(encoding="utf-8")
+            fmt = None
+            for key, value in members(text, stream=frozenset({"nodes"})):
+                if key == "format":
+                    fmt = value
+                elif key == "pending":
+                    pending = set(value)
+                elif key == "nodes" and fmt == FORMAT_VERSION:
+                    for k, v in value:
+                        names[k], kw_hash[k] = v[0], v[1]
+                elif key == "nodes":
+                    break
+            if fmt != FORMAT_VERSION:
+                names, kw_hash, pending = {}, {}, set()
         except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
-            pass
+            names, kw_hash, pending = {}, {}, set()
         with self._lock:
             if bm25 is not None and len(bm25) == len(kw_hash):
                 self._bm25, self._names, self._kw_hash = bm25, names, kw_hash
             self._vectors = vectors if vectors is not None else VectorStore()
             self._pending = pending
             self._by_name = None
+            self._unsaved = {"keyword": False, "vectors": False}
             self._stamps = {n: self._stamp(p) for n, p in paths.items()}
 
     def _save(self, keyword: bool = True, vectors: bool = True) -> None:
+        with self._lock:
+            self._unsaved["keyword"] |= keyword
+            self._unsaved["vectors"] |= vectors
+            if not self.defer_writes:
+                self.flush()
+
+    def flush(self) -> bool:
+        """Write what `_save` left unsaved (the keyword index ~20 MB of JSON on Django, so
+        a server writes it once the saves pause, not per save); True when it wrote."""
         paths = self._paths()
         with self._lock:
+            keyword, vectors = self._unsaved["keyword"], self._unsaved["vectors"]
             if keyword:
                 self._bm25.save(paths[BM25_FILE])
-                atomic_write_json(paths[META_FILE], {
-                    "format": FORMAT_VERSION, "pending": sorted(self._pending),
-                    "nodes": {i: [self._names[i], self._kw_hash[i]] for i in self._kw_hash}})
+                head = json.dumps({"format": FORMAT_VERSION, "pending": sorted(self._pending)},
+                                  separators=(",", ":"), ensure_ascii=False)
+                atomic_write_bytes(paths[META_FILE], object_bytes(
+                    head[:-1] + ',"nodes":',
+                    ((i, [self._names[i], h]) for i, h in self._kw_hash.items())))
             if vectors:
                 self._vectors.save(paths[VECTORS_FILE])
-            self._stamps = {n: self._stamp(p) for n, p in paths.items()}
+            self._unsaved = {"keyword": False, "vectors": False}
+            if keyword or vectors:
+                self._stamps = {n: self._stamp(p) for n, p in paths.items()}
+            return keyword or vectors
+
+    @property
+    def unsaved(self) -> bool:
+        return self._unsaved["keyword"] or self._unsaved["vectors"]
 
     def reload_if_changed(self) -> bool:
-        """Pick up a generation another process wrote; True when something was reloaded."""
+        """Pick up a generation another process wrote; True when something was reloaded.
+
+        A cheap check (three stats) when nothing changed. Our own unsaved changes give way
+        to another writer's files: that writer ran a build, which saw the same sources.
+        """
         paths = self._paths()
         if all(self._stamp(p) == self._stamps.get(n) for n, p in paths.items()):
             return False
         if self._embed_lock.locked():   # we are the writer; our own state is newer
             return False
+        if self.unsaved:
+            log.info("another process wrote the search index; dropping unsaved changes")
         self._load()
         return True
 

@@ -45,6 +45,12 @@ T = TypeVar("T")
 MAX_SCAN_COMMITS = 50          # commits scanned for one HEAD move (a long pull scans its tip)
 CLOSE_TIMEOUT_SECONDS = 1.2     # shutdown must finish within the 2 s the LSP client waits
 IGNORED_DIRS = (".git/", ".neuralmind/")
+# The search index is written to disk once saves pause this long (not on every save:
+# ~20 MB of JSON on Django); other processes see the change then.
+FLUSH_IDLE_SECONDS = 2.0
+# Saved files' nodes are embedded once saves pause this long: an embedding (~0.1-0.5 s
+# on the engine thread) started between two quick saves made the second one wait for it.
+EMBED_IDLE_SECONDS = 0.3
 
 
 @dataclasses.dataclass
@@ -97,6 +103,9 @@ class EngineService:
         self._rebuild_requested = False
         self._pending: set[str] = set()
         self._drain_task: asyncio.Task[None] | None = None
+        self._flush_timer: asyncio.TimerHandle | None = None
+        self._embed_timer: asyncio.TimerHandle | None = None
+        self._to_embed: set[str] = set()     # node ids of saved files, not embedded yet
         self._debouncers: dict[str, EditDebouncer] = {}
         self._head: HeadWatcher | None = None
         self._last_head: str | None = None
@@ -179,7 +188,7 @@ class EngineService:
 
         ws = Workspace(root, config)
         _ = ws.graph        # load the stored graph now, off the loop
-        _ = ws.index        # and the stored search index
+        ws.index.defer_writes = True    # and the stored search index; written when idle
         return ws
 
     @staticmethod
@@ -208,7 +217,14 @@ class EngineService:
             await self._build.stop()
         for task in list(self._tasks) + [t for t in (self._build_task, self._drain_task) if t]:
             task.cancel()
+        for timer in (self._flush_timer, self._embed_timer):
+            if timer is not None:
+                timer.cancel()
         ws = self._ws
+        if ws is not None:     # what is not written in time, the next build recomputes
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._run(self._flush, ws),
+                                       timeout=max(0.05, deadline - time.monotonic()))
         if ws is not None and self.config.learning:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._run(self._end_sessions, ws, last_edits),
@@ -261,6 +277,7 @@ class EngineService:
             self._rebuild_requested = False
             self.indexing = IndexingState("starting", 0, 0)
             self._notify("indexing_started")
+            await self._run(self._flush, ws)     # the child starts from what we know
             self._build = ChildBuild(self.root, self.config_values(), log_file=self.log_file)
             try:
                 outcome = await self._build.run(self._on_build_progress, self._on_graph_ready)
@@ -314,7 +331,7 @@ class EngineService:
             batch = sorted(self._pending)
             self._pending.clear()
             try:
-                graph, changed_ids = await self._run(self._update_keyword, ws, batch)
+                _, changed_ids = await self._run(self._update_keyword, ws, batch)
             except EngineError as e:
                 log.warning("update of %s refused: %s", ", ".join(batch), e.message)
                 continue
@@ -323,22 +340,69 @@ class EngineService:
                 continue
             self.last_incremental_update = time.time()
             self._notify("index_updated", batch)
-            if changed_ids:
-                try:
-                    await self._run(self._update_vectors, ws, graph, changed_ids)
-                except Exception:
-                    log.exception("embedding the changes of %s failed", ", ".join(batch))
+            self._to_embed.update(changed_ids)
+        self._embed_timer = self._restart_timer(self._embed_timer, EMBED_IDLE_SECONDS,
+                                                self._embed_when_idle)
+        self._flush_timer = self._restart_timer(self._flush_timer, FLUSH_IDLE_SECONDS,
+                                                self._flush_when_idle)
+
+    def _restart_timer(self, timer: asyncio.TimerHandle | None, delay: float,
+                       fn: Callable[[], None]) -> asyncio.TimerHandle | None:
+        if timer is not None:
+            timer.cancel()
+        return None if self._closed else asyncio.get_running_loop().call_later(delay, fn)
+
+    def _draining(self) -> bool:
+        return bool(self._pending) or (self._drain_task is not None
+                                       and not self._drain_task.done())
+
+    def _embed_when_idle(self) -> None:
+        self._embed_timer = None
+        if self._to_embed and not self._draining():   # else the drain restarts the timer
+            self._spawn(self._embed_saved(), "embed-saved")
+
+    async def _embed_saved(self) -> None:
+        ws = await self.workspace()
+        ids = sorted(self._to_embed)
+        self._to_embed.clear()
+        try:
+            await self._run(self._update_vectors, ws, ids)
+        except EngineError:
+            return          # shutting down; the next build embeds them
+        except Exception:
+            log.exception("embedding %d saved nodes failed", len(ids))
+        self._flush_timer = self._restart_timer(self._flush_timer, FLUSH_IDLE_SECONDS,
+                                                self._flush_when_idle)
+
+    def _flush_when_idle(self) -> None:
+        self._flush_timer = None
+        if not self._draining():        # else the drain restarts the timer when it ends
+            self._spawn(self._flush_index(), "index-flush")
+
+    async def _flush_index(self) -> None:
+        ws = await self.workspace()
+        try:
+            await self._run(self._flush, ws)
+        except EngineError:
+            pass            # shutting down: close() flushes
+        except Exception:
+            log.exception("writing the search index failed")
+
+    @staticmethod
+    def _flush(ws: Workspace) -> None:
+        if "index" in ws.__dict__:
+            ws.index.flush()
 
     @staticmethod
     def _update_keyword(ws: Workspace, batch: list[str]) -> tuple[Any, list[str]]:
         """Re-extract the saved files; their symbols are searchable by name when this returns.
-        Embedding (the slow part) is a second engine step, so a save is findable sooner."""
+        Embedding (the slow part) is a later engine step, so a save is findable sooner."""
         report, ids = ws.update_files(batch)
         return report.graph, ids
 
     @staticmethod
-    def _update_vectors(ws: Workspace, graph: Any, changed_ids: list[str]) -> None:
-        ws.index.update(graph, changed_node_ids=changed_ids, embed=True)
+    def _update_vectors(ws: Workspace, changed_ids: list[str]) -> None:
+        ws.index.update(ws.graph, changed_node_ids=changed_ids, embed=True)
 
     # --- documents and learning -----------------------------------------------------------
     def resolve(self, path: str) -> str:

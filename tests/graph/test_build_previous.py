@@ -1,0 +1,70 @@
+"""GraphBuilder reusing the graph its caller holds (the per-save path of a server)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import neuralmind.graph.build as build_mod
+from neuralmind.config import WorkspaceConfig
+from neuralmind.graph.build import GraphBuilder
+from neuralmind.graph.store import Graph, load_graph
+from neuralmind.statedir import state_dir
+
+FILES = {
+    "app/core.py": "from .util import helper\n\n\nclass Engine:\n    def run(self):\n"
+                   "        return helper(1)\n",
+    "app/util.py": "def helper(x):\n    return x + 1\n",
+    "app/other.py": "def other():\n    return 2\n",
+}
+
+
+def make_repo(root: Path) -> Path:
+    for rel, text in FILES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    return root
+
+
+def builder(root: Path) -> GraphBuilder:
+    return GraphBuilder(root, WorkspaceConfig())
+
+
+def edges(g: Graph) -> list[tuple[str, str, str]]:
+    return sorted((e.source, e.target, e.kind) for e in g.edges)
+
+
+def test_a_held_graph_is_used_instead_of_the_store(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    root = make_repo(tmp_path / "ws")
+    builder(root).build()
+    build_mod._warm.clear()                     # as in a process that only loaded the graph
+    held = load_graph(state_dir(root))
+
+    def no_load(state: Path) -> Graph:
+        raise AssertionError("the held graph should have been used")
+
+    monkeypatch.setattr(build_mod, "load_graph", no_load)
+    (root / "app/util.py").write_text("def helper(x):\n    return x + 2\n\n\ndef extra():\n"
+                                      "    return 3\n")
+    report = builder(root).build(changed=["app/util.py"], previous=held)
+    monkeypatch.undo()
+    assert report.reextracted == ["app/util.py"]
+    assert report.graph.extracts["app/other.py"] is held.extracts["app/other.py"]
+    assert state_dir(root) not in build_mod._warm     # the caller keeps it: no second copy
+    stored = load_graph(state_dir(root))
+    assert "app/util.py::extra" in stored.nodes and stored.token == report.graph.token
+    assert edges(stored) == edges(report.graph)
+
+
+def test_a_stale_held_graph_gives_way_to_the_store(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "ws")
+    builder(root).build()
+    held = load_graph(state_dir(root))
+    (root / "app/new.py").write_text("def brand_new():\n    return 1\n")
+    builder(root).build()                       # another writer: a newer generation
+    (root / "app/util.py").write_text("def helper(x):\n    return x + 5\n")
+    report = builder(root).build(changed=["app/util.py"], previous=held)
+    assert "app/new.py::brand_new" in report.graph.nodes
+    assert report.graph.extracts["app/other.py"] is not held.extracts["app/other.py"]

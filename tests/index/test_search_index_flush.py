@@ -1,0 +1,63 @@
+"""Deferred search-index writes: a server's per-save updates reach disk at `flush()`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from neuralmind.engine import Workspace
+from neuralmind.index.search_index import SearchIndex
+
+FILES = {
+    "pkg/session.py": "class Session:\n    def send(self, request):\n        return request\n",
+    "pkg/retry.py": "def backoff_delay(attempt):\n    return 2 ** attempt\n",
+}
+
+
+def make_workspace(root: Path) -> Workspace:
+    for rel, text in FILES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    ws = Workspace(root)
+    ws.build(embed=False)
+    return ws
+
+
+def found(index: SearchIndex, name: str) -> bool:
+    return any(h.id.endswith("::" + name) for h in index.search(name, mode="keyword").hits)
+
+
+def add_function(root: Path, rel: str, name: str) -> None:
+    path = root / rel
+    path.write_text(path.read_text() + f"\n\ndef {name}(value):\n    return value\n")
+
+
+def test_deferred_writes_reach_readers_at_flush(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path / "ws")
+    ws.index.defer_writes = True
+    reader = SearchIndex(ws.state, root=ws.root)
+    add_function(ws.root, "pkg/retry.py", "jitter_window")
+    ws.update_files(["pkg/retry.py"])
+    assert found(ws.index, "jitter_window") and ws.index.unsaved
+    assert not reader.reload_if_changed() and not found(reader, "jitter_window")
+    assert ws.index.flush() and not ws.index.unsaved and not ws.index.flush()
+    assert reader.reload_if_changed() and found(reader, "jitter_window")
+    docs = json.loads((ws.state / "bm25.json").read_text(encoding="utf-8"))["docs"]
+    meta = json.loads((ws.state / "search_meta.json").read_text(encoding="utf-8"))
+    assert "pkg/retry.py::jitter_window" in docs
+    assert meta["nodes"]["pkg/retry.py::jitter_window"][0] == "jitter_window"
+    assert sorted(meta["nodes"]) == sorted(docs)
+    assert not ws.index.reload_if_changed()        # its own files: nothing to reload
+
+
+def test_unsaved_changes_give_way_to_another_writers_generation(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path / "ws")
+    ws.index.defer_writes = True
+    add_function(ws.root, "pkg/session.py", "close_adapters")
+    ws.update_files(["pkg/session.py"])
+    assert ws.index.unsaved
+    other = Workspace(ws.root)                       # e.g. the CLI or the build process
+    add_function(ws.root, "pkg/retry.py", "max_attempts")
+    other.build(embed=False)
+    assert ws.index.reload_if_changed() and not ws.index.unsaved
+    assert found(ws.index, "close_adapters") and found(ws.index, "max_attempts")
