@@ -34,6 +34,7 @@ from neuralmind.graph.resolve import resolve
 from neuralmind.graph.store import (
     FileInfo,
     Graph,
+    assign_node_communities,
     kill_point,
     load_graph,
     no_gc,
@@ -262,7 +263,16 @@ class GraphBuilder:
             graph.generation = prev.generation
             graph.meta = {"skipped": _skip_summary(skipped), "git": wr.git}
             report("communities", 0, 1)
-            detect_communities(graph, previous=prev if prev.generation > 0 else None)
+            if resolved is prev.resolved:
+                graph.resolved = prev.resolved    # the identity tells communities "same edges"
+            if resolved is prev.resolved and _same_outlines(prev, extracts, reextracted):
+                # Same nodes, docstrings and edges: the communities, their names and
+                # descriptions cannot differ (a body-only edit, the usual save).
+                graph.communities = prev.communities
+                graph.file_adjacency = prev.file_adjacency
+                assign_node_communities(graph)
+            else:
+                detect_communities(graph, previous=prev if prev.generation > 0 else None)
             report("communities", 1, 1)
             report("save", 0, 1)
             kill_point("before_save")
@@ -324,6 +334,20 @@ class GraphBuilder:
                     kill_point("extract")
         results.sort(key=lambda r: r[0])
         return results
+
+
+def _same_outlines(prev: Graph, extracts: dict[str, FileExtract], paths: list[str]) -> bool:
+    """What communities read from these files is unchanged: nodes (with docstrings, in
+    order) and their own edges."""
+    for path in paths:
+        old, new = prev.extracts.get(path), extracts[path]
+        if old is None or (
+                [(n.id, n.kind, n.name, n.qualname, n.docstring) for n in old.nodes]
+                != [(n.id, n.kind, n.name, n.qualname, n.docstring) for n in new.nodes]
+                or [(e.source, e.target, e.kind, e.resolved, e.count) for e in old.edges]
+                != [(e.source, e.target, e.kind, e.resolved, e.count) for e in new.edges]):
+            return False
+    return True
 
 
 def _outline(ex: FileExtract) -> set[tuple[str, str, str, str]]:

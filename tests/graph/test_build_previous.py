@@ -68,3 +68,26 @@ def test_a_stale_held_graph_gives_way_to_the_store(tmp_path: Path) -> None:
     report = builder(root).build(changed=["app/util.py"], previous=held)
     assert "app/new.py::brand_new" in report.graph.nodes
     assert report.graph.extracts["app/other.py"] is not held.extracts["app/other.py"]
+
+
+def communities(g: Graph) -> list[tuple]:
+    return [(c.name, c.files, c.top_symbols, c.description, c.size) for c in g.communities]
+
+
+def test_a_body_only_save_keeps_the_communities_a_full_build_computes(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "ws")
+    held = builder(root).build().graph
+    (root / "app/util.py").write_text("def helper(x):\n    y = x * 2\n    return y + 1\n")
+    report = builder(root).build(changed=["app/util.py"], previous=held)
+    assert report.reextracted == ["app/util.py"]
+    assert report.graph.communities is held.communities          # not recomputed
+    assert {n.id: n.community for n in report.graph.nodes.values()} == \
+        {n.id: n.community for n in held.nodes.values()}
+    fresh = make_repo(tmp_path / "fresh")
+    (fresh / "app/util.py").write_text((root / "app/util.py").read_text())
+    assert communities(builder(fresh).build().graph) == communities(report.graph)
+    # a new symbol is a new outline: the communities are computed again
+    (root / "app/util.py").write_text("def helper(x):\n    return x\n\n\ndef twice(x):\n"
+                                      "    return 2 * x\n")
+    again = builder(root).build(changed=["app/util.py"], previous=report.graph)
+    assert again.graph.communities is not report.graph.communities
