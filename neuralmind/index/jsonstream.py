@@ -9,25 +9,61 @@ in between; the bytes on disk are exactly what one call would write.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
+import tempfile
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 _SPACE = re.compile(r"[ \t\n\r]*")
 _decoder = json.JSONDecoder()
 
 
+CHUNK_CHARS = 1 << 18     # written in pieces of ~256 KB: no whole copy of 30 MB in memory
+
+
+def write_object(path: Path, prefix: str, items: Iterable[tuple[str, Any]],
+                 suffix: str = "}") -> None:
+    """Atomically replace `path` with `prefix` + a JSON object of `items` + `suffix`,
+    streamed to a temporary file (readers see the old or the new file, never a mix)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            for chunk in _chunks(prefix, items, suffix):
+                f.write(chunk.encode("utf-8"))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 def object_bytes(prefix: str, items: Iterable[tuple[str, Any]], suffix: str = "}") -> bytes:
-    """`prefix` + a JSON object of `items` + `suffix`, UTF-8 (compact, non-ASCII kept)."""
+    """What `write_object` writes, as bytes (compact JSON, non-ASCII kept, UTF-8)."""
+    return "".join(_chunks(prefix, items, suffix)).encode("utf-8")
+
+
+def _chunks(prefix: str, items: Iterable[tuple[str, Any]], suffix: str) -> Iterator[str]:
     dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
     parts = [prefix, "{"]
+    size = 0
+    first = True
     for key, value in items:
-        parts += (dumps(key), ":", dumps(value), ",")
-    if parts[-1] == ",":
-        parts.pop()
+        member = dumps(key) + ":" + dumps(value)
+        parts.append(member if first else "," + member)
+        first = False
+        size += len(member)
+        if size >= CHUNK_CHARS:
+            yield "".join(parts)
+            parts, size = [], 0
     parts += ("}", suffix)
-    return "".join(parts).encode("utf-8")
+    yield "".join(parts)
 
 
 def members(text: str, pos: int = 0, *, stream: frozenset[str] = frozenset()

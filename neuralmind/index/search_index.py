@@ -84,10 +84,9 @@ from neuralmind.graph.model import Node
 from neuralmind.index.bm25 import BM25Index
 from neuralmind.index.embedder import Embedder, ModelUnavailable, load_embedder
 from neuralmind.index.fusion import group_rrf, rrf
-from neuralmind.index.jsonstream import members, object_bytes
+from neuralmind.index.jsonstream import members, write_object
 from neuralmind.index.tokens import code_tokens
 from neuralmind.index.vectors import VectorStore
-from neuralmind.statedir import atomic_write_bytes
 
 log = logging.getLogger("neuralmind.index")
 
@@ -358,9 +357,8 @@ class SearchIndex:
                 self._bm25.save(paths[BM25_FILE])
                 head = json.dumps({"format": FORMAT_VERSION, "pending": sorted(self._pending)},
                                   separators=(",", ":"), ensure_ascii=False)
-                atomic_write_bytes(paths[META_FILE], object_bytes(
-                    head[:-1] + ',"nodes":',
-                    ((i, [self._names[i], h]) for i, h in self._kw_hash.items())))
+                write_object(paths[META_FILE], head[:-1] + ',"nodes":',
+                             ((i, [self._names[i], h]) for i, h in self._kw_hash.items()))
             if vectors:
                 self._vectors.save(paths[VECTORS_FILE])
             self._unsaved = {"keyword": False, "vectors": False}

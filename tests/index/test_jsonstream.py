@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from neuralmind.index import jsonstream
 from neuralmind.index.jsonstream import members, object_bytes
 
 DOCS = {"a.py::f": {"send": 2, "réponse": 1}, "b.py": {}, 'q"uote': {"x": 3}}
@@ -33,3 +35,14 @@ def test_any_layout_reads_and_malformed_text_raises() -> None:
     for bad in ['{"format": 1', '{"a" 1}', "[1]", '{"a": 1,}', "{1: 2}", "", '{"docs": {"a": 1']:
         with pytest.raises(ValueError):
             read(bad)
+
+
+def test_write_object_streams_the_same_bytes_in_pieces(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(jsonstream, "CHUNK_CHARS", 8)       # many pieces
+    items = [(f"n{i}", {"w": i}) for i in range(50)]
+    path = tmp_path / "sub" / "index.json"
+    jsonstream.write_object(path, '{"format":1,"docs":', items)
+    assert path.read_bytes() == object_bytes('{"format":1,"docs":', items)
+    assert read(path.read_text())["docs"] == dict(items)
+    assert [p.name for p in path.parent.iterdir()] == ["index.json"]    # no temp file left
