@@ -349,9 +349,14 @@ class SearchIndex:
 
     def flush(self) -> bool:
         """Write what `_save` left unsaved (the keyword index ~20 MB of JSON on Django, so
-        a server writes it once the saves pause, not per save); True when it wrote."""
+        a server writes it once the saves pause, not per save); True when it wrote.
+
+        Deferred changes never overwrite a generation another process wrote meanwhile
+        (a build that saw the same sources): that one is loaded instead."""
         paths = self._paths()
         with self._lock:
+            if self.defer_writes and self.unsaved and self.reload_if_changed():
+                return False
             keyword, vectors = self._unsaved["keyword"], self._unsaved["vectors"]
             if keyword:
                 self._bm25.save(paths[BM25_FILE])

@@ -61,3 +61,15 @@ def test_unsaved_changes_give_way_to_another_writers_generation(tmp_path: Path) 
     other.build(embed=False)
     assert ws.index.reload_if_changed() and not ws.index.unsaved
     assert found(ws.index, "close_adapters") and found(ws.index, "max_attempts")
+
+
+def test_a_flush_never_overwrites_another_writers_generation(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path / "ws")
+    ws.index.defer_writes = True
+    add_function(ws.root, "pkg/session.py", "close_adapters")
+    ws.update_files(["pkg/session.py"])
+    add_function(ws.root, "pkg/retry.py", "max_attempts")
+    Workspace(ws.root).build(embed=False)            # another process, before our flush
+    assert not ws.index.flush() and not ws.index.unsaved
+    reader = SearchIndex(ws.state, root=ws.root)
+    assert found(reader, "max_attempts") and found(reader, "close_adapters")
