@@ -277,7 +277,8 @@ class EngineService:
             self._rebuild_requested = False
             self.indexing = IndexingState("starting", 0, 0)
             self._notify("indexing_started")
-            await self._run(self._flush, ws)     # the child starts from what we know
+            if "index" in ws.__dict__ and ws.index.unsaved:   # the child starts from it
+                await self._run(self._flush, ws)
             self._build = ChildBuild(self.root, self.config_values(), log_file=self.log_file)
             try:
                 outcome = await self._build.run(self._on_build_progress, self._on_graph_ready)
@@ -392,6 +393,7 @@ class EngineService:
     def _flush(ws: Workspace) -> None:
         if "index" in ws.__dict__:
             ws.index.flush()
+        _return_freed_memory()
 
     @staticmethod
     def _update_keyword(ws: Workspace, batch: list[str]) -> tuple[Any, list[str]]:
@@ -697,6 +699,17 @@ class EngineService:
     async def memory_get(self, ids: list[str]) -> dict[str, Any]:
         ws = await self.workspace()
         return await self._run(_call_store, ws.decisions.memory_get, ids)
+
+
+def _return_freed_memory() -> None:
+    """Hand memory freed by a burst of work (embedding batches, index writes) back to the
+    system: glibc keeps freed heap pages, so RSS would ratchet up over a day of saves."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass                      # not glibc: nothing to do
 
 
 def _call_store(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
