@@ -102,16 +102,21 @@ def cmd_build(args: argparse.Namespace) -> int:
 
     root = workspace_root(args.path)
     progress = Progress(sys.stderr, quiet=args.quiet > 0)
+    started = time.perf_counter()
+    ws = Workspace(root)
     try:
-        report = Workspace(root).build(progress=progress, embed=not args.no_embed)
+        report = ws.build(progress=progress, embed=not args.no_embed)
     finally:
         progress.finish()
     d = report.to_json()
+    d["total_seconds"] = round(time.perf_counter() - started, 3)  # graph + search index
+    d["embedded_nodes"] = ws.index.vector_count
     if args.json:
         print_json(d)
         return 0
-    title = (f"Built {root} in {d['seconds']:.2f} s "
-             f"({len(d['reextracted'])} parsed, {len(d['removed'])} removed)")
+    title = (f"Built {root} in {d['total_seconds']:.2f} s (graph {d['seconds']:.2f} s; "
+             f"{len(d['reextracted'])} parsed, {len(d['removed'])} removed; "
+             f"{d['embedded_nodes']} nodes embedded)")
     print(_format_summary(d, title))
     return 0
 
