@@ -199,6 +199,10 @@ def _first_sentence(text: str) -> str:
     return s if len(s) <= DESCRIPTION_CHARS else s[:DESCRIPTION_CHARS - 1].rstrip() + "…"
 
 
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
 def _is_test(path: str) -> bool:
     return bool(_TEST_PART.search(path))
 
@@ -292,7 +296,9 @@ def detect_communities(graph: Graph, seed: int = SEED,
     for cid, (members, size) in enumerate(sized):
         symbols = [n for f in members for n in graph.nodes_by_file(f) if n.kind in SYMBOL_KINDS]
         # Tests call everything, so they look central; they describe a group poorly.
-        symbols.sort(key=lambda n: (_is_test(n.file), -score.get(n.id, 0.0), n.id))
+        # Private helpers (`_run`) are central too, but a reader meets the public names.
+        symbols.sort(key=lambda n: (_is_test(n.file), _is_private(n.name),
+                                    -score.get(n.id, 0.0), n.id))
         top = symbols[:TOP_SYMBOLS]
         file_rank = sorted(members, key=lambda f: (_is_test(f), -sum(score.get(n.id, 0.0)
                                                         for n in graph.nodes_by_file(f)), f))
