@@ -10,6 +10,11 @@ from neuralmind import config
 from neuralmind.synapse.seeding import BUNDLE_FORMAT, BUNDLE_VERSION
 
 
+def _section(title: str, rows: list[str], empty: str) -> list[str]:
+    """A markdown section: its rows, or one line saying there is nothing yet."""
+    return ["## " + title, "", *(rows or [empty]), ""]
+
+
 def memory_markdown(stats: dict[str, Any], active: str, now: float) -> str:
     """SYNAPSE_MEMORY.md: strongest pairs (LTP-tagged), hubs, and what usually comes next.
 
@@ -32,31 +37,16 @@ def memory_markdown(stats: dict[str, Any], active: str, now: float) -> str:
         f"- transitions: {stats.get('transitions', 0):,}",
         f"- questions remembered: {stats.get('questions', 0):,}",
         "",
-        "## Strongest associations",
-        "",
     ]
-    pairs = stats.get("top_pairs") or []
-    if pairs:
-        for p in pairs:
-            tag = " [LTP]" if p.get("ltp") else ""
-            lines.append(f"- `{p['a']}` <-> `{p['b']}`: {p['weight']:.2f}{tag} ({p['namespace']})")
-    else:
-        lines.append("No associations learned yet.")
-    lines += ["", "## Hubs", ""]
-    hubs = stats.get("hubs") or []
-    if hubs:
-        for h in hubs:
-            lines.append(f"- `{h['node']}`: {h['degree']} connections")
-    else:
-        lines.append("No hubs yet.")
-    lines += ["", "## What typically comes next", ""]
-    trans = stats.get("top_transitions") or []
-    if trans:
-        for t in trans:
-            lines.append(f"- after `{t['src']}`: `{t['dst']}` ({t['probability']:.0%})")
-    else:
-        lines.append("No transitions learned yet.")
-    lines.append("")
+    lines += _section("Strongest associations", [
+        f"- `{p['a']}` <-> `{p['b']}`: {p['weight']:.2f}{' [LTP]' if p.get('ltp') else ''} "
+        f"({p['namespace']})" for p in stats.get("top_pairs") or []],
+        "No associations learned yet.")
+    lines += _section("Hubs", [f"- `{h['node']}`: {h['degree']} connections"
+                               for h in stats.get("hubs") or []], "No hubs yet.")
+    lines += _section("What typically comes next", [
+        f"- after `{t['src']}`: `{t['dst']}` ({t['probability']:.0%})"
+        for t in stats.get("top_transitions") or []], "No transitions learned yet.")
     return "\n".join(lines)
 
 
