@@ -8,7 +8,6 @@ next one would not fit.
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -119,9 +118,6 @@ def render_snippet(lines: Sequence[str], numbers: list[int]) -> str:
         out.append(t[indent:][:200])
         prev = n
     return "\n".join(out)
-
-
-_WORD = re.compile(r"\w+")
 
 
 def query_token_set(question: str) -> set[str]:

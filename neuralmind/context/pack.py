@@ -25,7 +25,7 @@ from neuralmind.context.layers import (
     render_snippet,
     source_lines,
 )
-from neuralmind.context.tokens import count_tokens
+from neuralmind.context.tokens import count_tokens, truncate_to_tokens
 from neuralmind.graph.model import Node
 
 SEPARATOR = "\n\n"
@@ -174,8 +174,6 @@ def assemble(root: Path, graph: Any, question: str | None, hits: Sequence[Ranked
         for info in graph.files.values():
             langs[info.language] = langs.get(info.language, 0) + 1
         l0 = render_identity(root, langs, len(graph.files), len(graph.nodes))
-        from neuralmind.context.tokens import truncate_to_tokens
-
         texts["L0"] = truncate_to_tokens(l0, budgets["L0"])
         kept["L0"] = [Piece(texts["L0"], why="identity")] if texts["L0"] else []
         texts["L1"], kept["L1"] = render_summary(graph.communities, budgets["L1"])
