@@ -11,6 +11,7 @@ import logging
 import os
 import sqlite3
 from pathlib import Path
+from urllib.parse import quote
 
 from neuralmind.statedir import move_aside
 
@@ -83,6 +84,50 @@ def connect(path: Path) -> sqlite3.Connection:
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     return conn
+
+
+def writable(path: Path) -> bool:
+    """Whether this process may write the database and create its -wal/-shm files.
+
+    `os.access` sees both a chmod (for a non-root user) and a read-only mount (for anyone)."""
+    return os.access(path.parent, os.W_OK) and (not path.exists() or os.access(path, os.W_OK))
+
+
+def connect_read_only(path: Path) -> sqlite3.Connection:
+    """A connection that never writes, for a memory.db in a folder this process cannot write.
+
+    `mode=ro` still reads the write-ahead log but needs a `-shm` file it may create; when
+    it cannot (no -shm yet in a read-only folder) the file is opened immutable, which reads
+    only the main file: decisions still in an unmerged -wal are then missing, and we say so."""
+    try:
+        conn = _uri_connect(path, "mode=ro")
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # opens the WAL index
+    except sqlite3.OperationalError as e:
+        if _is_damage(e):
+            raise
+        conn = _uri_connect(path, "immutable=1")
+        wal = path.with_name(path.name + "-wal")
+        if wal.exists() and wal.stat().st_size > 0:
+            log.warning("%s is read without its write-ahead log (%s): the newest decisions may "
+                        "be missing until the folder is writable again", path, e)
+    conn.row_factory = sqlite3.Row
+    row = conn.execute("SELECT 1 FROM sqlite_master WHERE name='decisions'").fetchone()
+    if row is None:
+        conn.close()
+        raise StoreError(f"{path} holds no decisions and its folder is not writable")
+    version = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+    if version is not None and int(version[0]) > SCHEMA_VERSION:
+        conn.close()
+        raise StoreError(f"memory.db has schema version {version[0]}; this NeuralMind knows "
+                         f"{SCHEMA_VERSION}: upgrade NeuralMind")
+    return conn
+
+
+def fts_current(conn: sqlite3.Connection) -> bool:
+    """The FTS index exists and no FTS-less writer left it behind (read-only: cannot rebuild)."""
+    exists = conn.execute("SELECT 1 FROM sqlite_master WHERE name='decisions_fts'").fetchone()
+    dirty = conn.execute("SELECT value FROM meta WHERE key='fts_dirty'").fetchone()
+    return exists is not None and not (dirty and dirty[0] == "1")
 
 
 def initialise(path: Path, use_fts: bool) -> None:
@@ -172,7 +217,14 @@ def salvage(path: Path, problem: str, use_fts: bool) -> dict[str, int]:
 
 def _read_only(path: Path) -> sqlite3.Connection:
     """Reads (WAL included) that never write: a damaged file is kept exactly as found."""
-    return sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
+    return _uri_connect(path, "mode=ro")
+
+
+def _uri_connect(path: Path, options: str) -> sqlite3.Connection:
+    """Open `path` through a URI (quoted: a `?` or `#` in a folder name is no option)."""
+    return sqlite3.connect(f"file:{quote(str(path))}?{options}", uri=True,
+                           timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                           check_same_thread=False)
 
 
 def _copy_readable(old: sqlite3.Connection, new: sqlite3.Connection, table: str) -> int:

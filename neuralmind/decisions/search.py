@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from neuralmind.decisions.record import Decision
+from neuralmind.decisions.schema import StoreError
 from neuralmind.decisions.terms import fts_match, search_terms, words
 
 if TYPE_CHECKING:
@@ -171,7 +172,7 @@ def semantic_ranking(conn: sqlite3.Connection, question: str, status: str, limit
             with write() as wconn:
                 wconn.executemany("INSERT OR REPLACE INTO decision_vectors VALUES (?, ?, ?)",
                                   [(rows[i]["id"], hashes[i], fresh[j].tobytes()) for j, i in enumerate(stale)])
-        except sqlite3.OperationalError as e:   # locked or read-only: answer now, cache next time
+        except (sqlite3.OperationalError, StoreError) as e:  # locked or read-only: cache next time
             log.info("decision vectors not cached (%s)", e)
         log.debug("embedded %d decision(s) for semantic search", len(stale))
     q = embedder.embed([question])[0].astype(np.float32)

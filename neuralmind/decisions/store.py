@@ -71,6 +71,7 @@ class DecisionStore:
         self._local = threading.local()
         self._init_lock = threading.Lock()
         self._ready = False
+        self.read_only_reason: str | None = None   # set when memory.db can only be read
 
     @property
     def path(self) -> Path:
@@ -82,19 +83,45 @@ class DecisionStore:
         if not self._ready:
             with self._init_lock:
                 if not self._ready:
-                    state_dir(self.root)
-                    schema.initialise(self.path, self.use_fts)
+                    self._open()
                     self._ready = True
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None or getattr(self._local, "pid", None) != os.getpid():
-            conn = schema.connect(self.path)
+            conn = (schema.connect_read_only(self.path) if self.read_only_reason
+                    else schema.connect(self.path))
             self._local.conn, self._local.pid = conn, os.getpid()
         return conn
+
+    def _open(self) -> None:
+        """Create or check the schema; an existing memory.db this process may not write
+        (a chmod, a read-only mount) is still read, and every write says why it cannot."""
+        if self.path.is_file() and not schema.writable(self.path):
+            self._open_read_only("no write permission")
+            return
+        try:
+            state_dir(self.root)
+            schema.initialise(self.path, self.use_fts)
+        except (schema.StoreError, sqlite3.OperationalError, OSError) as e:
+            if not self.path.is_file() or schema.writable(self.path):
+                raise
+            self._open_read_only(str(e))
+
+    def _open_read_only(self, why: str) -> None:
+        conn = schema.connect_read_only(self.path)
+        try:
+            self.use_fts = self.use_fts and schema.fts_current(conn)
+        finally:
+            conn.close()
+        self.read_only_reason = f"{self.path.parent} is not writable"
+        log.info("decisions are read-only (%s)", why)    # each write says so as its error
 
     @contextlib.contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
         """One IMMEDIATE transaction: all of it lands, or none of it."""
         conn = self.connection()
+        if self.read_only_reason:
+            raise schema.StoreError(f"{self.read_only_reason}: decisions can be read but nothing "
+                                    "can be recorded or changed")
         conn.execute("BEGIN IMMEDIATE")
         try:
             yield conn
