@@ -99,6 +99,18 @@ class Git:
         p = Path(self.out("rev-parse", "--git-path", name))
         return p if p.is_absolute() else self.cwd / p
 
+    def rebase_in_progress(self) -> str | None:
+        """The branch being rebased when a rebase (either backend) has stopped or is running,
+        '' when its name is unknown; None when no rebase is under way. HEAD is then a
+        detached, replayed commit, not a branch someone checked out."""
+        for name in ("rebase-merge", "rebase-apply"):
+            state = self.git_path(name)
+            if state.is_dir() and not (state / "applying").exists():   # "applying": git am
+                head_name = state / "head-name"
+                ref = head_name.read_text(encoding="utf-8").strip() if head_name.is_file() else ""
+                return ref.removeprefix("refs/heads/") if ref != "detached HEAD" else ""
+        return None
+
     def head(self) -> str:
         code, out = self.run("rev-parse", "--verify", "--quiet", "HEAD^{commit}", ok_codes=(0, 1))
         if code != 0:

@@ -99,7 +99,12 @@ def _plan(store: DecisionStore, git: Git, commit: str, report: ScanReport) -> di
     head = git.head() if commit == "HEAD" else git.resolve(commit)
     report.commit = head
     report.branch = git.branch()
-    if report.branch is None:
+    rebasing = git.rebase_in_progress() if report.branch is None else None
+    if rebasing is not None:
+        report.notices.append(f"a rebase{' of ' + rebasing if rebasing else ''} is in progress "
+                              f"(HEAD detached at replayed commit {head[:12]}); scanning that "
+                              "commit only")
+    elif report.branch is None:
         report.notices.append(f"HEAD is detached at {head[:12]}; scanning that commit")
     prefix = git.prefix()
     parents = git.parents(head)
