@@ -213,12 +213,28 @@ def cmd_next(args: argparse.Namespace) -> int:
 
 
 def cmd_feedback(args: argparse.Namespace) -> int:
+    """Say what was really written: learning fails open, so the engine call alone cannot tell
+    a reinforced node from a skipped write (a read-only or locked store, learning off)."""
     ws = _workspace(args.path)
+    unknown = [n for n in [args.node, *args.context] if n not in ws.graph.nodes]
+    if unknown:
+        raise UsageError(f"unknown node {unknown[0]!r} (not in the index: run `neuralmind build`?)")
+    if not ws.config.learning:
+        print(f"not recorded: learning is off for this workspace (.neuralmind.toml); "
+              f"{args.node} unchanged")
+        return 0
     try:
         ws.feedback(args.node, bool(args.positive), list(args.context))
+        skipped = ws.synapses.store.last_skipped()
     except EngineError as e:
         raise UsageError(e.message) from None
-    print(f"{'reinforced' if args.positive else 'weakened'} {args.node}")
+    except Exception as e:  # the synapse layer could not even be opened
+        skipped = str(e)
+    if skipped:
+        print(f"neuralmind: error: feedback not recorded: {skipped}", file=sys.stderr)
+        return 1
+    context = f" with {len(args.context)} context node(s)" if args.positive and args.context else ""
+    print(f"{'reinforced' if args.positive else 'weakened'} {args.node}{context}")
     return 0
 
 

@@ -101,9 +101,11 @@ def _failopen(default: Callable[[], Any]) -> Callable[[Callable[..., T]], Callab
         @functools.wraps(fn)
         def inner(self: SynapseStore, *args: Any, **kwargs: Any) -> T:
             with self._lock:
+                self._outcome.skipped = None
                 try:
                     return fn(self, *args, **kwargs)
                 except sqlite3.DatabaseError as e:
+                    self._outcome.skipped = str(e)
                     if is_corruption(e):
                         log.warning("synapse store %s failed: %s", fn.__name__, e)
                         self._recover(str(e))
@@ -135,6 +137,7 @@ class SynapseStore:
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
         self.disabled: str | None = None  # why the store refuses to touch the file, if it does
+        self._outcome = threading.local()  # per thread: why the last operation did nothing
 
     # --- connection ---------------------------------------------------------------------
     def _db(self) -> sqlite3.Connection:
@@ -210,6 +213,11 @@ class SynapseStore:
                 move_aside(p, reason)
             except OSError as e:
                 log.warning("could not move %s aside: %s", p, e)
+
+    def last_skipped(self) -> str | None:
+        """Why this thread's last store operation was skipped (None when it ran): learning
+        fails open, so a caller that must report the truth (`neuralmind feedback`) asks."""
+        return getattr(self._outcome, "skipped", None)
 
     def close(self) -> None:
         with self._lock:
