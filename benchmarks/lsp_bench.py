@@ -177,6 +177,17 @@ def stalls_between(status: dict[str, Any], t0: float, t1: float) -> float:
     return max(inside, default=0.0)
 
 
+def stall_culprits(status: dict[str, Any], t0: float, n: int = 5) -> list[dict[str, Any]]:
+    """For the n largest stalls: what every thread was running when the GIL came free."""
+    loop = status.get("event_loop", {})
+    out = []
+    for t, ms in sorted(loop.get("stalls", []), key=lambda s: -s[1])[:n]:
+        near = [c for c in loop.get("culprits", []) if abs(c["t"] - t) <= ms / 1000 + 0.01]
+        out.append({"at_s": round(t - t0, 2), "stall_ms": ms,
+                    "threads": near[0]["threads"] if near else "not sampled"})
+    return out
+
+
 def top_stalls(status: dict[str, Any], t0: float, n: int = 5) -> list[tuple[float, float]]:
     """The n largest stalls as (seconds after t0, milliseconds)."""
     stalls = status.get("event_loop", {}).get("stalls", [])
@@ -202,7 +213,9 @@ async def save_latencies(c: Client, root: Path, files: list[str], rounds: int) -
     return out
 
 
-async def simulate_edits(c: Client, root: Path, files: list[str], n: int) -> None:
+async def simulate_edits(c: Client, root: Path, files: list[str], n: int) -> list[float]:
+    """Type `n` one-character edits in bursts; returns RSS (MB) after every 250 edits."""
+    samples: list[float] = []
     for rel in files:
         text = (root / rel).read_text()
         c.notify("textDocument/didOpen", {"textDocument": {
@@ -215,6 +228,9 @@ async def simulate_edits(c: Client, root: Path, files: list[str], n: int) -> Non
                                           "end": {"line": 0, "character": 0}}, "text": "#"}]})
         if i % 10 == 9:
             await c.request("neuralmind/status", {})   # let the server keep up, as typing does
+        if i % 250 == 249:
+            samples.append(c.rss_mb())
+    return samples
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -249,6 +265,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                                                                           build_end)
         results["max_stall_whole_run_ms"] = status["event_loop"]["max_stall_ms"]
         results["top_stalls_cold_s_ms"] = top_stalls(status, build_start)
+        results["stall_culprits_cold"] = stall_culprits(status, build_start)
         results["load_average"] = os.getloadavg()
         results["rss_after_index_mb"] = c.rss_mb()
         results["cold_shutdown_s"] = await c.stop()
@@ -283,7 +300,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         results["save_to_searchable_max_ms"] = 1000 * max(saves)
 
         rss_before = c.rss_mb()
-        await simulate_edits(c, root, picks, args.edits)
+        results["rss_every_250_edits_mb"] = await simulate_edits(c, root, picks, args.edits)
         await asyncio.sleep(2.5)      # one default debounce window: the last batch is learned
         status = await c.request("neuralmind/status", {})
         results["rss_before_edits_mb"] = rss_before
@@ -292,6 +309,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         results["learned_batches"] = status["learning"]["batches"]
         results["max_stall_warm_run_ms"] = status["event_loop"]["max_stall_ms"]
         results["top_stalls_warm_s_ms"] = top_stalls(status, warm_start)
+        results["stall_culprits_warm"] = stall_culprits(status, warm_start)
         results["warm_shutdown_s"] = await c.stop()
     finally:
         if not args.keep and not args.tmp:
@@ -312,6 +330,14 @@ def main() -> int:
     args = parser.parse_args()
     results = asyncio.run(run(args))
     for k, v in results.items():
+        if k.startswith("stall_culprits"):
+            print(k)
+            for stall in v:
+                print(f"  {stall['stall_ms']:6.1f} ms at {stall['at_s']} s")
+                for name, frames in (stall["threads"] if isinstance(stall["threads"], dict)
+                                     else {"?": [stall["threads"]]}).items():
+                    print(f"    {name}: {' < '.join(reversed(frames))}")
+            continue
         print(f"{k:36} {round(v, 3) if isinstance(v, float) else v}")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))

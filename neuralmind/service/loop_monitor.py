@@ -3,6 +3,12 @@
 Off by default (a 10 ms ticker costs wake-ups); `NEURALMIND_LOOP_MONITOR=1`
 turns it on and `status()` then reports the figures. The benchmark uses it to
 check the 20 ms stall target while a full index runs.
+
+A stall has two causes: the loop thread itself runs a long callback, or another
+thread holds the GIL in one long C call (a parse, a model load, a GC pass). To
+say which, a watcher thread sleeps 2 ms at a time; when it wakes more than
+WATCH_LATE_SECONDS late, whoever held the GIL just let go, so it records every
+thread's innermost frames at that moment ("culprits" in `status()`).
 """
 
 from __future__ import annotations
@@ -10,13 +16,53 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import sys
+import threading
 import time
+import traceback
 from typing import Any
 
 ENV = "NEURALMIND_LOOP_MONITOR"
 TICK_SECONDS = 0.010
 RECORD_OVER_SECONDS = 0.005   # stalls longer than this are kept with their time
 MAX_RECORDED = 1000
+WATCH_SLEEP_SECONDS = 0.002
+WATCH_LATE_SECONDS = 0.015
+WATCH_FRAMES = 4               # innermost frames kept per thread
+
+
+class GilWatcher:
+    """A daemon thread recording which threads ran when it could not get the GIL."""
+
+    def __init__(self) -> None:
+        self.culprits: list[dict[str, Any]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="nm-gil-watch", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _run(self) -> None:
+        me = threading.get_ident()
+        while not self._stop.is_set():
+            t0 = time.perf_counter()
+            time.sleep(WATCH_SLEEP_SECONDS)
+            late = time.perf_counter() - t0 - WATCH_SLEEP_SECONDS
+            if late < WATCH_LATE_SECONDS or len(self.culprits) >= MAX_RECORDED:
+                continue
+            names = {t.ident: t.name for t in threading.enumerate()}
+            threads = {}
+            for ident, frame in sys._current_frames().items():
+                if ident == me:
+                    continue
+                stack = traceback.extract_stack(frame)[-WATCH_FRAMES:]
+                threads[names.get(ident, str(ident))] = [
+                    f"{os.path.basename(f.filename)}:{f.lineno} {f.name}" for f in stack]
+            self.culprits.append({"t": round(time.monotonic(), 4),
+                                  "late_ms": round(late * 1000, 2), "threads": threads})
 
 
 class LoopMonitor:
@@ -27,6 +73,7 @@ class LoopMonitor:
         self.late_20ms = 0
         self.recorded: list[tuple[float, float]] = []  # (time.monotonic() at wake-up, stall s)
         self._task: asyncio.Task[None] | None = None
+        self.watcher = GilWatcher()
 
     @staticmethod
     def wanted() -> bool:
@@ -35,6 +82,7 @@ class LoopMonitor:
     def start(self) -> None:
         if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._run(), name="loop-monitor")
+            self.watcher.start()
 
     def reset(self) -> None:
         self.max_stall, self.ticks, self.late_20ms = 0.0, 0, 0
@@ -53,6 +101,7 @@ class LoopMonitor:
                 self.recorded.append((time.monotonic(), stall))
 
     async def stop(self) -> None:
+        self.watcher.stop()
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -62,4 +111,5 @@ class LoopMonitor:
     def to_json(self) -> dict[str, Any]:
         return {"max_stall_ms": round(self.max_stall * 1000, 2), "ticks": self.ticks,
                 "stalls_over_20ms": self.late_20ms,
-                "stalls": [[round(t, 4), round(s * 1000, 2)] for t, s in self.recorded]}
+                "stalls": [[round(t, 4), round(s * 1000, 2)] for t, s in self.recorded],
+                "culprits": self.watcher.culprits}
