@@ -18,7 +18,6 @@ import hashlib
 import logging
 import multiprocessing
 import os
-import re
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -29,8 +28,8 @@ from neuralmind.config import WorkspaceConfig
 from neuralmind.graph.communities import detect_communities
 from neuralmind.graph.extract import extract_file, line_count
 from neuralmind.graph.languages import language_for
-from neuralmind.graph.model import Edge, FileExtract
-from neuralmind.graph.resolve import resolve
+from neuralmind.graph.model import FileExtract
+from neuralmind.graph.resolve import Resolver, resolve
 from neuralmind.graph.store import (
     FileInfo,
     Graph,
@@ -58,6 +57,8 @@ POOL_MIN_FILES = 300
 WARM_GRAPHS = 4
 _warm: dict[Path, Graph] = {}
 POOL_CHUNK = 16
+# A change to more files than this (or a quarter of them) is resolved from scratch.
+REPATCH_MAX_FILES = 200
 
 
 @dataclass
@@ -253,13 +254,14 @@ class GraphBuilder:
                 save_graph(self.state, graph, previous=_with_files(prev, prev_files))
         else:
             report("resolve", 0, 1)
-            resolved = None
-            if prev.generation > 0 and not removed:
-                resolved = incremental_resolve(prev, extracts, reextracted)
-            if resolved is None:
-                resolved = resolve(extracts)
+            resolver = _patched_resolver(prev, extracts, sorted({*reextracted, *removed}),
+                                         keep=changed is not None)
+            resolved = resolver.edges if resolver is not None else resolve(extracts)
             report("resolve", 1, 1)
             graph = Graph.from_parts(extracts, files, resolved)
+            if resolver is not None:
+                graph.resolver = resolver
+                graph.out_by_file = dict(resolver.out)     # a snapshot: the next save patches
             graph.generation = prev.generation
             graph.meta = {"skipped": _skip_summary(skipped), "git": wr.git}
             report("communities", 0, 1)
@@ -350,75 +352,43 @@ def _same_outlines(prev: Graph, extracts: dict[str, FileExtract], paths: list[st
     return True
 
 
-def _outline(ex: FileExtract) -> set[tuple[str, str, str, str]]:
-    return {(n.id, n.kind, n.name, n.qualname) for n in ex.nodes}
+def _tracks(resolver: Resolver, graph: Graph) -> bool:
+    """The resolver holds the resolution of exactly this graph's extracts."""
+    mine = resolver.extracts
+    return len(mine) == len(graph.extracts) and all(
+        mine.get(p) is ex for p, ex in graph.extracts.items())
 
 
-def _links(ex: FileExtract) -> list[tuple[str, str, str, list[tuple[str, ...]]]]:
-    """Imports and bases: what other files' resolution reads from this one."""
-    return [(r.source, r.kind, r.target, [tuple(x) for x in r.names])
-            for r in ex.references if r.kind != "calls"]
-
-
-def _calls(ex: FileExtract) -> list[tuple[str, str]]:
-    return [(r.source, r.target) for r in ex.references if r.kind == "calls"]
-
-
-def incremental_resolve(prev: Graph, extracts: dict[str, FileExtract],
-                        reextracted: list[str]) -> list[Edge] | None:
-    """The edges `resolve(extracts)` would return, computed from prev's edges when the
-    change allows it; None when it does not (a file came or went, or a re-extracted
-    file changed its imports or bases, which other files' lookups go through).
-
-    `resolve` reads three things from a file: its definitions (names), its imports and
-    bases (bindings other files follow), and its calls (only its own edges). So when
-    imports and bases are unchanged:
-      - same definitions and calls: prev's edges, as they were;
-      - otherwise only call references of the changed files, and of files whose calls
-        mention a name that was added or removed, are resolved again (the other files
-        keep prev's call edges); imports and bases are cheap and resolved for all.
-    Line numbers are not read by `resolve`, so edits that only move code change nothing.
-    """
-    if set(extracts) != set(prev.extracts):
+def _patched_resolver(prev: Graph, extracts: dict[str, FileExtract], touched: list[str],
+                      keep: bool) -> Resolver | None:
+    """prev's resolver patched to `extracts`; a new one when prev has none and `keep`
+    (a save: the next save patches it); None for a one-off full build (resolve it)."""
+    resolver, prev.resolver = prev.resolver, None    # patched in place: prev must not keep it
+    if resolver is not None and not _tracks(resolver, prev):
+        resolver = None
+    if resolver is None and not (keep and extracts):
         return None
-    changed_names: set[str] = set()
-    calls_changed = False
-    for path in reextracted:
-        old, new = prev.extracts.get(path), extracts[path]
-        if old is None or old.language != new.language or _links(old) != _links(new):
-            return None
-        diff = _outline(old) ^ _outline(new)
-        changed_names.update(name for _, _, name, _ in diff)
-        calls_changed = calls_changed or _calls(old) != _calls(new)
-    if not changed_names and not calls_changed:
-        return prev.resolved
-    affected = set(reextracted)
-    if changed_names:
-        for path, ex in extracts.items():
-            if path in affected:
-                continue
-            for r in ex.references:
-                if (r.kind == "calls" and any(name in r.target for name in changed_names)
-                        and not changed_names.isdisjoint(_WORD.findall(r.target))):
-                    affected.add(path)
-                    break
-    reduced = {p: ex if p in affected else dataclasses.replace(
-        ex, references=[r for r in ex.references if r.kind != "calls"])
-        for p, ex in extracts.items()}
-    fresh = resolve(reduced)
-    kept = [e for e in prev.resolved
-            if e.kind == "calls" and _file_of(prev, e.source) not in affected]
-    edges = kept + fresh
-    edges.sort(key=lambda e: (e.source, e.kind, e.target))
-    return edges
+    if resolver is None or len(touched) > max(REPATCH_MAX_FILES, len(extracts) // 4):
+        with no_gc():
+            resolver = Resolver(extracts)
+        if resolver.edges == prev.resolved:
+            resolver.edges = prev.resolved   # the identity tells communities "same edges"
+        return resolver
+    resolver.update(extracts, touched)
+    return resolver
 
 
-_WORD = re.compile(r"[A-Za-z_$][\w$]*")
-
-
-def _file_of(graph: Graph, node: str) -> str:
-    n = graph.nodes.get(node)
-    return n.file if n is not None else node.split("::", 1)[0]
+def prepare_incremental(graph: Graph) -> None:
+    """Give `graph` the resolution state saves patch, so the first save does not pay for
+    it (Django: ~2 s of pure Python, so other threads keep running meanwhile). For a
+    long-lived process, after loading a graph."""
+    if graph.resolver is not None and _tracks(graph.resolver, graph) or not graph.extracts:
+        return
+    with no_gc():
+        resolver = Resolver(graph.extracts)
+    if resolver.edges == graph.resolved:
+        resolver.edges = graph.resolved      # the identity tells communities "same edges"
+    graph.resolver = resolver
 
 
 def _with_files(graph: Graph, files: dict[str, FileInfo]) -> Graph:
@@ -426,6 +396,7 @@ def _with_files(graph: Graph, files: dict[str, FileInfo]) -> Graph:
     view = Graph()
     view.extracts, view.files, view.resolved = graph.extracts, files, graph.resolved
     view.nodes, view.generation, view.token = graph.nodes, graph.generation, graph.token
+    view.out_by_file = graph.out_by_file
     return view
 
 

@@ -8,18 +8,36 @@ for that language family. The last step is a guess and its edges carry
 `resolved=False`. Unresolvable references (library calls, builtins) are dropped.
 
 Everything goes through dict indexes built once, so the cost is linear in the
-number of references; Django (~43k nodes, ~190k references) resolves in seconds.
+number of references; Django (~43k nodes, ~190k references) resolves in ~2 s.
+
+A save must not pay that: `Resolver` keeps the indexes and, per file, what its
+resolution looked up in other files (its dependency keys). When files change,
+`Resolver.update` patches the indexes, collects the keys whose answer changed
+(a qualified name added or removed in a file, a name that became or stopped being
+unique, a file's import bindings, a class's resolved bases) and resolves again only
+the files that looked one of them up. Every lookup result is a pure function of the
+indexes (the re-export memo is keyed by hop depth and never keeps an answer cut short
+by an import cycle further up; bases are resolved before any base is known), so the
+patched result equals a full `resolve` of the new extracts, edge for edge and in order.
+
+Dependency keys (tuples, or a class id for "the resolved bases of this class"):
+    (path, qualname)           a symbol looked up in another file's table
+    (path, alias, "b")         another file's import binding of `alias` (re-exports)
+    (path, "", "w")            another file's wildcard imports
+    (family, name, "u")        the unique-definition guess for `name`
+    (visible table id, key)    a name brought in by wildcard imports or package peers
 """
 
 from __future__ import annotations
 
+import bisect
 import builtins
 import logging
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from typing import Any
 
 from neuralmind.graph.import_rules import Binding, ImportRules, family_of
-from neuralmind.graph.model import Edge, FileExtract
+from neuralmind.graph.model import Edge, FileExtract, Node
 
 log = logging.getLogger("neuralmind.graph")
 
@@ -51,65 +69,118 @@ _STAR_REEXPORTS = frozenset({"python", "js", "rust"})
 _MAX_HOPS = 4  # re-export chains followed through __init__/index files
 
 
-@dataclass(slots=True)
-class _Sym:
-    id: str
-    kind: str
-    file: str
-    qual: str
+_NO_LOW = 1 << 30       # no import cycle cut a lookup short
+
+
+def edge_key(e: Edge) -> tuple[str, str, str]:
+    """The order of resolved edges everywhere (graph, store rows)."""
+    return (e.source, e.kind, e.target)
+
+
+def _table(fe: FileExtract) -> dict[str, Node]:
+    """Qualified name -> the file's first node of that name (the nodes' `file` is the path)."""
+    table: dict[str, Node] = {}
+    for node in fe.nodes:
+        if node.kind != "file":
+            table.setdefault(node.qualname, node)
+    return table
+
+
+def _callables(fe: FileExtract) -> list[tuple[str, str]]:
+    """(name, id) of the definitions the unique-name guess may pick."""
+    return [(n.name, n.id) for n in fe.nodes if n.kind in _CALLABLE and "#" not in n.qualname]
+
+
+def _namespaces(fe: FileExtract | None) -> list[str]:
+    """What ImportRules reads from a file's nodes (C# and PHP namespaces)."""
+    if fe is None or fe.language not in ("csharp", "php"):
+        return []
+    return [n.qualname for n in fe.nodes if n.kind == "module" and "#" not in n.qualname]
 
 
 class _Index:
-    """Lookups over the whole workspace, built once per `resolve` call."""
+    """Lookups over the whole workspace, patched file by file.
+
+    While `deps` is a set, every lookup into another file's table, bindings or
+    wildcards, every unique-name guess and every read of a class's bases adds its
+    dependency key there (lookups into `here`, the file being resolved, are left out:
+    a change there re-resolves it anyway).
+    """
 
     def __init__(self, extracts: Mapping[str, FileExtract]) -> None:
-        self.quals: dict[str, dict[str, _Sym]] = {}    # file -> qualname -> symbol
+        self.quals: dict[str, dict[str, Node]] = {}    # file -> qualname -> symbol
         self.by_name: dict[tuple[str, str], list[str]] = {}  # (family, name) -> ids
         self.bindings: dict[str, dict[str, list[Binding]]] = {}  # file -> alias -> bindings
         self.wildcards: dict[str, list[Binding]] = {}  # file -> modules imported wholesale
         self.implicit: dict[str, list[Binding]] = {}   # file -> package/namespace peers
-        self.families: dict[str, str] = {p: family_of(fe.language) for p, fe in extracts.items()}
-        self._visible: dict[tuple[Binding, ...], dict[str, str]] = {}
+        self.families: dict[str, str] = {}
         self.bases: dict[str, list[str]] = {}         # class id -> resolved base ids
-        self._memo: dict[tuple[str, tuple[str, ...]], str | None] = {}
+        self.deps: set[Any] | None = None
+        self.here = ""
+        self.read_bases = True
+        self._memo: dict[tuple[str, tuple[str, ...], int], str | None] = {}
+        self._memo_deps: dict[tuple[str, tuple[str, ...], int], set[Any]] = {}
+        self._active: dict[tuple[str, tuple[str, ...], int], int] = {}
+        self._low = _NO_LOW
+        self._vis_ids: dict[tuple[Binding, ...], int] = {}
+        self._vis_bindings: dict[int, tuple[Binding, ...]] = {}
+        self._vis_tables: dict[int, dict[str, str]] = {}
         for path in sorted(extracts):
             fe = extracts[path]
-            fam = family_of(fe.language)
-            table: dict[str, _Sym] = {}
-            for node in fe.nodes:
-                if node.kind == "file":
-                    continue
-                table.setdefault(node.qualname, _Sym(node.id, node.kind, path, node.qualname))
-                if node.kind in _CALLABLE and "#" not in node.qualname:
-                    self.by_name.setdefault((fam, node.name), []).append(node.id)
-            self.quals[path] = table
+            self.families[path] = family = family_of(fe.language)
+            self.quals[path] = _table(fe)
+            self.add_names(family, fe)
 
-    def lookup(self, files: Iterable[str], qual: str) -> _Sym | None:
+    def add_names(self, family: str, fe: FileExtract) -> None:
+        for name, nid in _callables(fe):
+            self.by_name.setdefault((family, name), []).append(nid)
+
+    def remove_names(self, family: str, fe: FileExtract) -> None:
+        for name, nid in _callables(fe):
+            ids = self.by_name.get((family, name))
+            if ids is not None and nid in ids:
+                ids.remove(nid)
+                if not ids:
+                    del self.by_name[(family, name)]
+
+    def lookup(self, files: Iterable[str], qual: str) -> Node | None:
+        deps = self.deps
         for f in files:
+            if deps is not None and f != self.here:
+                deps.add((f, qual))
             table = self.quals.get(f)
             sym = table.get(qual) if table is not None else None
             if sym is not None:
                 return sym
         return None
 
-    def symbol(self, node_id: str) -> _Sym | None:
+    def symbol(self, node_id: str) -> Node | None:
         path, sep, qual = node_id.partition("::")
-        table = self.quals.get(path) if sep else None
+        if not sep:
+            return None
+        if self.deps is not None and path != self.here:
+            self.deps.add((path, qual))
+        table = self.quals.get(path)
         return table.get(qual) if table is not None else None
 
     def forget(self) -> None:
         self._memo.clear()
+        self._memo_deps.clear()
 
     def unique(self, family: str, name: str) -> str | None:
+        if self.deps is not None:
+            self.deps.add((family, name, "u"))
         ids = self.by_name.get((family, name))
         return ids[0] if ids is not None and len(ids) == 1 else None
 
-    def member(self, owner: _Sym, rest: list[str], depth: int = 0) -> str | None:
+    def member(self, owner: Node, rest: list[str], depth: int = 0) -> str | None:
         """`rest` inside class `owner`, else inside its bases (a few levels up)."""
-        sym = self.lookup((owner.file,), ".".join([owner.qual, *rest]))
+        sym = self.lookup((owner.file,), ".".join([owner.qualname, *rest]))
         if sym is not None:
             return sym.id
-        if depth < _MAX_HOPS:
+        if depth < _MAX_HOPS and self.read_bases:
+            if self.deps is not None:
+                self.deps.add(owner.id)
             for base_id in self.bases.get(owner.id, ()):
                 base = self.symbol(base_id)
                 found = self.member(base, rest, depth + 1) if base is not None else None
@@ -136,51 +207,88 @@ class _Index:
 
         Re-exports are the module's own imports (`from .models import Model` in a
         package's `__init__.py`, `export { x } from './x'`, `from .fields import *`).
-        Memoised: star-import chains and header include trees would otherwise be
-        walked again for every call.
+        Memoised (star-import chains and header include trees would otherwise be walked
+        again for every call) by hop depth, which bounds the answer, and only when no
+        import cycle through a lookup further up cut the walk short: a memoised answer
+        is the same whichever file asked first. Each answer keeps its dependency keys.
         """
-        key = (path, parts)
+        key = (path, parts, depth)
         if key in self._memo:
+            if self.deps is not None:
+                self.deps |= self._memo_deps[key]
             return self._memo[key]
-        self._memo[key] = None  # guards against import cycles
-        found = self._exported(path, parts, depth)
-        self._memo[key] = found
+        level = self._active.get(key)
+        if level is not None:          # an import cycle back to a lookup under way
+            self._low = min(self._low, level)
+            return None
+        level = self._active[key] = len(self._active)
+        outer_deps, outer_low, outer_here = self.deps, self._low, self.here
+        mine = set() if outer_deps is not None else None
+        self.deps, self._low, self.here = mine, _NO_LOW, ""
+        try:
+            found = self._exported(path, parts, depth)
+        finally:
+            del self._active[key]
+            low = self._low
+            self.deps, self._low, self.here = outer_deps, min(outer_low, low), outer_here
+        if low >= level:
+            self._memo[key] = found
+            if mine is not None:
+                self._memo_deps[key] = mine
+        if outer_deps is not None and mine:
+            outer_deps |= mine
         return found
 
     def _exported(self, path: str, parts: tuple[str, ...], depth: int) -> str | None:
+        deps = self.deps
+        joined = ".".join(parts)
+        if deps is not None:
+            deps.add((path, joined))
         table = self.quals.get(path)
         if table is None:
             return None
-        sym = table.get(".".join(parts))
+        sym = table.get(joined)
         if sym is not None:
             return sym.id
         for cut in range(len(parts) - 1, 0, -1):  # Class.member, member maybe inherited
-            owner = table.get(".".join(parts[:cut]))
+            prefix = ".".join(parts[:cut])
+            if deps is not None:
+                deps.add((path, prefix))
+            owner = table.get(prefix)
             if owner is not None and owner.kind in _CLASS_LIKE:
                 return self.member(owner, list(parts[cut:]))
         if depth >= _MAX_HOPS:
             return None
+        if deps is not None:
+            deps.add((path, parts[0], "b"))
         for inner in self.bindings.get(path, {}).get(parts[0], ()):
             found = self.follow(inner, list(parts[1:]), depth + 1)
             if found:
                 return found
         if self.families.get(path) in _STAR_REEXPORTS:
+            if deps is not None:
+                deps.add((path, "", "w"))
             for inner in self.wildcards.get(path, ()):
                 found = self.follow(inner, list(parts), depth + 1)
                 if found:
                     return found
         return None
 
-    def visible(self, bindings: tuple[Binding, ...]) -> dict[str, str]:
-        """Every name that wildcard imports bring into scope -> node id (first wins).
+    def visible(self, bindings: tuple[Binding, ...]) -> tuple[int, dict[str, str]]:
+        """Every name that wildcard imports bring into scope -> node id (first wins),
+        with the table's id (dependency keys name it).
 
         One merged table per distinct set of bindings (files of one Go package or
         C# namespace share theirs), so an unresolved name costs one dict lookup per
         enclosing scope however many headers or namespace files are in play.
         """
-        table = self._visible.get(bindings)
+        vid = self._vis_ids.get(bindings)
+        if vid is None:
+            vid = self._vis_ids[bindings] = len(self._vis_ids)
+            self._vis_bindings[vid] = bindings
+        table = self._vis_tables.get(vid)
         if table is not None:
-            return table
+            return vid, table
         table = {}
         for binding in bindings:
             cut = len(binding.remote) + 1 if binding.remote else 0
@@ -189,8 +297,26 @@ class _Index:
                     if cut and not qual.startswith(binding.remote + "."):
                         continue
                     table.setdefault(qual[cut:], sym.id)
-        self._visible[bindings] = table
-        return table
+        self._vis_tables[vid] = table
+        return vid, table
+
+    def drop_visible(self, path: str, quals: set[str], keys: set[Any]) -> None:
+        """Forget the merged tables that read `path`, whose `quals` changed; add the keys
+        of the names concerned (and `(id, "")`, the table's emptiness)."""
+        for vid, bindings in self._vis_bindings.items():
+            hit = False
+            for binding in bindings:
+                if path not in binding.files:
+                    continue
+                hit = True
+                if binding.remote:
+                    prefix = binding.remote + "."
+                    keys.update((vid, q[len(prefix):]) for q in quals if q.startswith(prefix))
+                else:
+                    keys.update((vid, q) for q in quals)
+            if hit:
+                keys.add((vid, ""))
+                self._vis_tables.pop(vid, None)
 
 
 class _FileScope:
@@ -203,7 +329,8 @@ class _FileScope:
         self.family = family_of(fe.language)
         self.bindings = index.bindings.get(fe.path, {})
         self.wildcards = index.wildcards.get(fe.path, [])
-        self.visible = index.visible(tuple(self.wildcards + index.implicit.get(fe.path, [])))
+        seen = tuple(self.wildcards + index.implicit.get(fe.path, []))
+        self.vid, self.visible = index.visible(seen) if seen else (-1, {})
         self.reexports = self.family in _STAR_REEXPORTS
 
     def resolve(self, source: str, target: str) -> tuple[str, bool] | None:
@@ -268,6 +395,8 @@ class _FileScope:
             if owner is not None and owner.kind in _CLASS_LIKE:
                 if not bases_only:
                     return self.index.member(owner, rest)
+                if self.index.deps is not None:
+                    self.index.deps.add(owner.id)
                 for base_id in self.index.bases.get(owner.id, ()):
                     base = self.index.symbol(base_id)
                     found = self.index.member(base, rest) if base is not None else None
@@ -283,20 +412,28 @@ class _FileScope:
                 found = self.index.follow(binding, parts[cut:])
                 if found:
                     return found
+        deps = self.index.deps
         if not self.visible:
+            if deps is not None and self.vid >= 0:
+                deps.add((self.vid, ""))
             return None
         # Names inside a namespace or module (Ruby `module Shop`, C++ `namespace geo`)
         # may be written relative to it: try the enclosing scopes, innermost first.
         scope = self._source_qual(source)
         wanted = ".".join(parts)
         while True:
-            found = self.visible.get(".".join([*scope, wanted]) if scope else wanted)
+            key = ".".join([*scope, wanted]) if scope else wanted
+            if deps is not None:
+                deps.add((self.vid, key))
+            found = self.visible.get(key)
             if found and found != source:
                 return found
             if not scope:
                 break
             scope.pop()
         if len(parts) > 1:
+            if deps is not None:
+                deps.add((self.vid, parts[0]))
             owner = self.index.symbol(self.visible.get(parts[0], ""))
             if owner is not None and owner.kind in _CLASS_LIKE:
                 return self.index.member(owner, parts[1:])
@@ -308,31 +445,85 @@ class _FileScope:
         return None
 
 
-def resolve(extracts: Mapping[str, FileExtract]) -> list[Edge]:
-    """Import, call and inheritance edges across the workspace, deterministic order."""
-    index = _Index(extracts)
-    rules = ImportRules(extracts)
-    acc: dict[tuple[str, str, str], list[int]] = {}
 
-    def add(source: str, target: str, kind: str, resolved: bool) -> None:
-        slot = acc.get((source, target, kind))
-        if slot is None:
-            acc[(source, target, kind)] = [int(resolved), 1]
-        else:
-            slot[0] &= int(resolved)
-            slot[1] += 1
+def _add(acc: dict[tuple[str, str, str], list[int]], source: str, target: str, kind: str,
+         resolved: bool) -> None:
+    slot = acc.get((source, target, kind))
+    if slot is None:
+        acc[(source, target, kind)] = [int(resolved), 1]
+    else:
+        slot[0] &= int(resolved)
+        slot[1] += 1
 
-    paths = sorted(extracts)
-    for path in paths:
+
+def _edges(acc: dict[tuple[str, str, str], list[int]]) -> list[Edge]:
+    return [Edge(s, t, k, bool(v[0]), v[1]) for (s, t, k), v in acc.items()]
+
+
+# Above this many edges to insert or remove, one sort beats binary-search insertion.
+_PATCH_LIMIT = 2000
+
+
+class Resolver:
+    """The resolution of a whole workspace, kept so that a save re-resolves little.
+
+    Per file it holds its import, base and call edges and (with `track`) the dependency
+    keys of its base and call lookups; `edges` is every resolved edge in `edge_key` order
+    and `out` the same edges per file of their source.
+    """
+
+    def __init__(self, extracts: Mapping[str, FileExtract], track: bool = True) -> None:
+        self.track = track
+        self.extracts: dict[str, FileExtract] = dict(extracts)
+        self.index = _Index(self.extracts)
+        self.rules = ImportRules(self.extracts)
+        self.import_edges: dict[str, list[Edge]] = {}
+        self.base_edges: dict[str, list[Edge]] = {}
+        self.call_edges: dict[str, list[Edge]] = {}
+        # Bases resolve in two rounds, each with the bases the round before found (none
+        # for the first): `class Meta(Parent.Meta)` may need Parent's bases, and the answer
+        # must not depend on which file came first. Per round: file -> class id -> bases.
+        self.class_bases: tuple[dict[str, dict[str, list[str]]], ...] = ({}, {})
+        self.base_deps: tuple[dict[str, set[Any]], ...] = ({}, {})
+        self.first_bases: dict[str, list[str]] = {}
+        self.call_deps: dict[str, set[Any]] = {}
+        self.out: dict[str, list[Edge]] = {}
+        paths = sorted(self.extracts)
+        for path in paths:
+            self._resolve_imports(path)
+        for stage, found in enumerate((self.first_bases, self.index.bases)):
+            self._resolve_bases(paths, stage)
+            for path in paths:
+                found.update(self.class_bases[stage][path])
+        self._resolve_calls(paths)
+        for path in paths:
+            self.out[path] = self._merge(path)
+        self.edges = [e for path in paths for e in self.out[path]]
+        if any(edge_key(self.out[a][-1]) > edge_key(self.out[b][0])
+               for a, b in zip(paths, paths[1:], strict=False) if self.out[a] and self.out[b]):
+            self.edges.sort(key=edge_key)   # ids of one file sort among another's (a.py, a.py.x)
+        self.removed: list[Edge] = []       # what the last update took out and put in
+        self.added: list[Edge] = list(self.edges)
+
+    # --- the three passes, over some files -----------------------------------------------
+
+    def _begin(self, path: str) -> set[Any] | None:
+        deps = set() if self.track else None
+        self.index.deps, self.index.here = deps, path
+        return deps
+
+    def _resolve_imports(self, path: str) -> None:
+        rules, index = self.rules, self.index
+        counts: dict[str, int] = {}
         bindings: dict[str, list[Binding]] = {}
         wildcards: list[Binding] = []
-        for ref in extracts[path].references:
+        for ref in self.extracts[path].references:
             if ref.kind != "imports":
                 continue
             result = rules.resolve_import(path, ref)
             for target in result.files:
                 if target != path:
-                    add(path, target, "imports", True)
+                    counts[target] = counts.get(target, 0) + 1
             for alias, binding in result.bindings:
                 if alias:
                     bindings.setdefault(alias, []).append(binding)
@@ -341,32 +532,230 @@ def resolve(extracts: Mapping[str, FileExtract]) -> list[Edge]:
         index.bindings[path] = bindings
         index.wildcards[path] = wildcards
         index.implicit[path] = rules.implicit_bindings(path)
+        self.import_edges[path] = [Edge(path, t, "imports", True, n) for t, n in counts.items()]
 
-    scopes = {path: _FileScope(index, extracts[path]) for path in paths}
-    # Bases first: member lookups through inheritance (self.method) need them.
-    for path in paths:
-        scope = scopes[path]
-        for ref in extracts[path].references:
-            if ref.kind in ("inherits", "implements"):
-                found = scope.resolve(ref.source, ref.target)
-                if found and found[0] != ref.source:
-                    add(ref.source, found[0], ref.kind, found[1])
-                    index.bases.setdefault(ref.source, []).append(found[0])
-    index.forget()  # member lookups made before all bases were known may have missed
-    for path in paths:
-        scope = scopes[path]
-        seen: dict[tuple[str, str], tuple[str, bool] | None] = {}  # repeated calls: once
-        for ref in extracts[path].references:
-            if ref.kind == "calls":
-                key = (ref.source, ref.target)
-                if key in seen:
-                    found = seen[key]
-                else:
-                    found = seen[key] = scope.resolve(ref.source, ref.target)
-                if found and found[0] != ref.source:
-                    add(ref.source, found[0], "calls", found[1])
-    edges = [Edge(s, t, k, bool(v[0]), v[1]) for (s, t, k), v in acc.items()]
-    edges.sort(key=lambda e: (e.source, e.kind, e.target))
-    log.debug("resolved %d files into %d edges (%d heuristic)", len(paths), len(edges),
+    def _resolve_bases(self, paths: list[str], stage: int) -> None:
+        """Round 0 knows no bases (no lookup through inheritance), round 1 those of round 0:
+        either way a class's bases do not depend on which files were resolved before it."""
+        index = self.index
+        known = index.bases
+        index.bases, index.read_bases = (self.first_bases, True) if stage else ({}, False)
+        index.forget()
+        try:
+            for path in paths:
+                fe = self.extracts[path]
+                deps = self._begin(path)
+                scope = _FileScope(index, fe)
+                acc: dict[tuple[str, str, str], list[int]] = {}
+                found_bases: dict[str, list[str]] = {}
+                for ref in fe.references:
+                    if ref.kind in ("inherits", "implements"):
+                        found = scope.resolve(ref.source, ref.target)
+                        if found and found[0] != ref.source:
+                            _add(acc, ref.source, found[0], ref.kind, found[1])
+                            found_bases.setdefault(ref.source, []).append(found[0])
+                if stage:
+                    self.base_edges[path] = _edges(acc)
+                self.class_bases[stage][path] = found_bases
+                if deps is not None:
+                    self.base_deps[stage][path] = deps
+        finally:
+            index.bases, index.read_bases, index.deps = known, True, None
+            index.forget()
+
+    def _resolve_calls(self, paths: list[str]) -> None:
+        index = self.index
+        index.forget()
+        try:
+            for path in paths:
+                fe = self.extracts[path]
+                deps = self._begin(path)
+                scope = _FileScope(index, fe)
+                acc: dict[tuple[str, str, str], list[int]] = {}
+                seen: dict[tuple[str, str], tuple[str, bool] | None] = {}  # repeated calls: once
+                for ref in fe.references:
+                    if ref.kind == "calls":
+                        key = (ref.source, ref.target)
+                        if key in seen:
+                            found = seen[key]
+                        else:
+                            found = seen[key] = scope.resolve(ref.source, ref.target)
+                        if found and found[0] != ref.source:
+                            _add(acc, ref.source, found[0], "calls", found[1])
+                self.call_edges[path] = _edges(acc)
+                if deps is not None:
+                    self.call_deps[path] = deps
+        finally:
+            index.deps = None
+            index.forget()
+
+    def _merge(self, path: str) -> list[Edge]:
+        edges = self.import_edges[path] + self.base_edges[path] + self.call_edges[path]
+        edges.sort(key=edge_key)
+        return edges
+
+    # --- patching --------------------------------------------------------------------------
+
+    def update(self, extracts: Mapping[str, FileExtract], touched: Iterable[str]) -> list[str]:
+        """Bring the resolution to `extracts`, which differ from the current ones only at
+        `touched` paths (re-extracted, added or removed). Returns the files whose resolved
+        edges changed; `edges` is then a new list (else the same object), and `removed` /
+        `added` hold the edges taken out and put in."""
+        index = self.index
+        touched = sorted(set(touched))
+        before = self.extracts
+        self.extracts = dict(extracts)
+        keys: set[Any] = set()          # dependency keys whose answer may have changed
+        regroup = False                 # the file set or what import rules read changed
+        for path in touched:
+            old, new = before.get(path), self.extracts.get(path)
+            if ((old is None) != (new is None) or (old and new and old.language != new.language)
+                    or _namespaces(old) != _namespaces(new)):
+                regroup = True
+            self._replace_symbols(path, old, new, keys)
+        present = [p for p in touched if p in self.extracts]
+        for path in touched:
+            if path not in self.extracts:
+                self._forget_file(path, keys)
+        if regroup:
+            self.rules = ImportRules(self.extracts)
+        redo = set(present)
+        for path in sorted(self.extracts) if regroup else present:
+            if self._rebind(path, keys):
+                redo.add(path)
+        redone = set(redo)
+        for stage, found in enumerate((self.first_bases, index.bases)):
+            base_redo = sorted(redo | {p for p, d in self.base_deps[stage].items()
+                                       if p in self.extracts and not keys.isdisjoint(d)})
+            old_bases = {p: self.class_bases[stage].get(p, {}) for p in base_redo}
+            self._resolve_bases(base_redo, stage)
+            for path in base_redo:
+                was, now = old_bases[path], self.class_bases[stage][path]
+                for cls in was.keys() | now.keys():
+                    if was.get(cls) != now.get(cls):
+                        keys.add(cls)
+                        found.pop(cls, None)
+                found.update(now)
+            if stage:
+                redone.update(base_redo)
+        call_redo = sorted(redo | {p for p, d in self.call_deps.items()
+                                   if p in self.extracts and not keys.isdisjoint(d)})
+        self._resolve_calls(call_redo)
+        return self._patch_edges(redone | set(call_redo),
+                                 [p for p in touched if p not in self.extracts])
+
+    def _replace_symbols(self, path: str, old: FileExtract | None, new: FileExtract | None,
+                         keys: set[Any]) -> None:
+        index = self.index
+        old_table = index.quals.get(path, {})
+        new_table = _table(new) if new is not None else {}
+        changed = set()
+        for qual in old_table.keys() | new_table.keys():
+            a, b = old_table.get(qual), new_table.get(qual)
+            if a is None or b is None or a.id != b.id or a.kind != b.kind:
+                changed.add(qual)
+        keys.update((path, q) for q in changed)
+        if changed:
+            index.drop_visible(path, changed, keys)
+        old_family = family_of(old.language) if old is not None else ""
+        new_family = family_of(new.language) if new is not None else ""
+        if old is not None and new is not None and old_family != new_family:
+            keys.add((path, "", "w"))
+        names = set()
+        if old is not None:
+            names.update((old_family, n) for n, _ in _callables(old))
+        if new is not None:
+            names.update((new_family, n) for n, _ in _callables(new))
+        was = {k: index.unique(*k) for k in names}
+        if old is not None:
+            index.remove_names(old_family, old)
+        if new is not None:
+            index.add_names(new_family, new)
+            index.quals[path] = new_table
+            index.families[path] = new_family
+        else:
+            index.quals.pop(path, None)
+            index.families.pop(path, None)
+        keys.update((f, n, "u") for f, n in names if index.unique(f, n) != was[(f, n)])
+
+    def _forget_file(self, path: str, keys: set[Any]) -> None:
+        index = self.index
+        keys.update((path, alias, "b") for alias in index.bindings.pop(path, {}))
+        keys.add((path, "", "w"))
+        index.wildcards.pop(path, None)
+        index.implicit.pop(path, None)
+        for stage, found in enumerate((self.first_bases, index.bases)):
+            for cls in self.class_bases[stage].pop(path, {}):
+                keys.add(cls)
+                found.pop(cls, None)
+        for table in (self.import_edges, self.base_edges, self.call_edges, *self.base_deps,
+                      self.call_deps):
+            table.pop(path, None)
+
+    def _rebind(self, path: str, keys: set[Any]) -> bool:
+        """Resolve the file's imports again; add the keys of bindings that changed.
+        True when anything the file's own resolution reads from its imports changed."""
+        index = self.index
+        old_bindings = index.bindings.get(path, {})
+        old = (old_bindings, index.wildcards.get(path), index.implicit.get(path),
+               self.import_edges.get(path))
+        self._resolve_imports(path)
+        new_bindings = index.bindings[path]
+        for alias in old_bindings.keys() | new_bindings.keys():
+            if old_bindings.get(alias) != new_bindings.get(alias):
+                keys.add((path, alias, "b"))
+        if old[1] != index.wildcards[path]:
+            keys.add((path, "", "w"))
+        return old != (new_bindings, index.wildcards[path], index.implicit[path],
+                       self.import_edges[path])
+
+    def _patch_edges(self, redone: set[str], gone: list[str]) -> list[str]:
+        changed: list[str] = []
+        removed: list[Edge] = []
+        added: list[Edge] = []
+        for path in sorted(redone):
+            merged = self._merge(path)
+            old = self.out.get(path, [])
+            if merged != old:
+                kept = {edge_key(e): e for e in old}
+                for i, e in enumerate(merged):
+                    was = kept.pop(edge_key(e), None)
+                    if was == e:
+                        merged[i] = was           # an unchanged edge keeps its identity
+                    else:
+                        added.append(e)
+                        if was is not None:
+                            removed.append(was)
+                removed.extend(kept.values())
+                changed.append(path)
+                self.out[path] = merged
+        for path in gone:
+            old = self.out.pop(path, [])
+            if old:
+                changed.append(path)
+                removed.extend(old)
+        self.removed, self.added = removed, added
+        if not removed and not added:
+            return sorted(changed)
+        edges = list(self.edges)
+        if len(removed) + len(added) > _PATCH_LIMIT:
+            drop = {edge_key(e) for e in removed}
+            edges = [e for e in edges if edge_key(e) not in drop]
+            edges.extend(added)
+            edges.sort(key=edge_key)
+        else:
+            for e in removed:
+                i = bisect.bisect_left(edges, edge_key(e), key=edge_key)
+                del edges[i]
+            for e in added:
+                bisect.insort(edges, e, key=edge_key)
+        self.edges = edges
+        return sorted(changed)
+
+
+def resolve(extracts: Mapping[str, FileExtract]) -> list[Edge]:
+    """Import, call and inheritance edges across the workspace, in `edge_key` order."""
+    edges = Resolver(extracts, track=False).edges
+    log.debug("resolved %d files into %d edges (%d heuristic)", len(extracts), len(edges),
               sum(1 for e in edges if not e.resolved))
     return edges

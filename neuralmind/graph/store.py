@@ -39,10 +39,14 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from neuralmind.graph.model import SCHEMA_VERSION, Edge, FileExtract, Node, Reference, node_id
+from neuralmind.graph.resolve import edge_key
 from neuralmind.statedir import move_aside
+
+if TYPE_CHECKING:
+    from neuralmind.graph.resolve import Resolver
 
 log = logging.getLogger("neuralmind.graph")
 
@@ -89,6 +93,11 @@ class Graph:
         self.generation: int = 0
         self.token: str = ""          # random per save: tells this graph from any other
         self.file_adjacency: list[dict[int, float]] | None = None   # kept by communities
+        self.centrality: dict[str, float] | None = None              # kept by communities
+        # `resolved` per file of the edges' source, in the same order (a store row each)
+        self.out_by_file: dict[str, list[Edge]] | None = None
+        # The resolution state a save patches (never stored; see graph.resolve.Resolver)
+        self.resolver: Resolver | None = None
         self.built_at: float = 0.0
         self._by_file: dict[str, list[Node]] | None = None
         self._out: dict[str, list[Edge]] | None = None
@@ -106,8 +115,8 @@ class Graph:
                 g.nodes[n.id] = n
             g.edges.extend(ex.edges)
         g.files = {p: files[p] for p in sorted(files)}
-        g.resolved = list(resolved)
-        g.edges.extend(g.resolved)
+        g.resolved = resolved
+        g.edges.extend(resolved)
         return g
 
     def __len__(self) -> int:
@@ -260,6 +269,8 @@ def _out_from_text(ex: FileExtract, text: str) -> list[Edge]:
 
 def group_by_source_file(graph: Graph) -> dict[str, list[Edge]]:
     """Resolved edges per file of their source node (edge order kept)."""
+    if graph.out_by_file is not None:
+        return graph.out_by_file
     out: dict[str, list[Edge]] = defaultdict(list)
     for e in graph.resolved:
         n = graph.nodes.get(e.source)
@@ -331,15 +342,17 @@ def _read(con: sqlite3.Connection) -> Graph:
         raise DamagedGraph(f"unknown schema version {schema} (this build knows {SCHEMA_VERSION})")
     extracts: dict[str, FileExtract] = {}
     files: dict[str, FileInfo] = {}
-    resolved: list[Edge] = []
+    out_by_file: dict[str, list[Edge]] = {}
     for raw_path, sha1, lang, size, mtime_ns, lines, partial, error, extract, out in rows:
         path = _dec(raw_path)
         info = files[path] = FileInfo(sha1, lang, size, mtime_ns, bool(partial),
                                       json.loads(error), lines)
         ex = extracts[path] = _extract_from_text(path, info, extract)
-        resolved.extend(_out_from_text(ex, out))
-    resolved.sort(key=lambda e: (e.source, e.kind, e.target))
-    g = Graph.from_parts(extracts, files, resolved)
+        edges = _out_from_text(ex, out)
+        if edges:
+            out_by_file[path] = edges
+    g = Graph.from_parts(extracts, files, _in_edge_order(out_by_file))
+    g.out_by_file = out_by_file
     g.communities = [Community(int(c["id"]), c["name"], list(c["files"]), list(c["top_symbols"]),
                                c["description"], int(c["size"]))
                      for c in json.loads(meta.get("communities", "[]"))]
@@ -350,6 +363,24 @@ def _read(con: sqlite3.Connection) -> Graph:
     g.built_at = float(meta.get("built_at", "0"))
     g.meta = dict(json.loads(meta.get("meta", "{}")))
     return g
+
+
+def _in_edge_order(out_by_file: dict[str, list[Edge]]) -> list[Edge]:
+    """All resolved edges in `edge_key` order. Each row is in that order and the rows come
+    by path, so joining them is, unless one file's ids sort among another's (`a.py` and
+    `a.py.x`): only then is one big sort (a long GIL hold) needed."""
+    edges: list[Edge] = []
+    last: tuple[str, str, str] | None = None
+    ordered = True
+    for path in sorted(out_by_file):
+        rows = out_by_file[path]
+        if ordered and last is not None and edge_key(rows[0]) < last:
+            ordered = False
+        last = edge_key(rows[-1])
+        edges.extend(rows)
+    if not ordered:
+        edges.sort(key=edge_key)
+    return edges
 
 
 def load_graph(state_dir: Path) -> Graph:
@@ -479,8 +510,9 @@ def _write_rows(con: sqlite3.Connection, graph: Graph, new_out: dict[str, list[E
         if previous is not None:
             old_info = previous.files.get(path)
             if old_info is not None and previous.extracts.get(path) is ex:
-                if new_out.get(path, []) != old_out.get(path, []):
-                    outs.append((out_to_text(ex, new_out.get(path, [])), _enc(path)))
+                out, old = new_out.get(path, []), old_out.get(path, [])
+                if out is not old and out != old:
+                    outs.append((out_to_text(ex, out), _enc(path)))
                 if old_info != info:
                     con.execute("UPDATE files SET size=?, mtime_ns=? WHERE path=?",
                                 (info.size, info.mtime_ns, _enc(path)))
