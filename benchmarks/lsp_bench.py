@@ -156,7 +156,9 @@ class Client:
 def copy_repo(name: str, dest: Path) -> Path:
     src = BENCH_DATA / name
     if not src.is_dir():
-        sys.exit(f"{src} not found: run bash /work/shared/bench/fetch_sdists.sh {BENCH_DATA}")
+        how = ("bash benchmarks/make_django_20k.sh" if name == "django-20k"
+               else f"bash /work/shared/bench/fetch_sdists.sh {BENCH_DATA}")
+        sys.exit(f"{src} not found: run {how}")
     root = dest / name
     shutil.copytree(src, root, ignore=shutil.ignore_patterns(".neuralmind"))
     env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b",
