@@ -6,6 +6,13 @@ oldest leaving first). Every pair in the window is reinforced once per window,
 and consecutive distinct files are transitions, each directed pair counted once
 per window, so re-visiting files or flushing often does not inflate anything.
 
+What a window has already learned (pairs, counted files, seen transitions) is remembered
+so that it is learned once; in a session that never pauses (an editor open for days) that
+memory is bounded to about SESSION_MEMORY_PAIRS pairs and SESSION_MEMORY_FILES files: what
+has not come up for a long while is forgotten, and learned once more if it comes back. A
+session that learns fewer than half those numbers (with the 25-file window, one touching up
+to ~200 distinct files) forgets nothing, so its weights are exactly what they always were.
+
 `flush` learns what is pending without closing the window: an editor that
 flushes after every quiet second (the LSP server does) learns exactly what one
 flush at the end would, instead of fragmenting the session into one-file
@@ -19,8 +26,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 from neuralmind import config
 
@@ -28,6 +36,50 @@ log = logging.getLogger("neuralmind.synapse")
 
 EVENT_KINDS = ("session_start", "open", "edit", "save", "session_end")
 FILE_KINDS = ("open", "edit", "save")
+SESSION_MEMORY_PAIRS = 10_000   # learned pairs / seen transitions one session remembers
+SESSION_MEMORY_FILES = 1_000    # counted files / files a question led to, per session
+
+K = TypeVar("K", bound=Hashable)
+
+
+class _Recent(Generic[K]):
+    """A set that forgets what it has not seen for a while, holding at most about `limit`
+    entries: two generations of `limit // 2`; an entry seen again moves to the young one, and
+    when the young one is full the old one is dropped. What a long session keeps revisiting
+    is never forgotten; an entry is forgotten only after `limit // 2` newer ones."""
+
+    def __init__(self, limit: int) -> None:
+        self.half = max(1, limit // 2)
+        self._young: set[K] = set()
+        self._old: set[K] = set()
+
+    def unseen(self, keys: Iterable[K]) -> list[K]:
+        """Those of `keys` not remembered, in order (the remembered ones count as seen now)."""
+        young, old = self._young, self._old
+        out = []
+        for key in keys:
+            if key in young:
+                continue
+            if key in old:
+                young.add(key)
+            else:
+                out.append(key)
+        self._age()
+        return out
+
+    def seen(self, key: K) -> bool:
+        return not self.unseen((key,))
+
+    def update(self, keys: Iterable[K]) -> None:
+        self._young.update(keys)
+        self._age()
+
+    def _age(self) -> None:
+        if len(self._young) >= self.half:
+            self._old, self._young = self._young, set()
+
+    def __len__(self) -> int:
+        return len(self._young) + len(self._old - self._young)
 
 
 @dataclass
@@ -55,12 +107,14 @@ class Question:
 
 @dataclass
 class _Session:
+    memory_pairs: int = SESSION_MEMORY_PAIRS
+    memory_files: int = SESSION_MEMORY_FILES
     window: dict[str, None] = field(default_factory=dict)    # files in the window, oldest first
-    learned: set[tuple[str, str]] = field(default_factory=set)
-    counted: set[str] = field(default_factory=set)
+    learned: _Recent[tuple[str, str]] = field(init=False)
+    counted: _Recent[str] = field(init=False)
     pending: bool = False                                    # something to learn since the flush
     transitions: dict[tuple[str, str], None] = field(default_factory=dict)
-    seen_transitions: set[tuple[str, str]] = field(default_factory=set)
+    seen_transitions: _Recent[tuple[str, str]] = field(init=False)
     edited: dict[str, None] = field(default_factory=dict)    # edited after the question, unsent
     last_file: str | None = None
     last_ts: float = 0.0
@@ -70,19 +124,26 @@ class _Session:
     question_files: dict[str, None] = field(default_factory=dict)
     question_ts: float = 0.0
 
+    def __post_init__(self) -> None:
+        self.new_window()
+
     def new_window(self) -> None:
-        self.window, self.learned, self.counted = {}, set(), set()
-        self.seen_transitions, self.last_file, self.last_edit = set(), None, {}
+        self.window, self.last_file, self.last_edit = {}, None, {}
+        self.learned = _Recent(self.memory_pairs)
+        self.counted = _Recent(self.memory_files)
+        self.seen_transitions = _Recent(self.memory_pairs)
 
 
 class SessionTracker:
     """In-memory state of open editing sessions; learning happens in the two sinks."""
 
     def __init__(self, on_batch: Callable[[Batch], None], on_question: Callable[[Question], None],
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, memory_pairs: int = SESSION_MEMORY_PAIRS,
+                 memory_files: int = SESSION_MEMORY_FILES) -> None:
         self.on_batch = on_batch
         self.on_question = on_question
         self.clock = clock
+        self.memory_pairs, self.memory_files = memory_pairs, memory_files
         self._sessions: dict[str, _Session] = {}
         self._lock = threading.RLock()
 
@@ -100,7 +161,7 @@ class SessionTracker:
             self._close_idle(now, keep=session)
             if kind == "session_start":
                 self._close(session)
-                s = self._sessions[session] = _Session(last_ts=now)
+                s = self._sessions[session] = self._new_session(now)
                 if query and query.strip():
                     self._ask(session, s, query.strip(), [], now)
                 return
@@ -109,7 +170,7 @@ class SessionTracker:
                 return
             s = self._sessions.get(session)
             if s is None:
-                s = self._sessions[session] = _Session(last_ts=now)
+                s = self._sessions[session] = self._new_session(now)
             elif s.window and now - s.last_ts > config.SESSION_IDLE_SECONDS:
                 self._flush(session, s)
                 s.new_window()
@@ -121,7 +182,7 @@ class SessionTracker:
         with self._lock:
             s = self._sessions.get(session)
             if s is None:
-                s = self._sessions[session] = _Session(last_ts=now)
+                s = self._sessions[session] = self._new_session(now)
             elif s.question == query and not s.hits:
                 s.hits = list(hits)  # hits for the question the session started with
                 return
@@ -146,6 +207,9 @@ class SessionTracker:
         return list(self._sessions)
 
     # --- internals ----------------------------------------------------------------------
+    def _new_session(self, now: float) -> _Session:
+        return _Session(self.memory_pairs, self.memory_files, last_ts=now)
+
     def _ask(self, session: str, s: _Session, query: str, hits: list[str], now: float) -> None:
         self._flush(session, s)  # edits before the question were not led by it
         self._emit_question(session, s)
@@ -160,16 +224,19 @@ class SessionTracker:
             return
         if file not in s.window and len(s.window) >= config.SESSION_MAX_BATCH_FILES:
             self._flush(session, s)  # learn the full window before its oldest file leaves
-            del s.window[next(iter(s.window))]
+            oldest = next(iter(s.window))
+            del s.window[oldest]
+            s.last_edit.pop(oldest, None)   # only the window's files are ever debounced
         if s.last_file is not None and file != s.last_file:
             pair = (s.last_file, file)
-            if pair not in s.seen_transitions:
+            if not s.seen_transitions.seen(pair):
                 s.transitions[pair] = None
         s.window[file] = None
         s.pending = True
         if edit:
             s.last_edit[file] = now
-            if s.question is not None and file not in s.question_files:
+            if (s.question is not None and file not in s.question_files
+                    and len(s.question_files) < s.memory_files):   # the first files it led to
                 s.question_files[file] = None
                 s.edited[file] = None
         s.last_file, s.last_ts = file, now
@@ -178,9 +245,8 @@ class SessionTracker:
         if not s.pending:
             return
         files = sorted(s.window)
-        pairs = [(a, b) for i, a in enumerate(files) for b in files[i + 1:]
-                 if (a, b) not in s.learned]
-        batch = Batch(session, pairs, [f for f in s.window if f not in s.counted],
+        pairs = s.learned.unseen([(a, b) for i, a in enumerate(files) for b in files[i + 1:]])
+        batch = Batch(session, pairs, s.counted.unseen(s.window),
                       list(s.transitions), list(s.edited), s.last_ts, s.question, list(s.hits))
         s.learned.update(pairs)
         s.counted.update(batch.touched)
