@@ -2,7 +2,12 @@
 requests, saves with re-index and commits, with RSS / open descriptors / threads sampled
 every 1,000 events.
 
-    python benchmarks/stress/soak.py [--events 20000] [--files 200]
+    python benchmarks/stress/soak.py [--events 20000] [--files 200] [--repo django-20k]
+
+Without --repo the workspace is the generated 200-file repository (~600 nodes); with
+--repo it is a copy of /work/bench-data/<name> (its `.neuralmind/` too, when present, so
+a built index is reused), edited in its first --files Python files. For the 20k-node
+memory target: `bash benchmarks/make_django_20k.sh` and `--repo django-20k`.
 
 Per 20,000 events: 2,000 context requests, 200 saves (file written + didSave), 20 commits
 (scaled with --events). Targets: RSS growth after warm-up (the first 2,000 events) under
@@ -16,30 +21,53 @@ import json
 import random
 import time
 
-from stress_common import ENV, LspProcess, git, make_repo, pct, proc_figures, workdir
+from stress_common import (
+    ENV,
+    LspProcess,
+    copy_bench_repo,
+    git,
+    make_repo,
+    pct,
+    proc_figures,
+    workdir,
+)
 
 QUESTIONS = ["normalise an invoice value", "apply the cart policy", "payment service rules",
              "shipping helper", "session token normalisation", "audit ledger export"]
+REPO_QUESTIONS = ["how is a database query compiled", "where are migrations applied",
+                  "form field validation errors", "template rendering context",
+                  "url routing and reverse", "cache backend configuration"]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--events", type=int, default=20_000)
     ap.add_argument("--files", type=int, default=200)
+    ap.add_argument("--repo", default=None,
+                    help="a benchmark repository under /work/bench-data instead of the "
+                         "generated one")
     ap.add_argument("--no-learning", action="store_true",
                     help="learning off (A/B: is memory growth in the learning path?)")
     ap.add_argument("--only", choices=["edits", "context", "saves"], default=None,
                     help="A/B: edits always; add only context requests or only saves")
     args = ap.parse_args()
     assert ENV
-    root = make_repo(workdir("soak") / "repo", n_files=args.files)
+    if args.repo:
+        root = copy_bench_repo(args.repo, workdir("soak") / "repo")
+        paths = sorted(str(f.relative_to(root)) for f in root.rglob("*.py")
+                       if ".neuralmind" not in f.parts)[: args.files]
+        questions = REPO_QUESTIONS
+    else:
+        root = make_repo(workdir("soak") / "repo", n_files=args.files)
+        paths = [f"pkg/mod{i:03d}.py" for i in range(args.files)]
+        questions = QUESTIONS
     rng = random.Random(42)
     lsp = LspProcess(root)
     t0 = time.monotonic()
     lsp.initialize({"mcp": True, **({"learning": False} if args.no_learning else {})})
     lsp.wait_ready(timeout=900)
-    print(f"indexed {args.files} files in {time.monotonic() - t0:.1f} s", flush=True)
-    paths = [f"pkg/mod{i:03d}.py" for i in range(args.files)]
+    print(f"indexed {args.repo or 'the generated repository'} in "
+          f"{time.monotonic() - t0:.1f} s", flush=True)
     texts = {p: (root / p).read_text(encoding="utf-8") for p in paths}
     versions = dict.fromkeys(paths, 0)
     samples: list[dict[str, float]] = []
@@ -59,7 +87,7 @@ def main() -> None:
                                               "contentChanges": [{"text": texts[p]}]})
         if event % 10 == 0 and args.only in (None, "context"):
             t = time.perf_counter()
-            reply = lsp.request("neuralmind/context", {"query": rng.choice(QUESTIONS)}, timeout=120)
+            reply = lsp.request("neuralmind/context", {"query": rng.choice(questions)}, timeout=120)
             latencies.append((time.perf_counter() - t) * 1000)
             assert "error" not in reply, reply
         if event % 100 == 0 and args.only in (None, "saves"):
