@@ -180,12 +180,18 @@ class Pretokenizer:
 
     def split(self, text: str) -> Iterable[str]:
         """The pieces, as a list for text up to _LISTED_CHARS, else one at a time."""
-        if _ASTRAL.search(text) is not None:
-            stand_in = _ASTRAL.sub(self._stand_in, text)
-            return (text[m.start() : m.end()] for m in self._pattern.finditer(stand_in))
-        if len(text) <= _LISTED_CHARS:
-            return self._pattern.findall(text)
-        return (m.group() for m in self._pattern.finditer(text))
+        matched = text if _ASTRAL.search(text) is None else _ASTRAL.sub(self._stand_in, text)
+        if len(text) > _LISTED_CHARS:
+            if matched is text:
+                return (m.group() for m in self._pattern.finditer(text))
+            return (text[m.start() : m.end()] for m in self._pattern.finditer(matched))
+        pieces = self._pattern.findall(matched)
+        if matched is text:
+            return pieces
+        # Pieces tile the text (every character matches some alternative) and stand-ins
+        # keep offsets, so cumulative lengths locate each piece in the original.
+        ends = list(itertools.accumulate(map(len, pieces)))
+        return list(map(text.__getitem__, map(slice, [0, *ends], ends)))
 
     def _stand_in(self, match: re.Match[str]) -> str:
         cp = ord(match.group())
