@@ -19,6 +19,7 @@ import heapq
 import json
 import logging
 import math
+import os
 import re
 import sqlite3
 import threading
@@ -30,6 +31,7 @@ from typing import Any, TypeVar
 
 from neuralmind import config
 from neuralmind.statedir import move_aside
+from neuralmind.synapse.salvage import salvage_into
 from neuralmind.synapse.schema import MIGRATIONS, SCHEMA_VERSION, Migration, migrate, read_version
 
 log = logging.getLogger("neuralmind.synapse")
@@ -163,9 +165,10 @@ class SynapseStore:
                     self._conn = self._open()
         return self._conn
 
-    def _open(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(self.path, timeout=self.busy_timeout_ms / 1000,
+    def _open(self, path: Path | None = None) -> sqlite3.Connection:
+        path = path or self.path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(path, timeout=self.busy_timeout_ms / 1000,
                                isolation_level=None, check_same_thread=False)
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
@@ -205,14 +208,40 @@ class SynapseStore:
                 pass
 
     def _recover(self, reason: str) -> None:
-        """Move a damaged database (and its WAL files) aside and start a new one next call."""
+        """Replace a damaged database by a new one holding every row still readable in it;
+        the damaged file (and its WAL files) is moved aside, never deleted."""
         self.close()
+        fresh = self.path.with_name(f".{self.path.name}.salvage")
+        for leftover in (fresh, *(fresh.with_name(fresh.name + s) for s in ("-wal", "-shm"))):
+            leftover.unlink(missing_ok=True)
+        copied: dict[str, int] | None = None
+        try:
+            conn = self._open(fresh)
+            try:
+                copied = salvage_into(self.path, conn)
+                conn.execute("PRAGMA journal_mode = DELETE")   # all of it in the one file
+            finally:
+                conn.close()
+        except (sqlite3.Error, OSError) as e:
+            log.warning("could not salvage %s: %s", self.path.name, e)
+        moved = None
         for suffix in ("", "-wal", "-shm"):
             p = self.path.with_name(self.path.name + suffix)
             try:
-                move_aside(p, reason)
+                target = move_aside(p, reason)
             except OSError as e:
                 log.warning("could not move %s aside: %s", p, e)
+                target = None
+            moved = moved or (target if suffix == "" else None)
+        if moved is None or copied is None:       # cannot move it (read-only): keep it as is
+            fresh.unlink(missing_ok=True)
+            return
+        os.replace(fresh, self.path)
+        log.warning("%s was damaged (%s) and moved aside to %s; recovered into a new store: "
+                    "%d synapses, %d transitions, %d activations, %d questions",
+                    self.path.name, reason, moved.name, copied.get("synapses", 0),
+                    copied.get("transitions", 0), copied.get("activations", 0),
+                    copied.get("questions", 0))
 
     def last_skipped(self) -> str | None:
         """Why this thread's last store operation was skipped (None when it ran): learning
