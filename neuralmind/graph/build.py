@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from neuralmind.config import WorkspaceConfig
-from neuralmind.graph.communities import detect_communities
+from neuralmind.graph.communities import EdgeDelta, detect_communities, prepare_communities
 from neuralmind.graph.extract import extract_file, line_count
 from neuralmind.graph.languages import language_for
 from neuralmind.graph.model import FileExtract
@@ -33,7 +33,6 @@ from neuralmind.graph.resolve import Resolver, resolve
 from neuralmind.graph.store import (
     FileInfo,
     Graph,
-    assign_node_communities,
     kill_point,
     load_graph,
     no_gc,
@@ -254,8 +253,9 @@ class GraphBuilder:
                 save_graph(self.state, graph, previous=_with_files(prev, prev_files))
         else:
             report("resolve", 0, 1)
-            resolver = _patched_resolver(prev, extracts, sorted({*reextracted, *removed}),
-                                         keep=changed is not None)
+            touched_files = sorted({*reextracted, *removed})
+            resolver, delta = _patched_resolver(prev, extracts, touched_files,
+                                                keep=changed is not None)
             resolved = resolver.edges if resolver is not None else resolve(extracts)
             report("resolve", 1, 1)
             graph = Graph.from_parts(extracts, files, resolved)
@@ -272,9 +272,22 @@ class GraphBuilder:
                 # descriptions cannot differ (a body-only edit, the usual save).
                 graph.communities = prev.communities
                 graph.file_adjacency = prev.file_adjacency
-                assign_node_communities(graph)
+                graph.centrality = prev.centrality
+                for path in reextracted:
+                    cid = prev.extracts[path].nodes[0].community if prev.extracts[path].nodes \
+                        else -1
+                    for n in extracts[path].nodes:
+                        n.community = cid
+            elif prev.generation > 0:
+                if delta is not None:    # the files' own edges too (only `contains` today)
+                    delta = ([*delta[0], *(e for p in touched_files if p in prev.extracts
+                                           for e in prev.extracts[p].edges)],
+                             [*delta[1], *(e for p in touched_files if p in extracts
+                                           for e in extracts[p].edges)])
+                detect_communities(graph, previous=prev, changed_files=touched_files,
+                                   delta=delta)
             else:
-                detect_communities(graph, previous=prev if prev.generation > 0 else None)
+                detect_communities(graph)
             report("communities", 1, 1)
             report("save", 0, 1)
             kill_point("before_save")
@@ -360,22 +373,23 @@ def _tracks(resolver: Resolver, graph: Graph) -> bool:
 
 
 def _patched_resolver(prev: Graph, extracts: dict[str, FileExtract], touched: list[str],
-                      keep: bool) -> Resolver | None:
-    """prev's resolver patched to `extracts`; a new one when prev has none and `keep`
-    (a save: the next save patches it); None for a one-off full build (resolve it)."""
+                      keep: bool) -> tuple[Resolver | None, EdgeDelta | None]:
+    """prev's resolver patched to `extracts`, with the resolved edges it removed and added;
+    a new one (and no delta) when prev has none and `keep` (a save: the next save patches
+    it); (None, None) for a one-off full build (resolve it)."""
     resolver, prev.resolver = prev.resolver, None    # patched in place: prev must not keep it
     if resolver is not None and not _tracks(resolver, prev):
         resolver = None
     if resolver is None and not (keep and extracts):
-        return None
+        return None, None
     if resolver is None or len(touched) > max(REPATCH_MAX_FILES, len(extracts) // 4):
         with no_gc():
             resolver = Resolver(extracts)
         if resolver.edges == prev.resolved:
             resolver.edges = prev.resolved   # the identity tells communities "same edges"
-        return resolver
+        return resolver, None
     resolver.update(extracts, touched)
-    return resolver
+    return resolver, (resolver.removed, resolver.added)
 
 
 def prepare_incremental(graph: Graph) -> None:
@@ -386,6 +400,7 @@ def prepare_incremental(graph: Graph) -> None:
         return
     with no_gc():
         resolver = Resolver(graph.extracts)
+        prepare_communities(graph)
     if resolver.edges == graph.resolved:
         resolver.edges = graph.resolved      # the identity tells communities "same edges"
     graph.resolver = resolver

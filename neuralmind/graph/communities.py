@@ -41,6 +41,8 @@ SYMBOL_KINDS = frozenset({"class", "struct", "interface", "trait", "enum", "func
                           "method", "module"})
 
 Adjacency = list[dict[int, float]]
+# Edges taken out of and put into a graph since the previous one: (removed, added).
+EdgeDelta = tuple[list[Edge], list[Edge]]
 
 
 # --- Louvain ---------------------------------------------------------------------------------
@@ -133,24 +135,61 @@ def modularity(adj: Adjacency, membership: list[int], resolution: float = RESOLU
 
 # --- the file graph --------------------------------------------------------------------------
 
+def _file_link(e: Edge, nodes: dict[str, Node], index: dict[str, int]
+               ) -> tuple[int, int, float] | None:
+    """(file index, file index, weight) an edge adds to the file graph, if any.
+
+    Weights are multiples of 0.5 (small integers times 1, 2 or 0.5), so sums of them are
+    exact in any order: a graph patched edge by edge equals one summed from scratch."""
+    w = KIND_WEIGHTS.get(e.kind)
+    if w is None:
+        return None
+    s, t = nodes.get(e.source), nodes.get(e.target)
+    if s is None or t is None or s.file == t.file:
+        return None
+    i, j = index.get(s.file), index.get(t.file)
+    if i is None or j is None:
+        return None
+    return i, j, w * max(1, e.count) if e.resolved else w * HEURISTIC_FACTOR * max(1, e.count)
+
+
 def file_adjacency(files: list[str], nodes: dict[str, Node], edges: Iterable[Edge]) -> Adjacency:
     """Undirected weighted file graph from cross-file imports/calls/inherits edges."""
     index = {f: i for i, f in enumerate(files)}
     adj: Adjacency = [{} for _ in files]
     for e in edges:
-        w = KIND_WEIGHTS.get(e.kind)
-        if w is None:
-            continue
-        s, t = nodes.get(e.source), nodes.get(e.target)
-        if s is None or t is None or s.file == t.file:
-            continue
-        i, j = index.get(s.file), index.get(t.file)
-        if i is None or j is None:
-            continue
-        w *= max(1, e.count) if e.resolved else HEURISTIC_FACTOR * max(1, e.count)
-        adj[i][j] = adj[i].get(j, 0.0) + w
-        adj[j][i] = adj[j].get(i, 0.0) + w
+        link = _file_link(e, nodes, index)
+        if link is not None:
+            i, j, w = link
+            adj[i][j] = adj[i].get(j, 0.0) + w
+            adj[j][i] = adj[j].get(i, 0.0) + w
     return adj
+
+
+def _patched_adjacency(files: list[str], previous: Graph, graph: Graph, delta: EdgeDelta
+                       ) -> tuple[Adjacency, set[int]]:
+    """previous's file graph with `delta` applied (same files), and the rows it changed;
+    the other rows are previous's own dicts."""
+    assert previous.file_adjacency is not None
+    index = {f: i for i, f in enumerate(files)}
+    adj = list(previous.file_adjacency)
+    rows: set[int] = set()
+    for sign, edges, nodes in ((-1.0, delta[0], previous.nodes), (1.0, delta[1], graph.nodes)):
+        for e in edges:
+            link = _file_link(e, nodes, index)
+            if link is None:
+                continue
+            i, j, w = link
+            for a, b in ((i, j), (j, i)):
+                if a not in rows:
+                    adj[a] = dict(adj[a])
+                    rows.add(a)
+                v = adj[a].get(b, 0.0) + sign * w
+                if v == 0.0:
+                    del adj[a][b]
+                else:
+                    adj[a][b] = v
+    return adj, rows
 
 
 def _attach_isolated(files: list[str], adj: Adjacency, membership: list[int]) -> list[int]:
@@ -219,16 +258,30 @@ def _dominant_module(files: list[str]) -> str:
     return (common + "/") if common and dirs[best] * 2 < len(files) else best + "/"
 
 
-def _centrality(graph: Graph) -> dict[str, float]:
-    """Weighted degree over cross-symbol relations (callers weigh double)."""
-    score: dict[str, float] = defaultdict(float)
-    for e in graph.edges:
+def _add_centrality(score: dict[str, float], edges: Iterable[Edge], sign: float) -> None:
+    for e in edges:
         w = KIND_WEIGHTS.get(e.kind)
         if w is None or e.source == e.target:
             continue
-        w *= 1.0 if e.resolved else HEURISTIC_FACTOR
-        score[e.target] += 2 * w
-        score[e.source] += w
+        w *= sign if e.resolved else sign * HEURISTIC_FACTOR
+        score[e.target] = score.get(e.target, 0.0) + 2 * w
+        score[e.source] = score.get(e.source, 0.0) + w
+
+
+def _centrality(graph: Graph, previous: Graph | None, delta: EdgeDelta | None
+                ) -> dict[str, float]:
+    """Weighted degree over cross-symbol relations (callers weigh double); previous's
+    scores patched by `delta` when given (exact: weights are multiples of 0.5)."""
+    if previous is not None and previous.centrality is not None:
+        if previous.resolved is graph.resolved:
+            return previous.centrality
+        if delta is not None:
+            score = dict(previous.centrality)
+            _add_centrality(score, delta[0], -1.0)
+            _add_centrality(score, delta[1], 1.0)
+            return score
+    score = {}
+    _add_centrality(score, graph.edges, 1.0)
     return score
 
 
@@ -254,7 +307,8 @@ def _previous_partition(files: list[str], previous: Graph | None) -> list[int] |
     return [group[f] for f in files]
 
 
-def _partition(graph: Graph, files: list[str], previous: Graph | None, seed: int) -> list[int]:
+def _partition(graph: Graph, files: list[str], previous: Graph | None, seed: int,
+               delta: EdgeDelta | None) -> list[int]:
     """Louvain over the file graph, or prev's grouping when the file graph is the same
     (same files and the very same resolved edges, or an equal adjacency): Louvain is
     deterministic, so it would return that grouping again."""
@@ -262,38 +316,94 @@ def _partition(graph: Graph, files: list[str], previous: Graph | None, seed: int
     if reuse is not None and previous is not None and previous.resolved is graph.resolved:
         graph.file_adjacency = previous.file_adjacency
         return reuse
-    adj = file_adjacency(files, graph.nodes, graph.edges)
-    graph.file_adjacency = adj
-    if reuse is not None and previous is not None and previous.file_adjacency == adj:
-        return reuse
+    if (reuse is not None and previous is not None and delta is not None
+            and previous.file_adjacency is not None
+            and len(previous.file_adjacency) == len(files)):
+        adj, rows = _patched_adjacency(files, previous, graph, delta)
+        graph.file_adjacency = adj
+        if all(adj[i] == previous.file_adjacency[i] for i in rows):
+            return reuse
+    else:
+        adj = file_adjacency(files, graph.nodes, graph.edges)
+        graph.file_adjacency = adj
+        if reuse is not None and previous is not None and previous.file_adjacency == adj:
+            return reuse
     return _attach_isolated(files, adj, louvain(adj, seed=seed))
 
 
-def detect_communities(graph: Graph, seed: int = SEED,
-                       previous: Graph | None = None) -> list[Community]:
+def _dirty_files(graph: Graph, previous: Graph | None, changed_files: Iterable[str] | None,
+                 delta: EdgeDelta | None) -> set[str] | None:
+    """Files whose symbols, docstrings or scores may differ from previous's (None: any).
+    A community none of whose files is dirty keeps its name, symbols and description."""
+    if previous is None or changed_files is None or not previous.communities:
+        return None
+    dirty = set(changed_files)
+    if previous.resolved is graph.resolved:
+        return dirty
+    if delta is None:
+        return None
+    for edges, nodes in ((delta[0], previous.nodes), (delta[1], graph.nodes)):
+        for e in edges:
+            if KIND_WEIGHTS.get(e.kind) is None:
+                continue
+            for end in (e.source, e.target):
+                n = nodes.get(end)
+                dirty.add(n.file if n is not None else end.split("::", 1)[0])
+    return dirty
+
+
+def prepare_communities(graph: Graph) -> None:
+    """Compute what a save patches (file graph, scores) for a graph loaded from disk."""
+    if graph.file_adjacency is None:
+        graph.file_adjacency = file_adjacency(sorted(graph.files), graph.nodes, graph.edges)
+    if graph.centrality is None:
+        graph.centrality = _centrality(graph, None, None)
+
+
+def detect_communities(graph: Graph, seed: int = SEED, previous: Graph | None = None,
+                       changed_files: Iterable[str] | None = None,
+                       delta: EdgeDelta | None = None) -> list[Community]:
     """Partition the graph's files, set every Node.community and return the communities.
 
     `previous`: the graph this one was built from; its partition is reused when the file
-    graph is provably unchanged (names and descriptions are always recomputed).
+    graph is provably unchanged. With `changed_files` (files whose extracts differ from
+    previous's) and `delta` (the edges removed and added since previous, when not the very
+    same edges), the file graph and scores are patched rather than recomputed, and a
+    community whose files are all untouched keeps its name, symbols and description:
+    the result is the same as without them, at a fraction of the cost.
     """
     files = sorted(graph.files)
     if not files:
         graph.communities = []
         return []
-    membership = _partition(graph, files, previous, seed)
-    score = _centrality(graph)
+    membership = _partition(graph, files, previous, seed, delta)
+    score = graph.centrality = _centrality(graph, previous, delta)
+    dirty = _dirty_files(graph, previous, changed_files, delta)
+    kept = {tuple(c.files): c for c in previous.communities} if previous and dirty is not None \
+        else {}
 
     groups: dict[int, list[str]] = defaultdict(list)
     for i, f in enumerate(files):
         groups[membership[i]].append(f)
     sized = []
     for members in groups.values():
-        size = sum(len(graph.nodes_by_file(f)) for f in members)
-        sized.append((members, size))
+        old = kept.get(tuple(members))
+        if old is not None and dirty is not None and dirty.isdisjoint(members):
+            sized.append((members, old.size, old))
+        else:
+            sized.append((members, sum(len(graph.nodes_by_file(f)) for f in members), None))
     sized.sort(key=lambda ms: (-ms[1], ms[0][0]))
 
     communities: list[Community] = []
-    for cid, (members, size) in enumerate(sized):
+    for cid, (members, size, old) in enumerate(sized):
+        if old is not None:
+            communities.append(old if old.id == cid else Community(
+                cid, old.name, members, old.top_symbols, old.description, size))
+            if old.id != cid:
+                for f in members:
+                    for n in graph.nodes_by_file(f):
+                        n.community = cid
+            continue
         symbols = [n for f in members for n in graph.nodes_by_file(f) if n.kind in SYMBOL_KINDS]
         # Tests call everything, so they look central; they describe a group poorly.
         # Private helpers (`_run`) are central too, but a reader meets the public names.

@@ -69,9 +69,6 @@ _STAR_REEXPORTS = frozenset({"python", "js", "rust"})
 _MAX_HOPS = 4  # re-export chains followed through __init__/index files
 
 
-_NO_LOW = 1 << 30       # no import cycle cut a lookup short
-
-
 def edge_key(e: Edge) -> tuple[str, str, str]:
     """The order of resolved edges everywhere (graph, store rows)."""
     return (e.source, e.kind, e.target)
@@ -120,8 +117,6 @@ class _Index:
         self.read_bases = True
         self._memo: dict[tuple[str, tuple[str, ...], int], str | None] = {}
         self._memo_deps: dict[tuple[str, tuple[str, ...], int], set[Any]] = {}
-        self._active: dict[tuple[str, tuple[str, ...], int], int] = {}
-        self._low = _NO_LOW
         self._vis_ids: dict[tuple[Binding, ...], int] = {}
         self._vis_bindings: dict[int, tuple[Binding, ...]] = {}
         self._vis_tables: dict[int, dict[str, str]] = {}
@@ -208,35 +203,28 @@ class _Index:
         Re-exports are the module's own imports (`from .models import Model` in a
         package's `__init__.py`, `export { x } from './x'`, `from .fields import *`).
         Memoised (star-import chains and header include trees would otherwise be walked
-        again for every call) by hop depth, which bounds the answer, and only when no
-        import cycle through a lookup further up cut the walk short: a memoised answer
-        is the same whichever file asked first. Each answer keeps its dependency keys.
+        again for every call) by hop depth too: every hop goes one level deeper, up to
+        _MAX_HOPS, so an import cycle cannot come back to a lookup under way, and an
+        answer is the same whichever file asked first. Each answer keeps its dependency
+        keys, which every later asker inherits.
         """
         key = (path, parts, depth)
         if key in self._memo:
             if self.deps is not None:
                 self.deps |= self._memo_deps[key]
             return self._memo[key]
-        level = self._active.get(key)
-        if level is not None:          # an import cycle back to a lookup under way
-            self._low = min(self._low, level)
-            return None
-        level = self._active[key] = len(self._active)
-        outer_deps, outer_low, outer_here = self.deps, self._low, self.here
+        outer_deps, outer_here = self.deps, self.here
         mine = set() if outer_deps is not None else None
-        self.deps, self._low, self.here = mine, _NO_LOW, ""
+        self.deps, self.here = mine, ""     # the answer's keys, whoever asks: all of them
         try:
             found = self._exported(path, parts, depth)
         finally:
-            del self._active[key]
-            low = self._low
-            self.deps, self._low, self.here = outer_deps, min(outer_low, low), outer_here
-        if low >= level:
-            self._memo[key] = found
-            if mine is not None:
-                self._memo_deps[key] = mine
-        if outer_deps is not None and mine:
-            outer_deps |= mine
+            self.deps, self.here = outer_deps, outer_here
+        self._memo[key] = found
+        if mine is not None:
+            self._memo_deps[key] = mine
+            if outer_deps is not None:
+                outer_deps |= mine
         return found
 
     def _exported(self, path: str, parts: tuple[str, ...], depth: int) -> str | None:

@@ -35,9 +35,10 @@ import os
 import sqlite3
 import time
 import uuid
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -76,6 +77,9 @@ class Community:
     top_symbols: list[str]    # node ids, most central first
     description: str
     size: int                 # number of nodes in the community
+
+
+_KIND, _LANGUAGE, _RESOLVED = attrgetter("kind"), attrgetter("language"), attrgetter("resolved")
 
 
 class Graph:
@@ -154,20 +158,12 @@ class Graph:
 
     def summary(self) -> dict[str, Any]:
         """Counts for `stats`, status requests and build reports."""
-        by_lang: dict[str, int] = defaultdict(int)
-        for info in self.files.values():
-            by_lang[info.language] += 1
-        kinds: dict[str, int] = defaultdict(int)
-        for n in self.nodes.values():
-            kinds[n.kind] += 1
-        edge_kinds: dict[str, int] = defaultdict(int)
-        resolved = heuristic = 0
-        for e in self.edges:
-            edge_kinds[e.kind] += 1
-            if e.resolved:
-                resolved += 1
-            else:
-                heuristic += 1
+        # Counter counts in C: this runs after every save (~270k edges on Django)
+        by_lang = Counter(map(_LANGUAGE, self.files.values()))
+        kinds = Counter(map(_KIND, self.nodes.values()))
+        edge_kinds = Counter(map(_KIND, self.edges))
+        resolved = sum(map(_RESOLVED, self.edges))
+        heuristic = len(self.edges) - resolved
         return {
             "schema": self.schema,
             "generation": self.generation,
@@ -482,7 +478,7 @@ def save_graph(state_dir: Path, graph: Graph, previous: Graph | None = None) -> 
                         "generation": str(graph.generation), "token": graph.token,
                         "built_at": repr(graph.built_at),
                         "meta": _dumps(graph.meta),
-                        "communities": _dumps([asdict(c) for c in graph.communities])}
+                        "communities": _dumps([_community_json(c) for c in graph.communities])}
                 con.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
                                 meta.items())
                 kill_point("mid_save")
@@ -492,6 +488,12 @@ def save_graph(state_dir: Path, graph: Graph, previous: Graph | None = None) -> 
                 raise
         finally:
             con.close()
+
+
+def _community_json(c: Community) -> dict[str, Any]:
+    # not dataclasses.asdict: it deep-copies every list (~35 ms per save on Django)
+    return {"id": c.id, "name": c.name, "files": c.files, "top_symbols": c.top_symbols,
+            "description": c.description, "size": c.size}
 
 
 def _write_rows(con: sqlite3.Connection, graph: Graph, new_out: dict[str, list[Edge]],

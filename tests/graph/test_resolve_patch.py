@@ -1,0 +1,228 @@
+"""Resolver.update (the per-save path) against a full resolve of the same extracts.
+
+Every step patches the kept resolution and compares it with `resolve()` from scratch:
+the same edges in the same order, and the same edges per source file. Real tree-sitter
+extraction throughout; the workspaces exercise what a patch can get wrong (re-export
+aliases, star imports, inheritance chains, unique-name guesses, package peers,
+namespaces, files appearing and disappearing).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+
+import pytest
+
+from neuralmind.graph.extract import extract_file
+from neuralmind.graph.languages import language_for
+from neuralmind.graph.model import FileExtract
+from neuralmind.graph.resolve import Resolver, resolve
+
+
+def extract(path: str, text: str) -> FileExtract:
+    lang = language_for(path)
+    assert lang is not None, path
+    ex = extract_file(path, text.encode(), lang)
+    assert ex.error == "", ex.error
+    return ex
+
+
+def extracts_of(files: dict[str, str]) -> dict[str, FileExtract]:
+    return {p: extract(p, t) for p, t in files.items()}
+
+
+def rows(edges: list) -> list[list]:
+    return [e.to_json() for e in edges]
+
+
+def assert_patched_equals_full(r: Resolver, extracts: dict[str, FileExtract]) -> None:
+    full = resolve(extracts)
+    assert rows(r.edges) == rows(full)
+    by_file: dict[str, list] = defaultdict(list)
+    for e in full:
+        by_file[e.source.split("::", 1)[0]].append(e.to_json())
+    assert {p: rows(v) for p, v in r.out.items() if v} == dict(by_file)
+
+
+class Workspace:
+    """Files as text, their extracts and a Resolver kept across edits."""
+
+    def __init__(self, files: dict[str, str]) -> None:
+        self.files = dict(files)
+        self.extracts = extracts_of(self.files)
+        self.resolver = Resolver(self.extracts)
+        assert_patched_equals_full(self.resolver, self.extracts)
+
+    def edit(self, path: str, text: str | None) -> list[str]:
+        self.extracts = dict(self.extracts)
+        if text is None:
+            self.files.pop(path)
+            self.extracts.pop(path)
+        else:
+            self.files[path] = text
+            self.extracts[path] = extract(path, text)
+        changed = self.resolver.update(self.extracts, [path])
+        assert_patched_equals_full(self.resolver, self.extracts)
+        return changed
+
+    def edge_set(self) -> set[tuple[str, str, str]]:
+        return {(e.source, e.target, e.kind) for e in self.resolver.edges}
+
+
+PY = {
+    "pkg/__init__.py": "from .core import Engine as PublicEngine\nfrom .shapes import *\n",
+    "pkg/core.py": (
+        "class Base:\n"
+        "    def save(self):\n"
+        "        return 1\n\n\n"
+        "class Engine(Base):\n"
+        "    def run(self):\n"
+        "        return self.save()\n"
+    ),
+    "pkg/shapes.py": "def area():\n    return 2\n\n\nclass Shape:\n    def draw(self):\n        return area()\n",
+    "pkg/models.py": (
+        "from .core import Base\n\n\n"
+        "class Model(Base):\n"
+        "    class Meta:\n"
+        "        ordering = 1\n"
+    ),
+    "app/use.py": (
+        "from pkg import PublicEngine\n"
+        "from pkg import area\n"
+        "from pkg.models import Model\n\n\n"
+        "class Thing(Model):\n"
+        "    class Meta(Model.Meta):\n"
+        "        pass\n\n"
+        "    def go(self):\n"
+        "        PublicEngine()\n"
+        "        self.save()\n"
+        "        area()\n"
+        "        return unique_helper()\n"
+    ),
+    "app/more.py": (
+        "from app.use import Thing\n\n\n"
+        "class Child(Thing):\n"
+        "    def again(self):\n"
+        "        self.run()\n"
+        "        return self.go()\n"
+    ),
+    "lib/helpers.py": "def unique_helper():\n    return 1\n",
+    # resolves `PublicEngine` before app/use.py does: app/use.py then reads the memo
+    "app/early.py": "from pkg import PublicEngine\n\n\ndef make():\n    return PublicEngine()\n",
+}
+
+
+def test_adding_a_symbol_patches_only_what_looked_it_up() -> None:
+    ws = Workspace(PY)
+    untouched = ws.resolver.call_edges["pkg/shapes.py"]
+    # a second `unique_helper`: app/use.py's guess is no longer unique
+    assert ("app/use.py::Thing.go", "lib/helpers.py::unique_helper", "calls") in ws.edge_set()
+    changed = ws.edit("pkg/core.py", PY["pkg/core.py"] + "\n\ndef unique_helper():\n    return 0\n")
+    assert ("app/use.py::Thing.go", "lib/helpers.py::unique_helper", "calls") not in ws.edge_set()
+    assert changed == ["app/use.py"]
+    assert ws.resolver.call_edges["pkg/shapes.py"] is untouched     # not resolved again
+    # a method on the base: Child.again's self.run() finds it through two bases
+    ws.edit("pkg/models.py", PY["pkg/models.py"] + "\n    def run(self):\n        return 3\n")
+    assert ("app/more.py::Child.again", "pkg/models.py::Model.run", "calls") in ws.edge_set()
+
+
+def test_removing_a_symbol_reached_through_a_re_export_alias() -> None:
+    ws = Workspace(PY)
+    assert ("app/use.py::Thing.go", "pkg/core.py::Engine", "calls") in ws.edge_set()
+    # Engine goes: `PublicEngine` (an alias in pkg/__init__.py) no longer leads anywhere
+    ws.edit("pkg/core.py", "class Base:\n    def save(self):\n        return 1\n")
+    assert not any(t.startswith("pkg/core.py::Engine") for _, t, _ in ws.edge_set())
+    ws.edit("pkg/core.py", PY["pkg/core.py"])
+    assert ("app/use.py::Thing.go", "pkg/core.py::Engine", "calls") in ws.edge_set()
+    # the alias now names another class
+    ws.edit("pkg/__init__.py", "from .core import Base as PublicEngine\nfrom .shapes import *\n")
+    assert ("app/use.py::Thing.go", "pkg/core.py::Base", "calls") in ws.edge_set()
+
+
+def test_adding_and_removing_files() -> None:
+    ws = Workspace(PY)
+    ws.edit("lib/more_helpers.py", "def unique_helper():\n    return 2\n")     # ambiguous now
+    ws.edit("pkg/extra.py", "from .shapes import Shape\n\n\nclass Square(Shape):\n"
+                            "    def draw(self):\n        return super().draw()\n")
+    assert ("pkg/extra.py::Square", "pkg/shapes.py::Shape", "inherits") in ws.edge_set()
+    ws.edit("lib/helpers.py", None)                                        # unique again
+    assert ("app/use.py::Thing.go", "lib/more_helpers.py::unique_helper", "calls") in ws.edge_set()
+    ws.edit("pkg/shapes.py", None)                 # a star-imported module disappears
+    assert not any(t.startswith("pkg/shapes.py") for _, t, _ in ws.edge_set())
+    ws.edit("pkg/shapes.py", PY["pkg/shapes.py"])
+
+
+def test_changing_bases_and_imports() -> None:
+    ws = Workspace(PY)
+    inherited = ["app/use.py::Thing.go", "pkg/core.py::Base.save", "calls", True, 1]
+    assert inherited in rows(ws.resolver.edges)
+    ws.edit("pkg/models.py", "class Model:\n    pass\n")     # no Base, no Meta
+    assert inherited not in rows(ws.resolver.edges)      # (only the unique-name guess)
+    ws.edit("pkg/models.py", PY["pkg/models.py"])
+    assert ("app/use.py::Thing.Meta", "pkg/models.py::Model.Meta", "inherits") in ws.edge_set()
+    ws.edit("app/use.py", PY["app/use.py"].replace("from pkg import area\n", ""))
+    ws.edit("pkg/__init__.py", "from .core import Engine as PublicEngine\n")
+
+
+OTHER_LANGUAGES = {
+    "go/shop/a.go": "package shop\n\nfunc Helper() int { return 1 }\n",
+    "go/shop/b.go": "package shop\n\nfunc Use() int { return Helper() }\n",
+    "cs/Cart.cs": "namespace Shop {\n  class Cart {\n    public void Add() {}\n  }\n}\n",
+    "cs/Till.cs": ("namespace Shop {\n  class Till {\n    void Ring() {\n"
+                   "      var c = new Cart();\n      c.Add();\n      Cart.Make();\n    }\n  }\n}\n"),
+    "web/util.ts": "export function fmt(x: number) { return x }\n",
+    "web/index.ts": "export * from './util'\n",
+    "web/app.ts": "import { fmt } from './index'\n\nexport function show() { return fmt(1) }\n",
+}
+
+
+@pytest.mark.parametrize("path, text", [
+    ("go/shop/a.go", "package shop\n\nfunc Other() int { return 1 }\n"),     # peer loses Helper
+    ("go/shop/c.go", "package shop\n\nfunc Helper2() int { return 2 }\n"),   # a new peer
+    ("go/shop/a.go", None),
+    ("cs/Cart.cs", "namespace Shop {\n  class Cart {\n    public static void Make() {}\n  }\n}\n"),
+    ("cs/Cart.cs", "namespace Store {\n  class Cart {\n    public void Add() {}\n  }\n}\n"),
+    ("web/util.ts", "export function other() { return 2 }\n"),
+    ("web/index.ts", "export { fmt as fmt2 } from './util'\n"),
+])
+def test_package_peers_namespaces_and_star_exports(path: str, text: str | None) -> None:
+    ws = Workspace(OTHER_LANGUAGES)
+    ws.edit(path, text)
+    original = OTHER_LANGUAGES.get(path)
+    ws.edit(path, original)          # and back: the first resolution again
+    if original is not None:
+        assert rows(ws.resolver.edges) == rows(resolve(extracts_of(OTHER_LANGUAGES)))
+
+
+VARIANTS: dict[str, list[str | None]] = {
+    "pkg/core.py": [PY["pkg/core.py"],
+                    "class Base:\n    def save(self):\n        return 1\n",
+                    PY["pkg/core.py"] + "\n\ndef area():\n    return 5\n",
+                    "from .shapes import Shape\n\n\nclass Engine(Shape):\n    def run(self):\n"
+                    "        return self.draw()\n"],
+    "pkg/__init__.py": [PY["pkg/__init__.py"], "from .core import *\n",
+                        "from .models import Model as PublicEngine\nfrom .shapes import area\n"],
+    "pkg/models.py": [PY["pkg/models.py"], "class Model:\n    class Meta:\n        pass\n",
+                      None, "from pkg import PublicEngine\n\n\nclass Model(PublicEngine):\n"
+                            "    def go(self):\n        return unique_helper()\n"],
+    "lib/helpers.py": [PY["lib/helpers.py"], None, "def unique_helper():\n    return area()\n",
+                       "def save():\n    return 0\n"],
+    "app/use.py": [PY["app/use.py"], PY["app/use.py"].replace("self.save()", "self.run()"),
+                   "from pkg.core import *\n\n\ndef go():\n    return Engine().run()\n"],
+    "app/third.py": [None, "from app.more import Child\n\n\nclass Grand(Child):\n"
+                           "    def last(self):\n        return self.again()\n"],
+}
+
+
+def test_random_edit_sequences_match_full_resolution() -> None:
+    rng = random.Random(7)
+    files = {p: t for p, t in PY.items()}
+    ws = Workspace(files)
+    paths = sorted(VARIANTS)
+    for _ in range(40):
+        path = rng.choice(paths)
+        text = rng.choice(VARIANTS[path])
+        if text is None and path not in ws.files:
+            continue
+        ws.edit(path, text)           # asserts equality with a full resolve after each
