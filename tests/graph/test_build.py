@@ -158,7 +158,8 @@ def _edges(g: Graph) -> list[tuple]:
 
 
 @pytest.mark.parametrize("edit", ["new_call", "name_becomes_ambiguous", "name_added",
-                                  "method_removed_from_base", "import_changed"])
+                                  "method_removed_from_base", "import_changed",
+                                  "symbol_removed", "file_added"])
 def test_per_save_resolution_equals_a_full_resolve(tmp_path: Path, edit: str) -> None:
     files = dict(PKG)
     files["app/other.py"] = "def lonely():\n    return helper(2)\n\n\ndef unique_fn():\n    return 0\n"
@@ -167,8 +168,9 @@ def test_per_save_resolution_equals_a_full_resolve(tmp_path: Path, edit: str) ->
     build(root)
     target = {"new_call": "app/util.py", "name_becomes_ambiguous": "app/util.py",
               "name_added": "app/util.py", "method_removed_from_base": "app/core.py",
-              "import_changed": "app/core.py"}[edit]
-    text = (root / target).read_text()
+              "import_changed": "app/core.py", "symbol_removed": "app/util.py",
+              "file_added": "app/fresh.py"}[edit]
+    text = (root / target).read_text() if (root / target).exists() else ""
     if edit == "new_call":
         text += "\n\ndef extra():\n    return helper(3)\n"
     elif edit == "name_becomes_ambiguous":      # unique_fn is no longer unique: guess dropped
@@ -179,11 +181,56 @@ def test_per_save_resolution_equals_a_full_resolve(tmp_path: Path, edit: str) ->
         text = text.replace("    def run(self):\n        return helper(1)\n", "    pass\n")
     elif edit == "import_changed":
         text = text.replace("from .util import helper", "from .other import lonely as helper")
+    elif edit == "symbol_removed":              # helper's callers lose their target
+        text = '"""Helpers."""\n'
+    elif edit == "file_added":                  # a second `lonely`, and calls into app/
+        text = "from .core import Engine\n\n\ndef lonely():\n    return Engine().start()\n"
     (root / target).write_text(text)
     report = build(root, changed=[target])
     assert report.reextracted == [target]
     assert _edges(report.graph) == _edges(fresh_full(root, tmp_path))
     assert canonical(report.graph) == canonical(fresh_full(root, tmp_path / "again"))
+
+
+SAVES = [  # (path, new text or None to delete): what an editor session does
+    ("app/util.py", '"""Helpers."""\n\n\ndef helper(x):\n    y = x\n    return y + 1\n'),
+    ("app/util.py", '"""Helpers."""\n\n\ndef helper(x):\n    return twice(x)\n\n\n'
+                    'def twice(x):\n    """Doubles."""\n    return 2 * x\n'),
+    ("app/core.py", PKG["app/core.py"].replace("    def run(self):\n        return helper(1)\n",
+                                               "    pass\n")),
+    ("cli/main.py", "from app.util import twice\nfrom app.core import Engine\n\n\ndef main():\n"
+                    "    Engine().start()\n    return twice(2)\n"),
+    ("app/extra.py", "from .util import twice\n\n\nclass Runner:\n    def run(self):\n"
+                     "        return twice(3)\n"),
+    ("app/core.py", PKG["app/core.py"]),
+    ("app/util.py", None),
+    ("docs/guide.md", "# Guide\n\nText.\n"),
+]
+
+
+def test_a_session_of_saves_patches_the_graph_a_full_build_computes(tmp_path: Path) -> None:
+    """Each save patches the resolution (and communities) the previous save left: the
+    graph, in memory and stored, equals a from-scratch build after every step."""
+    root = make_repo(tmp_path / "ws")
+    graph = build(root).graph
+    resolver = None
+    for step, (path, text) in enumerate(SAVES):
+        if text is None:
+            (root / path).unlink()
+        else:
+            (root / path).write_text(text, encoding="utf-8")
+        report = GraphBuilder(root, WorkspaceConfig()).build(changed=[path], previous=graph)
+        assert report.graph.resolver is not None
+        if resolver is not None:
+            assert report.graph.resolver is resolver      # patched, not built again
+            assert graph.resolver is None                 # the old graph no longer holds it
+        resolver, graph = report.graph.resolver, report.graph
+        fresh = fresh_full(root, tmp_path / f"fresh{step}")
+        assert canonical(graph) == canonical(fresh), (step, path)
+        assert [e.to_json() for e in graph.resolved] == [e.to_json() for e in fresh.resolved]
+        assert {n.id: n.community for n in graph.nodes.values()} == \
+            {n.id: n.community for n in fresh.nodes.values()}
+        assert canonical(load_graph(root / ".neuralmind")) == canonical(graph)
 
 
 def test_warm_graph_is_reused_until_another_process_writes(
