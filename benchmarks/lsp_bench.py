@@ -240,9 +240,14 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     tmp.mkdir(parents=True, exist_ok=True)
     results: dict[str, Any] = {"repo": args.repo}
     try:
-        root = copy_repo(args.repo, tmp)
         env = {**os.environ, "NEURALMIND_LOOP_MONITOR": "1", "ORT_DISABLE_TELEMETRY": "1"}
         log = open(args.server_log, "ab") if args.server_log else None  # noqa: SIM115
+        root = tmp / args.repo
+        if args.warm_only:
+            if not (root / ".neuralmind").is_dir():
+                sys.exit(f"--warm-only needs an indexed copy in {root}: run once with --tmp")
+            return await run_warm(args, root, env, log, results)
+        root = copy_repo(args.repo, tmp)
 
         # cold: no index at all
         c = Client(root, env, log)
@@ -271,51 +276,55 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         results["load_average"] = os.getloadavg()
         results["rss_after_index_mb"] = c.rss_mb()
         results["cold_shutdown_s"] = await c.stop()
-
-        # warm: the index is on disk
-        c = Client(root, env, log)
-        t_spawn = time.perf_counter()
-        warm_start = time.monotonic()
-        await c.start()
-        results["warm_initialize_s"] = await c.initialize()
-        _, partial = await first_answer(c)
-        results["warm_first_answer_s"] = time.perf_counter() - t_spawn
-        results["warm_first_answer_partial"] = partial
-        results["warm_update_index_s"] = await c.wait_indexed()
-
-        lat: list[float] = []
-        for i in range(args.queries):
-            t0 = time.perf_counter()
-            await c.request("neuralmind/context", {"query": QUESTIONS[i % len(QUESTIONS)]})
-            lat.append(time.perf_counter() - t0)
-        results["context_p50_ms"] = 1000 * statistics.median(lat)
-        results["context_p95_ms"] = 1000 * pct(lat, 95)
-
-        py_files = sorted(str(p.relative_to(root)) for p in root.rglob("*.py")
-                          if ".neuralmind" not in p.parts)
-        by_size = sorted(py_files, key=lambda r: (root / r).stat().st_size)
-        picks = [by_size[len(by_size) // 4], by_size[len(by_size) // 2], by_size[-1]]
-        results["save_files"] = {r: (root / r).stat().st_size for r in picks}
-        saves = await save_latencies(c, root, picks, args.saves)
-        results["save_to_searchable_p50_ms"] = 1000 * statistics.median(saves)
-        results["save_to_searchable_p95_ms"] = 1000 * pct(saves, 95)
-        results["save_to_searchable_max_ms"] = 1000 * max(saves)
-
-        rss_before = c.rss_mb()
-        results["rss_every_250_edits_mb"] = await simulate_edits(c, root, picks, args.edits)
-        await asyncio.sleep(2.5)      # one default debounce window: the last batch is learned
-        status = await c.request("neuralmind/status", {})
-        results["rss_before_edits_mb"] = rss_before
-        results["rss_after_edits_mb"] = c.rss_mb()
-        results["edits"] = args.edits
-        results["learned_batches"] = status["learning"]["batches"]
-        results["max_stall_warm_run_ms"] = status["event_loop"]["max_stall_ms"]
-        results["top_stalls_warm_s_ms"] = top_stalls(status, warm_start)
-        results["stall_culprits_warm"] = stall_culprits(status, warm_start)
-        results["warm_shutdown_s"] = await c.stop()
+        return await run_warm(args, root, env, log, results)
     finally:
         if not args.keep and not args.tmp:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+async def run_warm(args: argparse.Namespace, root: Path, env: dict[str, str], log: Any,
+                   results: dict[str, Any]) -> dict[str, Any]:
+    """Start on the index on disk: latency, saves, edits."""
+    c = Client(root, env, log)
+    t_spawn = time.perf_counter()
+    warm_start = time.monotonic()
+    await c.start()
+    results["warm_initialize_s"] = await c.initialize()
+    _, partial = await first_answer(c)
+    results["warm_first_answer_s"] = time.perf_counter() - t_spawn
+    results["warm_first_answer_partial"] = partial
+    results["warm_update_index_s"] = await c.wait_indexed()
+
+    lat: list[float] = []
+    for i in range(args.queries):
+        t0 = time.perf_counter()
+        await c.request("neuralmind/context", {"query": QUESTIONS[i % len(QUESTIONS)]})
+        lat.append(time.perf_counter() - t0)
+    results["context_p50_ms"] = 1000 * statistics.median(lat)
+    results["context_p95_ms"] = 1000 * pct(lat, 95)
+
+    py_files = sorted(str(p.relative_to(root)) for p in root.rglob("*.py")
+                      if ".neuralmind" not in p.parts)
+    by_size = sorted(py_files, key=lambda r: (root / r).stat().st_size)
+    picks = [by_size[len(by_size) // 4], by_size[len(by_size) // 2], by_size[-1]]
+    results["save_files"] = {r: (root / r).stat().st_size for r in picks}
+    saves = await save_latencies(c, root, picks, args.saves)
+    results["save_to_searchable_p50_ms"] = 1000 * statistics.median(saves)
+    results["save_to_searchable_p95_ms"] = 1000 * pct(saves, 95)
+    results["save_to_searchable_max_ms"] = 1000 * max(saves)
+
+    rss_before = c.rss_mb()
+    results["rss_every_250_edits_mb"] = await simulate_edits(c, root, picks, args.edits)
+    await asyncio.sleep(2.5)      # one default debounce window: the last batch is learned
+    status = await c.request("neuralmind/status", {})
+    results["rss_before_edits_mb"] = rss_before
+    results["rss_after_edits_mb"] = c.rss_mb()
+    results["edits"] = args.edits
+    results["learned_batches"] = status["learning"]["batches"]
+    results["max_stall_warm_run_ms"] = status["event_loop"]["max_stall_ms"]
+    results["top_stalls_warm_s_ms"] = top_stalls(status, warm_start)
+    results["stall_culprits_warm"] = stall_culprits(status, warm_start)
+    results["warm_shutdown_s"] = await c.stop()
     return results
 
 
@@ -327,6 +336,8 @@ def main() -> int:
     parser.add_argument("--edits", type=int, default=1000)
     parser.add_argument("--tmp", default=None, help="work in this folder (kept) instead of a temp one")
     parser.add_argument("--keep", action="store_true", help="keep the temporary copy")
+    parser.add_argument("--warm-only", action="store_true",
+                        help="skip the cold start: reuse the indexed copy a run with --tmp left")
     parser.add_argument("--json", default=None, help="also write the figures to this file")
     parser.add_argument("--server-log", default=None, help="append the servers' stderr here")
     args = parser.parse_args()
