@@ -62,7 +62,7 @@ _CACHE_ENTRIES = 20_000
 _HASH_SLOTS_PER_TOKEN = 2.5
 
 # findall is ~25% faster than finditer, but holds every piece of the text at once
-# (~50 bytes per character): a 5 MB minified line would peak ~250 MB higher.
+# (~10 bytes per character): a 5 MB minified line would peak ~50 MB higher.
 _LISTED_CHARS = 256 * 1024
 
 
@@ -151,6 +151,7 @@ _STAND_INS = {
 }
 _OTHER_STAND_IN = "\ufffd"
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class Pretokenizer:
@@ -322,11 +323,9 @@ def byte_pair_merge(vocab: Vocabulary, piece: bytes) -> list[int]:
 
 def _as_utf8_text(text: str) -> str:
     """Lone surrogates become U+FFFD and split pairs join, exactly as bpe-openai does."""
-    try:
-        text.encode("utf-8")
+    if text.isascii() or _SURROGATE.search(text) is None:
         return text
-    except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 class Encoder:
@@ -369,8 +368,10 @@ _encoder: Encoder | None = None
 
 
 def encoder() -> Encoder:
-    """The process-wide encoder, built on first use (~0.5 s, ~6 MB)."""
+    """The process-wide encoder, built on first use (~0.3 s, ~8 MB)."""
     global _encoder
+    if _encoder is not None:
+        return _encoder
     with _lock:
         if _encoder is None:
             started = time.perf_counter()
