@@ -54,9 +54,9 @@ _PLANES_WITH_LETTERS = (range(0, 0x40000), range(0xE0000, 0xF0000))
 
 _CONTRACTION = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
 
-# Pieces up to this many characters have their token count cached; the cache is
-# dropped whole when full, which bounds it at roughly 2 MB.
-_CACHED_PIECE_CHARS = 48
+# Pieces up to this many characters (ruler comments, deep indents included) have
+# their token count cached; the cache is dropped whole when full: 2-5 MB at most.
+_CACHED_PIECE_CHARS = 128
 _CACHE_ENTRIES = 20_000
 
 _HASH_SLOTS_PER_TOKEN = 2.5
