@@ -64,6 +64,11 @@ class Edge:
         return cls(row[0], row[1], row[2], bool(row[3]), int(row[4]))
 
 
+def edge_key(e: Edge) -> tuple[str, str, str]:
+    """The order of resolved edges everywhere (a graph's list, a stored row)."""
+    return (e.source, e.kind, e.target)
+
+
 @dataclass(slots=True)
 class Reference:
     """A relation found in one file whose target is not resolved yet.

@@ -37,7 +37,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from neuralmind.graph.import_rules import Binding, ImportRules, family_of
-from neuralmind.graph.model import Edge, FileExtract, Node
+from neuralmind.graph.model import Edge, FileExtract, Node, edge_key
+from neuralmind.graph.store import release_dict
 
 log = logging.getLogger("neuralmind.graph")
 
@@ -67,11 +68,6 @@ _BUILTINS: dict[str, frozenset[str]] = {
 # `export * from`, Rust `pub use x::*`); C includes and Java/C# imports do not chain here.
 _STAR_REEXPORTS = frozenset({"python", "js", "rust"})
 _MAX_HOPS = 4  # re-export chains followed through __init__/index files
-
-
-def edge_key(e: Edge) -> tuple[str, str, str]:
-    """The order of resolved edges everywhere (graph, store rows)."""
-    return (e.source, e.kind, e.target)
 
 
 def _table(fe: FileExtract) -> dict[str, Node]:
@@ -581,6 +577,17 @@ class Resolver:
         edges = self.import_edges[path] + self.base_edges[path] + self.call_edges[path]
         edges.sort(key=edge_key)
         return edges
+
+    def release(self) -> None:
+        """Empty the state piece by piece (see Graph.release)."""
+        index = self.index
+        for table in (self.base_deps[0], self.base_deps[1], self.call_deps, index._memo_deps,
+                      self.import_edges, self.base_edges, self.call_edges, self.out,
+                      self.class_bases[0], self.class_bases[1], index.quals, index.by_name,
+                      index.bindings, index.wildcards, index.implicit, index._vis_tables,
+                      index._memo, self.extracts):
+            release_dict(table)
+        self.edges = []
 
     # --- patching --------------------------------------------------------------------------
 
