@@ -120,8 +120,8 @@ class DecisionStore:
         """One IMMEDIATE transaction: all of it lands, or none of it."""
         conn = self.connection()
         if self.read_only_reason:
-            raise schema.StoreError(f"{self.read_only_reason}: decisions can be read but nothing "
-                                    "can be recorded or changed")
+            raise schema.StoreError(f"Read-only decision memory: {self.read_only_reason}, so "
+                                    "nothing can be recorded or changed (decisions can be read)")
         conn.execute("BEGIN IMMEDIATE")
         try:
             yield conn
