@@ -7,7 +7,9 @@ What the language server does with the graph, in one process, on a copy of each 
 sdist (the sdists stay pristine):
   load      load_graph() of the stored graph, as the server does on start;
   prepare   prepare_incremental(): the resolution state saves patch (when available);
-  after-gc  allocations right after the load: the first GC pass over what the load built;
+  young-gc  a few thousand allocations right after the load: the first (young) GC pass,
+            which traverses whatever the load built and left in the young generation;
+  full-gc   gc.collect(): the full pass CPython runs by itself every so often;
   reload    drop that graph (Graph.release() when available) and load the stored one again,
             as the server does when a background build wrote a new generation;
   saves     GraphBuilder.build(changed=[f], previous=graph) on one file, `--saves` rounds
@@ -23,6 +25,7 @@ Wall times move with the load of this shared 2-core machine (printed).
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import re
@@ -74,6 +77,12 @@ class Ticker:
         return worst * 1000
 
 
+def rss_mb() -> float:
+    """This process's resident memory now (not the peak)."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
 def timed(ticker: Ticker, fn: Callable[[], Any]) -> tuple[Any, float, float]:
     """(result, ms, worst stall ms) of one call."""
     ticker.take()
@@ -105,11 +114,14 @@ def bench_repo(name: str, data: Path, saves: int) -> dict[str, Any]:
             _, _, out["idle_stall_ms"] = timed(ticker, lambda: time.sleep(1.0))
             graph, out["load_ms"], out["load_stall_ms"] = timed(ticker, lambda: load_graph(state))
             out["nodes"] = len(graph.nodes)
+            out["rss_loaded_mb"] = rss_mb()
             prepare = getattr(build_mod, "prepare_incremental", None)
             if prepare is not None:
                 _, out["prepare_ms"], out["prepare_stall_ms"] = timed(ticker, lambda: prepare(graph))
-            _, out["after_gc_ms"], out["after_gc_stall_ms"] = timed(
-                ticker, lambda: [[i] for i in range(200_000)])
+                out["rss_prepared_mb"] = rss_mb()
+            _, out["young_gc_ms"], out["young_gc_stall_ms"] = timed(
+                ticker, lambda: [[i] for i in range(5_000)])
+            _, out["full_gc_ms"], out["full_gc_stall_ms"] = timed(ticker, gc.collect)
 
             def reload() -> Any:
                 nonlocal graph
@@ -120,11 +132,12 @@ def bench_repo(name: str, data: Path, saves: int) -> dict[str, Any]:
                 return load_graph(state)
 
             graph, out["reload_ms"], out["reload_stall_ms"] = timed(ticker, reload)
+            _, _, out["reload_young_gc_stall_ms"] = timed(ticker, lambda: [[i] for i in range(5_000)])
+            _, _, out["reload_full_gc_stall_ms"] = timed(ticker, gc.collect)
             if prepare is not None:
                 timed(ticker, lambda: prepare(graph))
-            _, _, out["reload_after_gc_stall_ms"] = timed(
-                ticker, lambda: [[i] for i in range(200_000)])
             out["saves"] = run_saves(root, target, import_line, graph, saves, ticker)
+            out["rss_after_saves_mb"] = rss_mb()
         return out
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -174,13 +187,19 @@ def main() -> None:
     for name in args.repos.split(","):
         r = bench_repo(name.strip(), args.data, args.saves)
         results.append(r)
-        print(f"\n{name} ({r['nodes']:,} nodes)        ms     stall ms")
-        print(f"  {'idle (noise floor)':18s} {'':8s} {r['idle_stall_ms']:8.1f}")
+        print(f"\n{name} ({r['nodes']:,} nodes)          ms     stall ms")
+        print(f"  {'idle (noise floor)':20s} {'':8s} {r['idle_stall_ms']:8.1f}")
         for label, key in (("load", "load"), ("prepare", "prepare"),
-                           ("GC after load", "after_gc"), ("reload", "reload")):
+                           ("young GC after load", "young_gc"), ("full GC after load", "full_gc"),
+                           ("reload", "reload")):
             if f"{key}_ms" in r:
-                print(f"  {label:18s} {r[key + '_ms']:8.1f} {r[key + '_stall_ms']:8.1f}")
-        print(f"  {'GC after reload':18s} {'':8s} {r['reload_after_gc_stall_ms']:8.1f}")
+                print(f"  {label:20s} {r[key + '_ms']:8.1f} {r[key + '_stall_ms']:8.1f}")
+        for label, key in (("young GC after reload", "reload_young_gc"),
+                           ("full GC after reload", "reload_full_gc")):
+            print(f"  {label:20s} {'':8s} {r[key + '_stall_ms']:8.1f}")
+        print("  RSS MB: loaded {:.0f}, prepared {}, after the saves {:.0f}".format(
+            r["rss_loaded_mb"], f"{r['rss_prepared_mb']:.0f}" if "rss_prepared_mb" in r else "-",
+            r["rss_after_saves_mb"]))
         print("  save           p50 ms   max ms  stall max ms")
         for kind, s in r["saves"].items():
             print(f"  {kind:12s} {s['p50_ms']:8.1f} {s['max_ms']:8.1f} {s['stall_max_ms']:8.1f}")
