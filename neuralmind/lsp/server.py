@@ -62,15 +62,23 @@ def plain_params_converter() -> Any:
 
 
 class NeuralMindProtocol(LanguageServerProtocol):
-    """pygls 2.1.1 files every async notification handler's future in `_request_futures`
-    under a fresh id and never removes it: one finished Task (~3 KB) per didChange, a leak
-    of ~3 MB per 1,000 edits (benchmarks/stress/soak.py). Drop it once the handler is done."""
+    """pygls 2.1.1 files every notification handler's future in `_request_futures` under
+    a fresh id and never removes it: one finished Task (~3 KB) per didChange, a leak of
+    ~3 MB per 1,000 edits (benchmarks/stress/soak.py). didOpen/didChange/didSave run our
+    handler as a second future under the same id (pygls' builtin generator handler), so
+    every future registered here is dropped once it is done, if it is still the one filed
+    (tests/lsp/test_lsp_notification_leak.py counts them)."""
 
-    def _check_handler_result(self, future: Any) -> None:
-        super()._check_handler_result(future)
-        for key, pending in list(self._request_futures.items()):
-            if pending is future:
-                self._request_futures.pop(key, None)
+    def _execute_handler(self, msg_id: Any, handler: Any, callback: Any,
+                         args: Any = None, kwargs: Any = None) -> None:
+        super()._execute_handler(msg_id, handler, callback, args, kwargs)
+        future = self._request_futures.get(msg_id)
+        if future is not None:
+            future.add_done_callback(lambda done, key=msg_id: self._forget(key, done))
+
+    def _forget(self, key: Any, future: Any) -> None:
+        if self._request_futures.get(key) is future:
+            self._request_futures.pop(key, None)
 
 
 class NeuralMindServer(LanguageServer):

@@ -48,15 +48,7 @@ sys.exit(main(["--stdio"]))
 CONFIG = ClientServerConfig(server_command=[sys.executable, "-c", LAUNCHER],
                             server_env=SERVER_ENV, client_factory=make_client)
 
-pytestmark = [
-    pytest.mark.asyncio(loop_scope="module"),
-    # The fix in neuralmind/lsp/server.py (commit 7992029) drops only the outer future of a
-    # notification; didChange/didOpen/didSave run the user handler through pygls' builtin
-    # generator, whose inner Task stays: one per notification. Strict: passes -> fails, so
-    # this marker goes when the complete fix lands (RELIABILITY.md, "Fixes").
-    pytest.mark.xfail(strict=True, reason="notification handler Tasks still kept by pygls: "
-                      "server.py's fix covers only the outer future (see RELIABILITY.md)"),
-]
+pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
 @pytest_lsp.fixture(scope="module", config=CONFIG)
