@@ -12,7 +12,7 @@ import functools
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from neuralmind.config import MAX_QUESTION_CHARS, WorkspaceConfig, load_workspace_config
 from neuralmind.context.pack import ContextResult, RankedHit, assemble
@@ -205,13 +205,31 @@ class Workspace:
             log.warning("next-likely failed: %s", e)
             return []
 
-    def feedback(self, node_id: str, positive: bool, context: list[str] | None = None) -> None:
-        """Explicit feedback on a retrieved node: reinforce it with its context, or weaken it."""
-        if not node_id or node_id.split("::")[0] not in self.graph.files:
-            raise EngineError("not_found", f"unknown node {node_id!r}")
+    def feedback(self, node_id: str, positive: bool,
+                 context: list[str] | None = None) -> dict[str, Any]:
+        """Explicit feedback on a retrieved node: reinforce it with its context, or weaken it.
+
+        Learning fails open, so the answer says what really happened: `recorded` is False,
+        with the `reason`, when learning is off or the store skipped the write (locked,
+        read-only). Unknown node ids are refused (EngineError "not_found")."""
+        together = list(context or []) if positive else []
+        unknown = [n for n in [node_id, *together] if n not in self.graph.nodes]
+        if unknown:
+            raise EngineError("not_found", f"unknown node {unknown[0]!r} (not in the index: "
+                                           "run `neuralmind build`?)")
+        out: dict[str, Any] = {"node": node_id, "positive": positive, "context": together,
+                               "recorded": False, "reason": None}
+        if not self.config.learning:
+            out["reason"] = "learning is off for this workspace (.neuralmind.toml)"
+            return out
         layer = self._synapses_or_none()
-        if layer is not None:
-            layer.feedback(node_id, positive, list(context or []))
+        if layer is None:
+            out["reason"] = "the synapse store cannot be opened (see the log)"
+            return out
+        layer.feedback(node_id, positive, together)
+        out["reason"] = layer.store.last_skipped()
+        out["recorded"] = out["reason"] is None
+        return out
 
     # --- other writers -------------------------------------------------------------------
     def reload(self) -> None:

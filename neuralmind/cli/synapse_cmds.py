@@ -213,29 +213,20 @@ def cmd_next(args: argparse.Namespace) -> int:
 
 
 def cmd_feedback(args: argparse.Namespace) -> int:
-    """Say what was really written: learning fails open, so the engine call alone cannot tell
-    a reinforced node from a skipped write (a read-only or locked store, learning off)."""
     ws = _workspace(args.path)
-    unknown = [n for n in [args.node, *args.context] if n not in ws.graph.nodes]
-    if unknown:
-        raise UsageError(f"unknown node {unknown[0]!r} (not in the index: run `neuralmind build`?)")
-    if not ws.config.learning:
-        print(f"not recorded: learning is off for this workspace (.neuralmind.toml); "
-              f"{args.node} unchanged")
-        return 0
     try:
-        ws.feedback(args.node, bool(args.positive), list(args.context))
-        skipped = ws.synapses.store.last_skipped()
+        out = ws.feedback(args.node, bool(args.positive), list(args.context))
     except EngineError as e:
         raise UsageError(e.message) from None
-    except Exception as e:  # the synapse layer could not even be opened
-        skipped = str(e)
-    if skipped:
-        print(f"neuralmind: error: feedback not recorded: {skipped}", file=sys.stderr)
-        return 1
-    context = f" with {len(args.context)} context node(s)" if args.positive and args.context else ""
-    print(f"{'reinforced' if args.positive else 'weakened'} {args.node}{context}")
-    return 0
+    if out["recorded"]:
+        context = f" with {len(out['context'])} context node(s)" if out["context"] else ""
+        print(f"{'reinforced' if out['positive'] else 'weakened'} {out['node']}{context}")
+        return 0
+    if not ws.config.learning:       # a choice, not a failure
+        print(f"not recorded: {out['reason']}; {out['node']} unchanged")
+        return 0
+    print(f"neuralmind: error: feedback not recorded: {out['reason']}", file=sys.stderr)
+    return 1
 
 
 # --- synapse / memory -------------------------------------------------------------------

@@ -44,6 +44,8 @@ def next_likely(out: dict[str, Any]) -> str:
 
 
 def feedback(out: dict[str, Any]) -> str:
+    if not out["recorded"]:
+        return f"Not recorded: {out['reason']}; {out['node']} unchanged."
     verb = "Reinforced" if out["positive"] else "Weakened"
     together = f" with {len(out['context'])} co-retrieved nodes" if out["context"] else ""
     return f"{verb} {out['node']}{together}."

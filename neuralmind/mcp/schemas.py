@@ -62,10 +62,11 @@ class NextLikely(_Open):
 
 
 class FeedbackResult(_Open):
-    ok: bool
     node: str
     positive: bool
     context: list[str] = Field(description="node ids reinforced together with `node`")
+    recorded: bool = Field(description="false when learning is off or the write was skipped")
+    reason: str | None = Field(description="why nothing was recorded (null when recorded)")
 
 
 class Learning(_Open):

@@ -569,8 +569,7 @@ class EngineService:
     async def feedback(self, node_id: str, positive: bool,
                        context: list[str] | None = None) -> dict[str, Any]:
         ws = await self.workspace()
-        await self._run(ws.feedback, node_id, positive, context)
-        return {"ok": True, "node": node_id, "positive": positive}
+        return await self._run(ws.feedback, node_id, positive, context)
 
     # --- status -------------------------------------------------------------------------
     async def status(self) -> dict[str, Any]:

@@ -115,10 +115,19 @@ async def test_feedback_reinforces_with_the_last_query_hits(service: EngineServi
     assert not fed.is_error, fed.content
     out = fed.structured_content
     assert out["positive"] and out["node"] == node
+    assert out["recorded"] is True and out["reason"] is None
     assert out["context"] and set(out["context"]) <= set(hit_ids) and node not in out["context"]
     ws = await service.workspace()
     neighbours = dict(ws.synapses.neighbors(node, 20))
     assert set(out["context"]) & set(neighbours), "feedback did not reach the synapse store"
+
+
+async def test_feedback_on_an_unknown_node_is_refused(service: EngineService) -> None:
+    async with Client(build_mcp_server(service)) as client:
+        fed = await client.call_tool("neuralmind_feedback",
+                                     {"node_id": "app/billing.py::NoSuchThing"})
+    assert fed.is_error
+    assert "not_found" in fed.content[0].text and "NoSuchThing" in fed.content[0].text
 
 
 async def test_a_query_is_a_learning_event_of_the_agent_session(service: EngineService) -> None:
