@@ -63,6 +63,10 @@ class StoreError(Exception):
     """The decision store cannot be opened or used; the message says why."""
 
 
+class ReadOnlyStore(StoreError):
+    """A write to decision memory that is only readable (read-only folder or disk)."""
+
+
 def fts5_available() -> bool:
     try:
         conn = sqlite3.connect(":memory:")

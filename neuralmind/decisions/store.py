@@ -120,7 +120,7 @@ class DecisionStore:
         """One IMMEDIATE transaction: all of it lands, or none of it."""
         conn = self.connection()
         if self.read_only_reason:
-            raise schema.StoreError(f"Read-only decision memory: {self.read_only_reason}, so "
+            raise schema.ReadOnlyStore(f"Read-only decision memory: {self.read_only_reason}, so "
                                     "nothing can be recorded or changed (decisions can be read)")
         conn.execute("BEGIN IMMEDIATE")
         try:

@@ -42,7 +42,7 @@ neuralmind_memory_get for a cheap, progressive look).
 record non-obvious choices with neuralmind_decision_record.
 - If results look empty or stale: neuralmind_status.
 Paths are relative to the workspace root; errors carry a code (invalid_argument, \
-invalid_path, not_indexed, not_found, semantic_unavailable, read_only)."""
+invalid_path, not_indexed, not_found, semantic_unavailable, read_only, store_unavailable)."""
 
 READ_ONLY_NOTE = ("\nThis server is read-only: recording tools (feedback, decision recording) "
                   "are refused.")

@@ -751,6 +751,7 @@ def _write_problem(e: BaseException) -> str | None:
 
 def _call_store(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """Decision-store errors (ValueError, not found) as EngineErrors for the adapters."""
+    from neuralmind.decisions.schema import ReadOnlyStore, StoreError
     from neuralmind.decisions.search import SemanticUnavailable
     from neuralmind.decisions.store import DecisionNotFound
 
@@ -758,6 +759,10 @@ def _call_store(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         return fn(*args, **kwargs)
     except EngineError:
         raise
+    except ReadOnlyStore as e:
+        raise EngineError("read_only", str(e)) from None
+    except StoreError as e:
+        raise EngineError("store_unavailable", str(e)) from None
     except DecisionNotFound as e:
         raise EngineError("not_found", str(e)) from None
     except SemanticUnavailable as e:

@@ -221,7 +221,7 @@ async def test_stdio_bridge_reaches_the_same_engine(editor: LanguageClient, repo
     assert status["mcp_endpoint"] == entry.url        # only the editor's engine knows its URL
     assert status["learning"]["batches"] >= 1           # learned from the editor's edits
     assert "Invoice totals round once, after tax" in [d["title"] for d in found["results"]]
-    assert fed["ok"]
+    assert fed["recorded"] and fed["reason"] is None
     assert "neuralmind_decision_record" not in listed and "neuralmind_query" in listed
     assert error_code(refused) == "read_only"
     editor_view = await editor.protocol.send_request_async("neuralmind/status", {})
