@@ -54,6 +54,11 @@ def test_save_and_load_round_trip(tmp_path: Path) -> None:
     assert loaded is not None and len(loaded) == len(index)
     for q in ("digest nonce", "cookie jar", "length of a body"):
         assert loaded.search(q, 5) == index.search(q, 5)
+    for doc_id in index.ids():   # the counts a document was added with survive the trip
+        assert loaded.term_frequencies(doc_id) == index.term_frequencies(doc_id)
+    index.add("x.py::f", "nonce nonce jar")
+    assert index.term_frequencies("x.py::f") == {"nonce": 2, "jar": 1}
+    assert index.term_frequencies("nowhere") == {}
 
 
 def test_damaged_or_foreign_files_are_not_trusted(tmp_path: Path) -> None:
