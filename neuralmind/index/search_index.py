@@ -81,6 +81,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from neuralmind.graph.model import Node
+from neuralmind.graph.store import no_gc
 from neuralmind.index.bm25 import BM25Index
 from neuralmind.index.embedder import Embedder, ModelUnavailable, load_embedder
 from neuralmind.index.fusion import group_rrf, rrf
@@ -307,7 +308,10 @@ class SearchIndex:
         return (st.st_mtime_ns, st.st_size)
 
     def _load(self) -> None:
+        with no_gc(freeze=True):   # ~10^5 new objects: no full collection midway, none after
+            self._load_files()
 
+    def _load_files(self) -> None:
         paths = self._paths()
         bm25 = BM25Index.load(paths[BM25_FILE])
         vectors = VectorStore.load(paths[VECTORS_FILE])

@@ -212,7 +212,7 @@ class VectorStore:
         try:
             with np.load(path, allow_pickle=False) as data:
                 meta = json.loads(bytes(data["meta"]).decode("utf-8"))
-                vecs = np.array(data["vectors"], dtype=np.float32)
+                vecs = np.asarray(data["vectors"], dtype=np.float32)   # no second copy
         except FileNotFoundError:
             return None
         except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as e:
