@@ -3,11 +3,13 @@
 A full build walks the workspace; a file whose size and mtime match the stored ones is
 not even read, one whose bytes hash to the stored sha1 is not re-parsed. An incremental
 build (`changed=[...]`, what the LSP server calls on every save) looks at those paths
-only. Either way every stored extract (with its unresolved references) is re-resolved,
-so cross-file edges into and out of a changed file are right, and the communities are
-recomputed: both are deterministic functions of the extracts, so an incremental build
-yields exactly the graph a full rebuild would. The whole write happens under the
-workspace's index lock and ends in one atomic rename.
+only. Cross-file edges and communities are deterministic functions of the extracts,
+and an incremental build yields exactly the graph a full rebuild would: a one-off build
+resolves every stored extract (with its unresolved references), while a process that
+saves again and again keeps the resolution state on the graph (`Graph.resolver`, see
+graph.resolve.Resolver) and patches it, re-resolving only the files whose lookups the
+change can affect; communities are then patched from the edges that changed. The whole
+write happens under the workspace's index lock, in one SQLite transaction.
 """
 
 from __future__ import annotations
@@ -388,8 +390,7 @@ def _patched_resolver(prev: Graph, extracts: dict[str, FileExtract], touched: li
     if resolver is None or len(touched) > max(REPATCH_MAX_FILES, len(extracts) // 4):
         with no_gc(freeze=True):
             resolver = Resolver(extracts)
-        if resolver.edges == prev.resolved:
-            resolver.edges = prev.resolved   # the identity tells communities "same edges"
+            resolver.adopt(prev.resolved)    # the identity tells communities "same edges"
         return resolver, None
     resolver.update(extracts, touched)
     return resolver, (resolver.removed, resolver.added)
@@ -403,9 +404,8 @@ def prepare_incremental(graph: Graph) -> None:
         return
     with no_gc(freeze=True):
         resolver = Resolver(graph.extracts)
+        resolver.adopt(graph.resolved)       # the identity tells communities "same edges"
         prepare_communities(graph)
-    if resolver.edges == graph.resolved:
-        resolver.edges = graph.resolved      # the identity tells communities "same edges"
     graph.resolver = resolver
 
 

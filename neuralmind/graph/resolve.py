@@ -472,6 +472,7 @@ class Resolver:
         self.first_bases: dict[str, list[str]] = {}
         self.call_deps: dict[str, set[Any]] = {}
         self.out: dict[str, list[Edge]] = {}
+        self._keys: dict[Any, Any] = {}
         paths = sorted(self.extracts)
         for path in paths:
             self._resolve_imports(path)
@@ -542,7 +543,7 @@ class Resolver:
                     self.base_edges[path] = _edges(acc)
                 self.class_bases[stage][path] = found_bases
                 if deps is not None:
-                    self.base_deps[stage][path] = deps
+                    self.base_deps[stage][path] = self._shared(deps)
         finally:
             index.bases, index.read_bases, index.deps = known, True, None
             index.forget()
@@ -568,10 +569,26 @@ class Resolver:
                             _add(acc, ref.source, found[0], "calls", found[1])
                 self.call_edges[path] = _edges(acc)
                 if deps is not None:
-                    self.call_deps[path] = deps
+                    self.call_deps[path] = self._shared(deps)
         finally:
             index.deps = None
             index.forget()
+
+    def _shared(self, deps: set[Any]) -> set[Any]:
+        """The same keys, each one object for all files (~4 of 5 recur: -15 MB on Django)."""
+        keys = self._keys
+        return {keys.setdefault(k, k) for k in deps}
+
+    def adopt(self, edges: list[Edge]) -> bool:
+        """Hold `edges` (a graph's, equal to what was resolved) instead of equal copies."""
+        if edges != self.edges:
+            return False
+        mine = {edge_key(e): e for e in edges}
+        for table in (self.import_edges, self.base_edges, self.call_edges, self.out):
+            for path, rows in table.items():
+                table[path] = [mine[edge_key(e)] for e in rows]
+        self.edges = edges
+        return True
 
     def _merge(self, path: str) -> list[Edge]:
         edges = self.import_edges[path] + self.base_edges[path] + self.call_edges[path]
@@ -585,7 +602,7 @@ class Resolver:
                       self.import_edges, self.base_edges, self.call_edges, self.out,
                       self.class_bases[0], self.class_bases[1], index.quals, index.by_name,
                       index.bindings, index.wildcards, index.implicit, index._vis_tables,
-                      index._memo, self.extracts):
+                      index._memo, self.extracts, self._keys):
             release_dict(table)
         self.edges = []
 
