@@ -174,6 +174,15 @@ def _patched_adjacency(files: list[str], previous: Graph, graph: Graph, delta: E
     index = {f: i for i, f in enumerate(files)}
     adj = list(previous.file_adjacency)
     rows: set[int] = set()
+    before = sorted(previous.files)
+    if before != files:     # files came or went: renumber (links to gone files go too)
+        moved = [index.get(f) for f in before]
+        adj = [{} for _ in files]
+        for old, row in enumerate(previous.file_adjacency):
+            new = moved[old]
+            if new is not None:
+                adj[new] = {moved[j]: w for j, w in row.items() if moved[j] is not None}
+        rows = set(range(len(files)))
     for sign, edges, nodes in ((-1.0, delta[0], previous.nodes), (1.0, delta[1], graph.nodes)):
         for e in edges:
             link = _file_link(e, nodes, index)
@@ -316,12 +325,11 @@ def _partition(graph: Graph, files: list[str], previous: Graph | None, seed: int
     if reuse is not None and previous is not None and previous.resolved is graph.resolved:
         graph.file_adjacency = previous.file_adjacency
         return reuse
-    if (reuse is not None and previous is not None and delta is not None
-            and previous.file_adjacency is not None
-            and len(previous.file_adjacency) == len(files)):
+    if (previous is not None and delta is not None and previous.file_adjacency is not None
+            and len(previous.file_adjacency) == len(previous.files)):
         adj, rows = _patched_adjacency(files, previous, graph, delta)
         graph.file_adjacency = adj
-        if all(adj[i] == previous.file_adjacency[i] for i in rows):
+        if reuse is not None and all(adj[i] == previous.file_adjacency[i] for i in rows):
             return reuse
     else:
         adj = file_adjacency(files, graph.nodes, graph.edges)
