@@ -15,7 +15,8 @@ sdist (the sdists stay pristine):
   saves     GraphBuilder.build(changed=[f], previous=graph) on one file, `--saves` rounds
             of five edits: body (a comment appended: same outline), add (a function that
             calls one of the file's own functions), remove (that function removed), import
-            (a workspace import added), unimport (removed again).
+            (a workspace import added), unimport (removed again), and a new file next to
+            it (newfile: imports the edited module and calls into it) deleted again (delfile).
 A thread ticking every 1 ms runs alongside: "stall" is how late its largest tick came,
 i.e. the longest the GIL was held away from another thread (the editor's event loop runs
 on one). Targets: stall < 20 ms everywhere, add/remove on Django < 300 ms.
@@ -155,10 +156,16 @@ def run_saves(root: Path, target: str, import_line: str, graph: Any, rounds: int
     times: dict[str, list[float]] = {}
     stalls: dict[str, list[float]] = {}
 
-    def save(kind: str, text: str) -> None:
+    sibling = str(Path(target).with_name("_bench_new_module.py"))
+    module = target[:-3].replace("/", ".")
+
+    def save(kind: str, text: str | None, rel: str = target) -> None:
         nonlocal graph
-        path.write_text(text, encoding="utf-8")
-        report, ms, stall = timed(ticker, lambda: builder.build(changed=[target],
+        if text is None:
+            (root / rel).unlink()
+        else:
+            (root / rel).write_text(text, encoding="utf-8")
+        report, ms, stall = timed(ticker, lambda: builder.build(changed=[rel],
                                                                 previous=graph))
         graph = report.graph
         times.setdefault(kind, []).append(ms)
@@ -170,6 +177,9 @@ def run_saves(root: Path, target: str, import_line: str, graph: Any, rounds: int
         save("remove", original)
         save("import", import_line + original)
         save("unimport", original)
+        save("newfile", f"from {module} import {own[0]}\n\n\ndef _bench_new(x):\n"
+                        f"    return {own[0]}(x)\n", sibling)
+        save("delfile", None, sibling)
     return {kind: {"p50_ms": statistics.median(ms), "max_ms": max(ms),
                    "stall_max_ms": max(stalls[kind]), "n": len(ms)}
             for kind, ms in times.items()}
