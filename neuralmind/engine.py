@@ -234,8 +234,12 @@ class Workspace:
     # --- other writers -------------------------------------------------------------------
     def reload(self) -> None:
         """Forget the cached graph and re-read the index files: another process (the
-        server's background build, the CLI) wrote a newer generation."""
-        self._graph = None
+        server's background build, the CLI) wrote a newer generation. The old graph is
+        emptied piece by piece (Graph.release): nothing outside the engine holds it, and
+        dropping a Django-sized graph at once held the GIL ~50-150 ms."""
+        old, self._graph = self._graph, None
+        if old is not None:
+            old.release()
         if "index" in self.__dict__:
             self.index.reload_if_changed()
 

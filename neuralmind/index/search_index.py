@@ -335,14 +335,18 @@ class SearchIndex:
                 names, kw_hash, pending = {}, {}, set()
         except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
             names, kw_hash, pending = {}, {}, set()
+        dropped = None
         with self._lock:
             if bm25 is not None and len(bm25) == len(kw_hash):
+                dropped = self._bm25
                 self._bm25, self._names, self._kw_hash = bm25, names, kw_hash
             self._vectors = vectors if vectors is not None else VectorStore()
             self._pending = pending
             self._by_name = None
             self._unsaved = {"keyword": False, "vectors": False}
             self._stamps = {n: self._stamp(p) for n, p in paths.items()}
+        if dropped is not None:
+            dropped.release()
 
     def _save(self, keyword: bool = True, vectors: bool = True) -> None:
         with self._lock:
