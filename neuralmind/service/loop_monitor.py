@@ -6,9 +6,11 @@ check the 20 ms stall target while a full index runs.
 
 A stall has two causes: the loop thread itself runs a long callback, or another
 thread holds the GIL in one long C call (a parse, a model load, a GC pass). To
-say which, a watcher thread sleeps 2 ms at a time; when it wakes more than
-WATCH_LATE_SECONDS late, whoever held the GIL just let go, so it records every
-thread's innermost frames at that moment ("culprits" in `status()`).
+say which, a watcher thread sleeps 2 ms at a time and records every thread's
+innermost frames ("culprits" in `status()`) when it wakes more than
+WATCH_LATE_SECONDS late (whoever held the GIL just let go), or when the loop's
+ticker has not beaten for that long (the loop thread is busy: its frames say
+with what).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ class GilWatcher:
 
     def __init__(self) -> None:
         self.culprits: list[dict[str, Any]] = []
+        self.beat = time.perf_counter()     # the loop's ticker sets it on every tick
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="nm-gil-watch", daemon=True)
 
@@ -47,12 +50,19 @@ class GilWatcher:
 
     def _run(self) -> None:
         me = threading.get_ident()
+        reported_beat = 0.0
         while not self._stop.is_set():
             t0 = time.perf_counter()
             time.sleep(WATCH_SLEEP_SECONDS)
-            late = time.perf_counter() - t0 - WATCH_SLEEP_SECONDS
-            if late < WATCH_LATE_SECONDS or len(self.culprits) >= MAX_RECORDED:
+            now = time.perf_counter()
+            late = now - t0 - WATCH_SLEEP_SECONDS
+            beat = self.beat
+            loop_busy = now - beat > TICK_SECONDS + WATCH_LATE_SECONDS and beat != reported_beat
+            if (late < WATCH_LATE_SECONDS and not loop_busy) or len(self.culprits) >= MAX_RECORDED:
                 continue
+            if loop_busy:
+                reported_beat = beat
+                late = now - beat - TICK_SECONDS
             names = {t.ident: t.name for t in threading.enumerate()}
             threads = {}
             for ident, frame in sys._current_frames().items():
@@ -92,7 +102,8 @@ class LoopMonitor:
         while True:
             t0 = time.perf_counter()
             await asyncio.sleep(self.tick)
-            stall = time.perf_counter() - t0 - self.tick
+            self.watcher.beat = time.perf_counter()
+            stall = self.watcher.beat - t0 - self.tick
             self.ticks += 1
             self.max_stall = max(self.max_stall, stall)
             if stall > 0.020:
