@@ -21,6 +21,7 @@ import heapq
 import json
 import logging
 import math
+import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -165,8 +166,9 @@ class BM25Index:
                 # one string per distinct term, as a single json.loads shares its keys
                 # (without this, Django's index took ~80 MB more)
                 terms: dict[str, str] = {}
-                for doc_id, tf in docs:
-                    index.add_terms(doc_id, {terms.setdefault(t, t): n for t, n in tf.items()})
+                for doc_id, tf in docs:   # ids interned: one string per node id in the process
+                    index.add_terms(sys.intern(doc_id),
+                                    {terms.setdefault(t, t): n for t, n in tf.items()})
         except ValueError as e:
             move_aside(path, f"unreadable keyword index: {e}")
             return None

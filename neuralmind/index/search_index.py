@@ -72,6 +72,7 @@ import hashlib
 import json
 import logging
 import re
+import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -328,6 +329,7 @@ class SearchIndex:
                     pending = set(value)
                 elif key == "nodes" and fmt == FORMAT_VERSION:
                     for k, v in value:
+                        k = sys.intern(k)       # shared with the graph and the other indexes
                         names[k], kw_hash[k] = v[0], v[1]
                 elif key == "nodes":
                     break

@@ -20,6 +20,7 @@ import io
 import json
 import logging
 import os
+import sys
 import threading
 import zipfile
 from collections.abc import Sequence
@@ -223,7 +224,8 @@ class VectorStore:
             return None
         try:
             store = cls(str(meta["model_id"]), int(meta["dim"]), exact_limit)
-            ids, hashes, keys = list(meta["ids"]), list(meta["hashes"]), list(meta["keys"])
+            ids = [sys.intern(i) for i in meta["ids"]]   # shared with the graph's node ids
+            hashes, keys = list(meta["hashes"]), list(meta["keys"])
             if not (len(ids) == len(hashes) == len(keys) == len(vecs)) or (
                     len(vecs) and vecs.shape[1] != store.dim):
                 raise ValueError("ids, hashes, keys and vectors disagree")
