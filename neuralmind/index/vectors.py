@@ -99,7 +99,10 @@ class VectorStore:
             new = [i for i in ids if i not in self._row]
             need = self._n + len(set(new))
             if need > len(self._vecs):
-                grown = np.zeros((max(need, 2 * len(self._vecs), 64), self.dim), np.float32)
+                # Grow by an eighth, not double: a save adding one symbol to a loaded 20k-row
+                # matrix would otherwise take 30 MB more for the rest of the process's life.
+                room = max(need, len(self._vecs) + len(self._vecs) // 8, 64)
+                grown = np.zeros((room, self.dim), np.float32)
                 grown[:self._n] = self._vecs[:self._n]
                 self._vecs = grown
             changed_rows: list[int] = []
