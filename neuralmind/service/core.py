@@ -196,7 +196,11 @@ class EngineService:
 
     @staticmethod
     def _warm_up(ws: Workspace) -> None:
-        """Load the embedding model and the budget tokenizer before the first question."""
+        """Load the embedding model and the budget tokenizer before the first question, and
+        the resolution state saves patch before the first save (~1.5 s on Django)."""
+        from neuralmind.graph.build import prepare_incremental
+
+        prepare_incremental(ws.graph)
         try:
             from neuralmind.context.tokens import count_tokens
 
@@ -317,7 +321,7 @@ class EngineService:
     def _refresh(ws: Workspace) -> None:
         """Swap in the generation the child wrote (loads it here, on the engine thread)."""
         ws.reload()
-        _ = ws.graph
+        _ = ws.graph      # saves wait for the build to end; _warm_up then prepares them
         _settle_after_load()
 
     # --- per-save updates ---------------------------------------------------------------
