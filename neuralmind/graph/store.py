@@ -33,6 +33,7 @@ import json
 import logging
 import os
 import sqlite3
+import sys
 import time
 import uuid
 from collections import Counter, defaultdict
@@ -285,22 +286,30 @@ def out_to_text(ex: FileExtract | None, edges: list[Edge]) -> str:
     return _dumps([[_pos(local, e.source), e.target, e.kind, e.resolved, e.count] for e in edges])
 
 
+# Rows are decoded one file at a time, so JSON shares no string between files: node ids,
+# kinds and call targets repeated across files are interned (one object per distinct
+# string in the process, shared with the search index): ~10 MB less on 20k nodes.
+_intern = sys.intern
+
+
 def _extract_from_text(path: str, info: FileInfo, text: str) -> FileExtract:
     d = json.loads(text)
-    lang = info.language
-    nodes = [Node(r[8] or node_id(path, r[2] or None), r[0], r[1], r[2], path, r[3], r[4],
-                  r[9] or lang, r[5], r[6], r[7]) for r in d["n"]]
+    lang = _intern(info.language)
+    nodes = [Node(_intern(r[8] or node_id(path, r[2] or None)), _intern(r[0]), r[1], r[2], path,
+                  r[3], r[4], _intern(r[9]) if r[9] else lang, r[5], r[6], r[7]) for r in d["n"]]
     ids = [n.id for n in nodes]
-    edges = [Edge(ids[r[0]] if r[0].__class__ is int else r[0],
-                  ids[r[1]] if r[1].__class__ is int else r[1], r[2], r[3], r[4]) for r in d["e"]]
-    refs = [Reference(ids[r[0]] if r[0].__class__ is int else r[0], r[1], r[2], r[3],
-                      [tuple(x) for x in r[4]]) for r in d["r"]]
+    edges = [Edge(ids[r[0]] if r[0].__class__ is int else _intern(r[0]),
+                  ids[r[1]] if r[1].__class__ is int else _intern(r[1]), _intern(r[2]), r[3],
+                  r[4]) for r in d["e"]]
+    refs = [Reference(ids[r[0]] if r[0].__class__ is int else _intern(r[0]), _intern(r[1]),
+                      _intern(r[2]), r[3], [tuple(x) for x in r[4]]) for r in d["r"]]
     return FileExtract(path, lang, info.sha1, nodes, edges, refs, info.partial, info.error)
 
 
 def _out_from_text(ex: FileExtract, text: str) -> list[Edge]:
     ids = [n.id for n in ex.nodes]
-    return [Edge(ids[r[0]] if r[0].__class__ is int else r[0], r[1], r[2], r[3], r[4])
+    return [Edge(ids[r[0]] if r[0].__class__ is int else _intern(r[0]), _intern(r[1]),
+                 _intern(r[2]), r[3], r[4])
             for r in json.loads(text)]
 
 
