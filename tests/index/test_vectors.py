@@ -44,7 +44,8 @@ def test_upsert_replaces_and_remove_keeps_rows_consistent(
     assert len(store) == 298 and ids[0] not in store
     for i in (1, 299, 150):   # moved rows still answer for their own ids
         assert store.search(vecs[i], 1)[0][0] == ids[i]
-        np.testing.assert_array_equal(store.vector(ids[i]), vecs[i])
+        # float16 in memory: each component within half a unit in the last place
+        np.testing.assert_allclose(store.vector(ids[i]), vecs[i], rtol=0, atol=1e-3)
 
 
 def test_save_load_and_damage(tmp_path: Path, data: tuple[list[str], np.ndarray]) -> None:
