@@ -53,6 +53,7 @@ FLUSH_IDLE_SECONDS = 2.0
 # Saved files' nodes are embedded once saves pause this long: an embedding (~0.1-0.5 s
 # on the engine thread) started between two quick saves made the second one wait for it.
 EMBED_IDLE_SECONDS = 0.3
+BATCH_END = ""       # a queued learning event that closes the session's co-activation batch
 
 
 @dataclasses.dataclass
@@ -112,6 +113,8 @@ class EngineService:
         self._head: HeadWatcher | None = None
         self._last_head: str | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._learning: list[tuple[str, str, str]] = []   # (session, kind, file) not applied yet
+        self._learning_task: asyncio.Task[None] | None = None
         self._closed = False
         self.learning_events = 0
         self.learned_batches = 0
@@ -217,6 +220,7 @@ class EngineService:
             return
         deadline = time.monotonic() + CLOSE_TIMEOUT_SECONDS
         last_edits = {s: deb.take_pending() for s, deb in self._debouncers.items()}
+        queued, self._learning = self._learning, []
         if self._head is not None:
             await self._head.stop()
         if self.loop_monitor is not None:
@@ -235,14 +239,17 @@ class EngineService:
                                        timeout=max(0.05, deadline - time.monotonic()))
         if ws is not None and self.config.learning:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._run(self._end_sessions, ws, last_edits),
+                await asyncio.wait_for(self._run(self._end_sessions, ws, queued, last_edits),
                                        timeout=max(0.05, deadline - time.monotonic()))
         self._closed = True
         self._engine.shutdown(wait=False, cancel_futures=True)
 
-    @staticmethod
-    def _end_sessions(ws: Workspace, last_edits: dict[str, str | None]) -> None:
-        """Send the last unsent edits and end the sessions, which learns their batches."""
+    @classmethod
+    def _end_sessions(cls, ws: Workspace, queued: list[tuple[str, str, str]],
+                      last_edits: dict[str, str | None]) -> None:
+        """Apply what is still queued, send the last unsent edits and end the sessions,
+        which learns their batches."""
+        cls._apply_learning(ws, queued)
         for session, path in last_edits.items():
             if path is not None:
                 ws.editing_event(session, "edit", path)
@@ -459,22 +466,36 @@ class EngineService:
         if not self.config.learning or self._closed:
             return
         self.learning_events += 1
-        self._spawn(self._learn(session, kind, rel), f"learn-{kind}")
-
-    async def _learn(self, session: str, kind: str, rel: str) -> None:
-        ws = await self.workspace()   # waiters resume in order, so events keep their order
-        await self._run(ws.editing_event, session, kind, rel)
+        self._queue_learning(session, kind, rel)
 
     def _batch_done(self, session: str) -> None:
         """A window of quiet: what the session touched is learned as one batch."""
         if not self.config.learning or self._closed:
             return
-        self._spawn(self._learn_batch(session), "learn-batch")
+        self._queue_learning(session, BATCH_END, "")
 
-    async def _learn_batch(self, session: str) -> None:
+    def _queue_learning(self, session: str, kind: str, rel: str) -> None:
+        """Learning events wait in one ordered list, drained by one task: a burst costs one
+        hop to the engine thread, and a backlog is a list of tuples, not a pending task per
+        event (~4.5 KB each: RSS +60 MB after 14,000 fast file switches)."""
+        self._learning.append((session, kind, rel))
+        if self._learning_task is None or self._learning_task.done():
+            self._learning_task = self._spawn(self._drain_learning(), "learning")
+
+    async def _drain_learning(self) -> None:
         ws = await self.workspace()
-        await self._run(self._flush_session, ws, session)
-        self.learned_batches += 1
+        while self._learning:
+            events, self._learning = self._learning, []
+            await self._run(self._apply_learning, ws, events)
+            self.learned_batches += sum(1 for _, kind, _ in events if kind == BATCH_END)
+
+    @classmethod
+    def _apply_learning(cls, ws: Workspace, events: list[tuple[str, str, str]]) -> None:
+        for session, kind, rel in events:
+            if kind == BATCH_END:
+                cls._flush_session(ws, session)
+            else:
+                ws.editing_event(session, kind, rel)
 
     @staticmethod
     def _flush_session(ws: Workspace, session: str) -> None:
