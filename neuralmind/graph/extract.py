@@ -47,6 +47,11 @@ EXTRACT_TIMEOUT_SECONDS = 10.0
 # where another thread (the editor's event loop) gets it back: 64 KB chunks stalled a
 # ticker thread 15 ms on a 140 KB file, 8 KB chunks 6 ms, at the same parse speed.
 _PARSE_CHUNK = 1 << 13
+# But py-tree-sitter 0.26.1 never releases the chunks a read callback returns (~185 KB
+# kept per parse of a 158 KB file: every save, for the life of a server), and bytearray
+# chunks crash its queries. A file up to this size is parsed from bytes in one call
+# (no leak; ~13 ms of GIL at most); only larger ones, rare, are read in chunks.
+_CHUNKED_PARSE_OVER = 128 * 1024
 
 
 class ExtractTimeout(Exception):
@@ -150,29 +155,20 @@ def _extract(path: str, data: bytes, language: str, sha1: str) -> FileExtract:
 
 
 def _parse(language: str, data: bytes, deadline: float) -> Any:
-    """Parse in chunks so the watchdog can stop tree-sitter (which holds the GIL).
-
-    py-tree-sitter 0.26.1 keeps a reference to every chunk the read callback returns, for
-    good: handing out bytes leaked ~160 KB per parse of a 100 KB file (every save, for the
-    life of the server). So the chunks are bytearrays, emptied once the parse is done;
-    what stays behind is an empty object (~56 bytes) per chunk."""
+    """Parse a large file in chunks so the watchdog can stop tree-sitter (which holds the
+    GIL) and other threads run in between; a small one in one call (_CHUNKED_PARSE_OVER)."""
+    if len(data) <= _CHUNKED_PARSE_OVER:
+        return languages.parser(language).parse(data)
     late = False
-    handed: list[bytearray] = []
 
-    def read(offset: int, _point: object) -> bytearray:
+    def read(offset: int, _point: object) -> bytes:
         nonlocal late
         if time.monotonic() > deadline:
             late = True
-            return bytearray()
-        chunk = bytearray(data[offset:offset + _PARSE_CHUNK])
-        handed.append(chunk)
-        return chunk
+            return b""
+        return data[offset:offset + _PARSE_CHUNK]
 
-    try:
-        tree = languages.parser(language).parse(read)
-    finally:
-        for chunk in handed:
-            chunk.clear()
+    tree = languages.parser(language).parse(read)
     if late:
         raise ExtractTimeout(f"parsing took over {EXTRACT_TIMEOUT_SECONDS:g} s")
     return tree
