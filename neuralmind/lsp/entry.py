@@ -25,6 +25,9 @@ def claim_stdio() -> tuple[int, int]:
     return in_fd, out_fd
 
 
+SWITCH_INTERVAL_SECONDS = 0.001
+
+
 def main(argv: list[str] | None = None) -> int:
     args_in = sys.argv[1:] if argv is None else argv
     wants_help = any(a in ("-h", "--help") for a in args_in)
@@ -56,6 +59,11 @@ def serve(log_file: str | None, verbosity: int, in_fd: int, out_fd: int) -> int:
     setup_logging(verbosity, log_file)
     _quiet_pygls(verbosity)
     log = logging.getLogger("neuralmind.lsp")
+    # The event loop gives up the GIL at every select() and must win it back from the
+    # engine thread (pure-Python resolution, ranking), which keeps it for a whole switch
+    # interval each time: 5 ms by default, several times per loop turn. 1 ms keeps
+    # the editor's requests moving; the engine loses a little throughput.
+    sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
 
     from neuralmind.lsp.lifecycle import close_server
     from neuralmind.lsp.server import create_server
