@@ -62,6 +62,17 @@ def _import_onnxruntime() -> Any:
     return onnxruntime
 
 
+def preload_runtime() -> None:
+    """Import onnxruntime and tokenizers now. Loading their extension modules holds the GIL
+    for 20-30 ms; a server does it before it serves, not on a worker while the editor's
+    event loop runs. Failures are left for `load_embedder` to report."""
+    try:
+        _import_onnxruntime()
+        import tokenizers  # noqa: F401
+    except Exception:
+        pass
+
+
 def _read_verified(path: Path, expected_sha: str, expected_size: int) -> BinaryIO:
     """The model file, open, its bytes checked against the published size and SHA-256.
 
