@@ -27,7 +27,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from neuralmind.index.jsonstream import members, write_object
+from neuralmind.index.jsonstream import members, read_text, write_object
 from neuralmind.index.tokens import code_tokens
 from neuralmind.statedir import move_aside
 
@@ -144,7 +144,7 @@ class BM25Index:
 
         Read one document at a time (see `jsonstream`): a reloading server keeps serving."""
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_text(path)
         except FileNotFoundError:
             return None
         except (OSError, ValueError) as e:

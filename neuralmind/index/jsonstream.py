@@ -9,6 +9,7 @@ in between; the bytes on disk are exactly what one call would write.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import json
 import os
@@ -23,6 +24,19 @@ _decoder = json.JSONDecoder()
 
 
 CHUNK_CHARS = 1 << 18     # written in pieces of ~256 KB: no whole copy of 30 MB in memory
+
+
+def read_text(path: Path, slice_bytes: int = 1 << 20) -> str:
+    """The file's UTF-8 text, decoded a slice at a time: one decode of Django's keyword
+    index held the GIL ~45 ms (a stall of the server's event loop); slices let other
+    threads in between. Raises OSError, or UnicodeDecodeError (a ValueError)."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    parts: list[str] = []
+    with path.open("rb") as f:
+        while chunk := f.read(slice_bytes):
+            parts.append(decoder.decode(chunk))
+    parts.append(decoder.decode(b"", final=True))
+    return "".join(parts)
 
 
 def write_object(path: Path, prefix: str, items: Iterable[tuple[str, Any]],

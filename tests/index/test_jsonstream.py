@@ -46,3 +46,17 @@ def test_write_object_streams_the_same_bytes_in_pieces(tmp_path: Path,
     assert path.read_bytes() == object_bytes('{"format":1,"docs":', items)
     assert read(path.read_text())["docs"] == dict(items)
     assert [p.name for p in path.parent.iterdir()] == ["index.json"]    # no temp file left
+
+
+def test_read_text_in_slices_equals_one_decode(tmp_path: Path) -> None:
+    """Slices cut through multi-byte characters; the incremental decoder joins them."""
+    from neuralmind.index.jsonstream import read_text
+
+    text = "".join(f"{i} naïve 日本語 🙂 ·\n" for i in range(3000))
+    path = tmp_path / "t.json"
+    path.write_text(text, encoding="utf-8")
+    for size in (1, 7, 4096, 1 << 20):
+        assert read_text(path, slice_bytes=size) == text
+    path.write_bytes(text.encode("utf-8")[:-2])      # cut inside the last "·" (2 bytes)
+    with pytest.raises(UnicodeDecodeError):
+        read_text(path, slice_bytes=64)
