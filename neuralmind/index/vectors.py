@@ -57,6 +57,14 @@ def _usearch() -> Any:
     return usearch.index
 
 
+def _dumps_list(values: list[Any], piece: int = 4096) -> str:
+    """json.dumps(values), encoded `piece` items per call: one call over Django's 42k ids
+    held the GIL ~22 ms (the server's event loop stalled); pieces let threads in between."""
+    parts = (json.dumps(values[i:i + piece], separators=(",", ":"))[1:-1]
+             for i in range(0, len(values), piece))
+    return "[" + ",".join(parts) + "]"
+
+
 class VectorStore:
     """Ids (node ids) <-> unit vectors, with the hash of the text each vector embeds."""
 
@@ -199,12 +207,14 @@ class VectorStore:
     def save(self, path: Path) -> None:
         """Write `path` (npz) atomically, and the HNSW index beside it when one is in use."""
         with self._lock:
-            meta = {"format": FORMAT_VERSION, "model_id": self.model_id, "dim": self.dim,
-                    "ids": self._ids, "hashes": self._hashes, "keys": self._keys,
-                    "next_key": self._next_key}
+            head = json.dumps({"format": FORMAT_VERSION, "model_id": self.model_id,
+                               "dim": self.dim, "next_key": self._next_key})
+            lists = ",".join(f'"{name}":{_dumps_list(values)}' for name, values in
+                             (("ids", self._ids), ("hashes", self._hashes), ("keys", self._keys)))
+            meta = head[:-1] + "," + lists + "}"
             buf = io.BytesIO()
             np.savez(buf, vectors=self._vecs[:self._n].astype(np.float32),
-                     meta=np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8))
+                     meta=np.frombuffer(meta.encode("utf-8"), dtype=np.uint8))
             atomic_write_bytes(path, buf.getvalue())
             hnsw_path = path.with_suffix(".usearch")
             if self._hnsw is not None:

@@ -99,3 +99,13 @@ def test_search_before_loading_the_model_does_not_crash_onnxruntime() -> None:
                          timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "(1, 384)" in out.stdout
+
+
+def test_metadata_lists_encoded_in_pieces_are_one_json_array() -> None:
+    import json
+
+    from neuralmind.index.vectors import _dumps_list
+
+    for values in ([], [1], list(range(10_000)), ['a"b', "ü", "x::y"] * 3000):
+        for piece in (1, 7, 4096):
+            assert _dumps_list(values, piece) == json.dumps(values, separators=(",", ":"))
