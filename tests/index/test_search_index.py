@@ -268,3 +268,30 @@ def test_a_top_source_files_own_test_file_ranks_just_below_it(
         "tests/test_routing.py", "src/pkg/test_routing.py", "src/pkg/tests/test_routing.py",
         "src/pkg/routing_test.py"]
     assert companion_test_paths("tests/test_session.py") == []
+
+
+def test_exact_name_map_patched_by_saves_equals_a_rebuilt_one(
+        project: tuple[Path, FakeGraph], embedder: Embedder) -> None:
+    """Saves patch the name -> ids map instead of rebuilding it (a 42k-name rebuild per save
+    stalled the server's loop); after removals, renames and additions it must equal a map
+    built from scratch, and exact-name hits must follow."""
+    root, graph = project
+    index = SearchIndex(root / ".neuralmind", root, embedder=embedder)
+    index.update(graph, embed=False)
+    assert index.search("fetch_token").hits[0].id == "net/auth.py::fetch_token"  # map built
+    del graph.nodes["net/auth.py::fetch_token"]
+    renamed = graph.nodes.pop("net/retry.py::backoff_delay")
+    renamed_id = "net/retry.py::retry_delay"
+    graph.nodes[renamed_id] = Node(renamed_id, "function", "retry_delay", "retry_delay",
+                                   renamed.file, 4, 6, "python", "def retry_delay(attempt):")
+    twin = "net/session.py::fetch_token"
+    graph.nodes[twin] = Node(twin, "function", "fetch_token", "fetch_token", "net/session.py",
+                             18, 19, "python", "def fetch_token(cache):")
+    index.update(graph, embed=False, changed_node_ids=[
+        "net/auth.py::fetch_token", "net/retry.py::backoff_delay", renamed_id, twin])
+    patched = {k: sorted(v) for k, v in (index._by_name or {}).items()}
+    index._by_name = None
+    index.search("fetch_token")                       # rebuilds the map from every name
+    assert patched == {k: sorted(v) for k, v in (index._by_name or {}).items()}
+    assert patched["fetch_token"] == [twin] and "backoff_delay" not in patched
+    assert patched["retry_delay"] == [renamed_id]
