@@ -16,7 +16,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 log = logging.getLogger("neuralmind.state")
 
@@ -32,13 +32,15 @@ def state_dir(root: Path, create: bool = True) -> Path:
     return d
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write `data` to `path` so readers see either the old or the new file, never a mix."""
+@contextlib.contextmanager
+def atomic_writer(path: Path) -> Iterator[BinaryIO]:
+    """A file to write `path` through: readers see either the old or the new file, never a
+    mix (temporary file beside it, fsync, rename; removed if the writing fails)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            yield f
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -46,6 +48,12 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write `data` to `path` so readers see either the old or the new file, never a mix."""
+    with atomic_writer(path) as f:
+        f.write(data)
 
 
 def atomic_write_json(path: Path, obj: Any) -> None:

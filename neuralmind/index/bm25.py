@@ -129,10 +129,8 @@ class BM25Index:
         server's event loop; small calls let the loop run in between."""
         head = json.dumps({"format": FORMAT_VERSION, "k1": self.k1, "b": self.b},
                           separators=(",", ":"))
-        postings = self._postings
         write_object(path, head[:-1] + ',"docs":',
-                     ((doc_id, {t: postings[t][doc_id] for t in terms})
-                      for doc_id, terms in self._docs.items()))
+                     ((doc_id, self.term_frequencies(doc_id)) for doc_id in self._docs))
 
     def term_frequencies(self, doc_id: str) -> dict[str, int]:
         """The document's terms and counts ({} for an unknown id)."""

@@ -10,14 +10,13 @@ in between; the bytes on disk are exactly what one call would write.
 from __future__ import annotations
 
 import codecs
-import contextlib
 import json
-import os
 import re
-import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
+
+from neuralmind.statedir import atomic_writer
 
 _SPACE = re.compile(r"[ \t\n\r]*")
 _decoder = json.JSONDecoder()
@@ -43,19 +42,9 @@ def write_object(path: Path, prefix: str, items: Iterable[tuple[str, Any]],
                  suffix: str = "}") -> None:
     """Atomically replace `path` with `prefix` + a JSON object of `items` + `suffix`,
     streamed to a temporary file (readers see the old or the new file, never a mix)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            for chunk in _chunks(prefix, items, suffix):
-                f.write(chunk.encode("utf-8"))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    with atomic_writer(path) as f:
+        for chunk in _chunks(prefix, items, suffix):
+            f.write(chunk.encode("utf-8"))
 
 
 def object_bytes(prefix: str, items: Iterable[tuple[str, Any]], suffix: str = "}") -> bytes:
