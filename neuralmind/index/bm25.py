@@ -27,7 +27,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from neuralmind.index.jsonstream import members, read_text, write_object
+from neuralmind.index.jsonstream import members, read_slices, write_object
 from neuralmind.index.tokens import code_tokens
 from neuralmind.statedir import move_aside
 
@@ -142,7 +142,7 @@ class BM25Index:
 
         Read one document at a time (see `jsonstream`): a reloading server keeps serving."""
         try:
-            text = read_text(path)
+            text = read_slices(path)
         except FileNotFoundError:
             return None
         except (OSError, ValueError) as e:

@@ -86,7 +86,7 @@ from neuralmind.graph.store import no_gc
 from neuralmind.index.bm25 import BM25Index
 from neuralmind.index.embedder import Embedder, ModelUnavailable, load_embedder
 from neuralmind.index.fusion import group_rrf, rrf
-from neuralmind.index.jsonstream import members, read_text, write_object
+from neuralmind.index.jsonstream import members, read_slices, write_object
 from neuralmind.index.tokens import code_tokens
 from neuralmind.index.vectors import VectorStore
 
@@ -320,7 +320,7 @@ class SearchIndex:
         kw_hash: dict[str, str] = {}
         pending: set[str] = set()
         try:   # member by member (see jsonstream): a reloading server keeps serving
-            text = read_text(paths[META_FILE])
+            text = read_slices(paths[META_FILE])
             fmt = None
             for key, value in members(text, stream=frozenset({"nodes"})):
                 if key == "format":

@@ -14,7 +14,7 @@ from neuralmind.index.jsonstream import members, object_bytes
 DOCS = {"a.py::f": {"send": 2, "réponse": 1}, "b.py": {}, 'q"uote': {"x": 3}}
 
 
-def read(text: str) -> dict[str, Any]:
+def read(text: str | list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in members(text, stream=frozenset({"docs"})):
         out[key] = dict(value) if key == "docs" and not isinstance(value, (dict, list)) else value
@@ -48,15 +48,44 @@ def test_write_object_streams_the_same_bytes_in_pieces(tmp_path: Path,
     assert [p.name for p in path.parent.iterdir()] == ["index.json"]    # no temp file left
 
 
-def test_read_text_in_slices_equals_one_decode(tmp_path: Path) -> None:
+def test_read_slices_equal_one_decode(tmp_path: Path) -> None:
     """Slices cut through multi-byte characters; the incremental decoder joins them."""
-    from neuralmind.index.jsonstream import read_text
+    from neuralmind.index.jsonstream import read_slices
 
     text = "".join(f"{i} naïve 日本語 🙂 ·\n" for i in range(3000))
     path = tmp_path / "t.json"
     path.write_text(text, encoding="utf-8")
     for size in (1, 7, 4096, 1 << 20):
-        assert read_text(path, slice_bytes=size) == text
+        assert "".join(read_slices(path, slice_bytes=size)) == text
     path.write_bytes(text.encode("utf-8")[:-2])      # cut inside the last "·" (2 bytes)
     with pytest.raises(UnicodeDecodeError):
-        read_text(path, slice_bytes=64)
+        "".join(read_slices(path, slice_bytes=64))
+    with pytest.raises(FileNotFoundError):           # at the call, not while iterating
+        read_slices(tmp_path / "absent.json")
+
+
+def slices(text: str, size: int) -> list[str]:
+    return [text[i:i + size] for i in range(0, len(text), size)]
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 64, 10_000])
+def test_members_read_from_slices_equal_one_loads(size: int) -> None:
+    """Every value may be cut anywhere: a number at a slice's end must not be read short
+    (12 of 12345), nor a key, a literal or a nested list."""
+    whole = {"format": 12345, "docs": {**DOCS, "n": {"k": 1.5e-3}}, "flag": True,
+             "tail": [1, None, "x" * 40, [2, 3]], "last": -7}
+    for layout in (json.dumps(whole), json.dumps(whole, indent=2)):
+        assert read(slices(layout, size)) == whole
+
+
+@pytest.mark.parametrize("size", [1, 4, 1000])
+def test_malformed_slices_raise(size: int) -> None:
+    for bad in ['{"format": 1', '{"a" 1}', "[1]", '{"a": 1,}', "{1: 2}", "", '{"docs": {"a": 1',
+                '{"a": 12', '{"a": tru}', '{"a": "open}']:
+        with pytest.raises(ValueError):
+            read(slices(bad, size))
+
+
+def test_a_streamed_object_left_unread_is_skipped() -> None:
+    text = json.dumps({"docs": {"a": {"x": 1}, "b": {}}, "after": 2})
+    assert [k for k, _ in members(slices(text, 3), stream=frozenset({"docs"}))] == ["docs", "after"]
