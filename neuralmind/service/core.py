@@ -668,37 +668,37 @@ class EngineService:
     # --- decisions: records -------------------------------------------------------------------
     async def decisions_record(self, title: str, rationale: str, **fields: Any) -> dict[str, Any]:
         ws = await self.workspace()
-        record = await self._run(_call_store, ws.decisions.record, title, rationale, **fields)
+        record = await self._run(_call_store, ws, "record", title, rationale, **fields)
         self._notify("decisions_changed")
         return record.to_json()
 
     async def decisions_query(self, question: str, mode: str | None = None,
                               status: str = "ACTIVE", limit: int = 10) -> dict[str, Any]:
         ws = await self.workspace()
-        result = await self._run(_call_store, ws.decisions.search, question, mode=mode,
+        result = await self._run(_call_store, ws, "search", question, mode=mode,
                                  status=status, limit=limit)
         return result.to_json()
 
     async def decisions_get(self, decision_id: str) -> dict[str, Any]:
         ws = await self.workspace()
-        record = await self._run(_call_store, ws.decisions.get, decision_id)
+        record = await self._run(_call_store, ws, "get", decision_id)
         return record.to_json()
 
     async def decisions_audit(self, stale: bool = False,
                               orphaned: bool = False) -> list[dict[str, Any]]:
         ws = await self.workspace()
-        report = await self._run(_call_store, ws.decisions.audit, stale=stale, orphaned=orphaned)
+        report = await self._run(_call_store, ws, "audit", stale=stale, orphaned=orphaned)
         return report.to_json()
 
     async def decisions_restore(self, decision_id: str) -> dict[str, Any]:
         ws = await self.workspace()
-        record = await self._run(_call_store, ws.decisions.restore, decision_id)
+        record = await self._run(_call_store, ws, "restore", decision_id)
         self._notify("decisions_changed")
         return record.to_json()
 
     async def decisions_invalidate(self, decision_id: str, reason: str) -> dict[str, Any]:
         ws = await self.workspace()
-        record = await self._run(_call_store, ws.decisions.invalidate, decision_id, reason)
+        record = await self._run(_call_store, ws, "invalidate", decision_id, reason)
         self._notify("decisions_changed")
         return record.to_json()
 
@@ -726,19 +726,19 @@ class EngineService:
     async def memory_search(self, query: str, limit: int = 10, status: str = "ACTIVE",
                             mode: str | None = None) -> dict[str, Any]:
         ws = await self.workspace()
-        return await self._run(_call_store, ws.decisions.memory_search, query, limit=limit,
+        return await self._run(_call_store, ws, "memory_search", query, limit=limit,
                                status=status, mode=mode)
 
     async def memory_timeline(self, decision_id: str | None = None, query: str | None = None,
                               before: int = 3, after: int = 3,
                               mode: str | None = None) -> dict[str, Any]:
         ws = await self.workspace()
-        return await self._run(_call_store, ws.decisions.memory_timeline, decision_id, query,
+        return await self._run(_call_store, ws, "memory_timeline", decision_id, query,
                                before=before, after=after, mode=mode)
 
     async def memory_get(self, ids: list[str]) -> dict[str, Any]:
         ws = await self.workspace()
-        return await self._run(_call_store, ws.decisions.memory_get, ids)
+        return await self._run(_call_store, ws, "memory_get", ids)
 
 
 def _return_freed_memory() -> None:
@@ -784,14 +784,15 @@ def _write_problem(e: BaseException) -> str | None:
     return None
 
 
-def _call_store(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Decision-store errors (ValueError, not found) as EngineErrors for the adapters."""
+def _call_store(ws: Workspace, method: str, *args: Any, **kwargs: Any) -> Any:
+    """`ws.decisions.<method>(...)` on the engine thread, which is also where the store is
+    first opened; its errors (ValueError, not found, unopenable) as EngineErrors."""
     from neuralmind.decisions.schema import ReadOnlyStore, StoreError
     from neuralmind.decisions.search import SemanticUnavailable
     from neuralmind.decisions.store import DecisionNotFound
 
     try:
-        return fn(*args, **kwargs)
+        return getattr(ws.decisions, method)(*args, **kwargs)
     except EngineError:
         raise
     except ReadOnlyStore as e:
