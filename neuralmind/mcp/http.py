@@ -6,24 +6,33 @@ signal handlers (SIGINT/SIGTERM stay the LSP process's), and binds 127.0.0.1 onl
 Every request must carry the random bearer token written to the discovery file;
 requests whose Host or Origin is not this loopback endpoint are refused (DNS
 rebinding). `stop()` removes the discovery file first, then the listener.
+
+Listening costs uvicorn only: the MCP SDK (with pydantic and starlette) is imported
+and the MCP app built on the first authenticated request to the MCP path (`LazyApp`),
+on the engine thread, so editor sessions no agent connects to never pay for it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hmac
+import importlib
+import importlib.util
 import json
 import logging
 import os
 import secrets
 import socket
-from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+import sys
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from neuralmind.mcp.asgi import ASGIApp, Receive, Scope, Send, plain
 from neuralmind.mcp.discovery import (
     HEALTH_PATH,
     MCP_PATH,
@@ -31,6 +40,7 @@ from neuralmind.mcp.discovery import (
     remove_discovery,
     write_discovery,
 )
+from neuralmind.mcp.lazyapp import LazyApp
 
 if TYPE_CHECKING:
     import uvicorn
@@ -42,18 +52,16 @@ log = logging.getLogger("neuralmind.mcp")
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost")
 START_TIMEOUT_SECONDS = 5.0
 STOP_TIMEOUT_SECONDS = 0.8
-
-Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+APP_STOP_TIMEOUT_SECONDS = 0.3
 
 
 class Guard:
     """ASGI wrapper: loopback Host/Origin, then the bearer token, then the MCP app.
 
     Also answers the health route the stdio bridge probes (token required too), so
-    a stale discovery file can be told from a live one without speaking MCP.
+    a stale discovery file can be told from a live one without speaking MCP. Only
+    the MCP path reaches the app: anything else is answered here, so that neither a
+    refusal nor a probe nor a stray path builds the (lazy) app.
     """
 
     def __init__(self, app: ASGIApp, token: str, port: int, health: dict[str, Any]) -> None:
@@ -71,20 +79,24 @@ class Guard:
             return
         headers = {k.lower(): v for k, v in scope.get("headers", [])}
         if headers.get(b"host") not in self.hosts:
-            await _plain(send, 421, b"refused: Host must be this loopback endpoint")
+            await plain(send, 421, b"refused: Host must be this loopback endpoint")
             return
         origin = headers.get(b"origin")
         if origin is not None and not _loopback_origin(origin):
-            await _plain(send, 403, b"refused: Origin is not loopback")
+            await plain(send, 403, b"refused: Origin is not loopback")
             return
         auth = headers.get(b"authorization", b"")
         scheme, _, given = auth.partition(b" ")
         if scheme.lower() != b"bearer" or not hmac.compare_digest(given.strip(), self.token):
-            await _plain(send, 401, b"a bearer token is required (see .neuralmind/mcp.json)",
+            await plain(send, 401, b"a bearer token is required (see .neuralmind/mcp.json)",
                          [(b"www-authenticate", b'Bearer realm="neuralmind"')])
             return
-        if scope.get("path") == HEALTH_PATH:
-            await _plain(send, 200, self.health, [(b"content-type", b"application/json")])
+        path = scope.get("path")
+        if path == HEALTH_PATH:
+            await plain(send, 200, self.health, [(b"content-type", b"application/json")])
+            return
+        if path != MCP_PATH:
+            await plain(send, 404, f"not found: MCP is served at {MCP_PATH}".encode())
             return
         await self.app(scope, receive, send)
 
@@ -95,17 +107,6 @@ def _loopback_origin(origin: bytes) -> bool:
     except ValueError:
         return False
     return parts.scheme in ("http", "https") and parts.hostname in ("127.0.0.1", "localhost")
-
-
-async def _plain(send: Send, status: int, body: bytes,
-                 headers: list[tuple[bytes, bytes]] | None = None) -> None:
-    base = [(b"content-type", b"text/plain; charset=utf-8"),
-            (b"content-length", str(len(body)).encode())]
-    extra = headers or []
-    names = {k for k, _ in extra}
-    await send({"type": "http.response.start", "status": status,
-                "headers": [h for h in base if h[0] not in names] + extra})
-    await send({"type": "http.response.body", "body": body})
 
 
 def _quiet_server_class() -> type[uvicorn.Server]:
@@ -130,6 +131,7 @@ class McpEndpoint:
     root: Path
     read_only: bool
     discovery_file: Path | None
+    app: LazyApp = field(repr=False)
     _server: Any = field(repr=False)
     _task: asyncio.Task[None] = field(repr=False)
     _stopped: bool = field(default=False, repr=False)
@@ -138,12 +140,18 @@ class McpEndpoint:
     def port(self) -> int:
         return urlsplit(self.url).port or 0
 
+    @property
+    def app_built(self) -> bool:
+        """Whether an authenticated MCP request has made this process import the SDK."""
+        return self.app.built
+
     async def stop(self) -> None:
         if self._stopped:
             return
         self._stopped = True
         if self.discovery_file is not None:
             remove_discovery(self.root, self.token)
+        await self.app.refuse_new()
         self._server.should_exit = True
         done, _ = await asyncio.wait({self._task}, timeout=STOP_TIMEOUT_SECONDS)
         if not done:        # connections that would not close (an open SSE stream)
@@ -152,6 +160,7 @@ class McpEndpoint:
             await asyncio.wait({self._task}, timeout=0.2)
         elif not self._task.cancelled() and self._task.exception() is not None:
             log.info("MCP endpoint ended with %s", self._task.exception())
+        await self.app.aclose()     # already done by uvicorn's lifespan unless it was cut short
 
     close = stop
 
@@ -173,30 +182,25 @@ async def serve_http(service: EngineService, host: str = "127.0.0.1", port: int 
                      read_only: bool = False, write_discovery_file: bool = True) -> McpEndpoint:
     """Serve MCP for `service` on 127.0.0.1:`port` (0: ephemeral) on the running loop.
 
-    Read-only when asked, or when the workspace setting `mcp_read_only` says so. The
-    SDK's ~1 s of imports and the server's construction run on a worker thread: on the
-    loop they would stall the editor's requests for that long.
+    Read-only when asked, or when the workspace setting `mcp_read_only` says so. Only
+    uvicorn is imported now (on the engine thread when not yet loaded: ~50 ms); the
+    SDK waits for the first authenticated MCP request.
     """
     read_only = read_only or bool(getattr(service.config, "mcp_read_only", False))
     sock = _bind(host, port)
     try:
-        mcp_server = await asyncio.to_thread(_build, service, read_only)
+        if "uvicorn" not in sys.modules:
+            await service.run_serialised(functools.partial(importlib.import_module, "uvicorn"))
+        protocol_version = sdk_protocol_version()
     except BaseException:
         sock.close()
         raise
     import uvicorn
-    from mcp.server.transport_security import TransportSecuritySettings
-    from mcp_types import LATEST_PROTOCOL_VERSION
 
     port = sock.getsockname()[1]
     url = f"http://127.0.0.1:{port}{MCP_PATH}"
     token = secrets.token_urlsafe(32)
-    security = TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=[f"{h}:{port}" for h in LOOPBACK_HOSTS],
-        allowed_origins=[f"http://{h}:{port}" for h in LOOPBACK_HOSTS])
-    app = mcp_server.streamable_http_app(streamable_http_path=MCP_PATH, host="127.0.0.1",
-                                         transport_security=security)
+    app = LazyApp(_app_factory(service, read_only, port), stop_timeout=APP_STOP_TIMEOUT_SECONDS)
     health = {"name": "neuralmind", "root": str(service.root), "pid": os.getpid(),
               "read_only": read_only}
     config = uvicorn.Config(Guard(app, token, port, health), log_config=None,
@@ -212,10 +216,10 @@ async def serve_http(service: EngineService, host: str = "127.0.0.1", port: int 
         sock.close()
         raise
     endpoint = McpEndpoint(url=url, token=token, root=service.root, read_only=read_only,
-                           discovery_file=None, _server=server, _task=task)
+                           discovery_file=None, app=app, _server=server, _task=task)
     if write_discovery_file:
         entry = Discovery(url=url, pid=os.getpid(), token=token,
-                          protocol_version=LATEST_PROTOCOL_VERSION, root=str(service.root),
+                          protocol_version=protocol_version, root=str(service.root),
                           read_only=read_only)
         try:
             endpoint.discovery_file = write_discovery(service.root, entry)
@@ -226,13 +230,57 @@ async def serve_http(service: EngineService, host: str = "127.0.0.1", port: int 
     return endpoint
 
 
-def _build(service: EngineService, read_only: bool) -> Any:
-    """Import the SDK and uvicorn and build the MCP server (on a worker thread)."""
-    import uvicorn  # noqa: F401 - imported here, off the loop
+def _app_factory(service: EngineService, read_only: bool,
+                 port: int) -> Callable[[], Awaitable[ASGIApp]]:
+    async def build() -> ASGIApp:
+        # The engine thread, after the engine work queued before it: the imports hold
+        # the GIL for ~1 s in all, and one busy thread at a time keeps the loop responsive.
+        return await service.run_serialised(
+            functools.partial(_build_app, service, read_only, port))
+    return build
+
+
+def _build_app(service: EngineService, read_only: bool, port: int) -> ASGIApp:
+    """Import the SDK and build the MCP app: the ~36 MB an agent's first request costs."""
+    from mcp.server.transport_security import TransportSecuritySettings
 
     from neuralmind.mcp.server import build_mcp_server
 
-    return build_mcp_server(service, read_only=read_only)
+    mcp_server = build_mcp_server(service, read_only=read_only)
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{h}:{port}" for h in LOOPBACK_HOSTS],
+        allowed_origins=[f"http://{h}:{port}" for h in LOOPBACK_HOSTS])
+    return mcp_server.streamable_http_app(streamable_http_path=MCP_PATH, host="127.0.0.1",
+                                          transport_security=security)
+
+
+def sdk_protocol_version() -> str:
+    """The SDK's newest protocol revision, for the discovery file.
+
+    `mcp_types/__init__` imports every protocol type (~14 MB, 0.25 s) while the
+    constant lives in its stdlib-only `version` module: that file is run alone,
+    unless the package is loaded already (or laid out differently than expected).
+    """
+    if "mcp_types" not in sys.modules:
+        with contextlib.suppress(Exception):
+            return _run_version_module()
+    from mcp_types import LATEST_PROTOCOL_VERSION
+
+    return LATEST_PROTOCOL_VERSION
+
+
+def _run_version_module() -> str:
+    spec = importlib.util.find_spec("mcp_types")
+    if spec is None or not spec.submodule_search_locations:
+        raise LookupError("mcp_types is not a package here")
+    path = Path(list(spec.submodule_search_locations)[0]) / "version.py"
+    version_spec = importlib.util.spec_from_file_location("_nm_mcp_types_version", path)
+    if version_spec is None or version_spec.loader is None:
+        raise LookupError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(version_spec)
+    version_spec.loader.exec_module(module)
+    return str(module.LATEST_PROTOCOL_VERSION)
 
 
 async def _serve(server: uvicorn.Server, sock: socket.socket) -> None:
