@@ -22,6 +22,9 @@ SKIP_DIRS = frozenset({
     ".mypy_cache", ".pytest_cache", ".ruff_cache", ".idea", ".vscode",
 })
 
+# --- Extraction ------------------------------------------------------------------------------
+BIG_FILE_WORKER_IDLE_SECONDS = 60.0  # the big-file worker (~40 MB) stops after this long unused
+
 # --- Context budgets (tokens, o200k_base) ----------------------------------------------------
 DEFAULT_BUDGET = 1500
 LAYER_BUDGETS = {"L0": 100, "L1": 500, "L2": 400, "L3": 500}

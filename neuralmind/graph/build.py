@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from neuralmind.config import WorkspaceConfig
+from neuralmind.graph import big_file_worker
 from neuralmind.graph.communities import EdgeDelta, detect_communities, prepare_communities
-from neuralmind.graph.extract import extract_file, line_count
+from neuralmind.graph.extract import CHUNKED_PARSE_OVER, extract_file, line_count
 from neuralmind.graph.languages import language_for
 from neuralmind.graph.model import FileExtract
 from neuralmind.graph.resolve import Resolver, resolve
@@ -97,9 +98,13 @@ class BuildReport:
         }
 
 
-def _extract_one(root: str, path: str, language: str, old_sha1: str | None
+def _extract_one(root: str, path: str, language: str, old_sha1: str | None,
+                 big_off_process: bool = False
                  ) -> tuple[str, FileExtract | None, str, int, str]:
-    """Read and extract one file: (path, extract or None if unchanged, sha1, lines, error)."""
+    """Read and extract one file: (path, extract or None if unchanged, sha1, lines, error).
+
+    `big_off_process`: a file over CHUNKED_PARSE_OVER goes to graph.big_file_worker (this
+    process may be a server whose event loop must not wait for tree-sitter's GIL)."""
     try:
         with open(os.path.join(root, path), "rb") as f:
             data = f.read()
@@ -108,6 +113,8 @@ def _extract_one(root: str, path: str, language: str, old_sha1: str | None
     sha1 = hashlib.sha1(data).hexdigest()
     if sha1 == old_sha1:
         return path, None, sha1, line_count(data), ""
+    if big_off_process and len(data) > CHUNKED_PARSE_OVER:
+        return path, big_file_worker.extract(path, data, language), sha1, line_count(data), ""
     return path, extract_file(path, data, language), sha1, line_count(data), ""
 
 
@@ -347,7 +354,7 @@ class GraphBuilder:
         if jobs:
             start = len(results)
             for i, (p, lang, old) in enumerate(jobs, start + 1):
-                results.append(_extract_one(root, p, lang, old))
+                results.append(_extract_one(root, p, lang, old, big_off_process=True))
                 if i % 25 == 0 or i == total:
                     report("extract", i, total)
                 if i == total // 2 + 1:

@@ -50,8 +50,9 @@ _PARSE_CHUNK = 1 << 13
 # But py-tree-sitter 0.26.1 never releases the chunks a read callback returns (~185 KB
 # kept per parse of a 158 KB file: every save, for the life of a server), and bytearray
 # chunks crash its queries. A file up to this size is parsed from bytes in one call
-# (no leak; ~13 ms of GIL at most); only larger ones, rare, are read in chunks.
-_CHUNKED_PARSE_OVER = 128 * 1024
+# (no leak; ~13 ms of GIL at most); larger ones, rare, go to graph.big_file_worker's
+# process (parsed there in one call), or are read in chunks when it is not at hand.
+CHUNKED_PARSE_OVER = 128 * 1024
 
 
 class ExtractTimeout(Exception):
@@ -93,20 +94,34 @@ _CPP_HEADER = re.compile(
     rb"|(?:public|private|protected)\s*:)", re.M)
 
 
-def extract_file(path: str, data: bytes, language: str) -> FileExtract:
+def extract_file(path: str, data: bytes, language: str, *,
+                 one_call: bool = False) -> FileExtract:
     """Extract `path` (repo-relative, '/'-separated) written in `language`.
 
     A `.h` file handed over as C but written in C++ is parsed (and labelled) as cpp.
+    `one_call`: parse even a large file from bytes in one call (same tree, no leak, no
+    watchdog during the parse): for a process where holding the GIL stalls nobody.
     """
-    sha1 = hashlib.sha1(data).hexdigest()
-    if language == "c" and path.endswith(".h") and _CPP_HEADER.search(data):
-        language = "cpp"
+    language = _effective_language(path, data, language)
     try:
-        return _extract(path, data, language, sha1)
+        return _extract(path, data, language, hashlib.sha1(data).hexdigest(), one_call)
     except Exception as exc:  # a grammar or hook bug must not stop the build
         log.warning("extraction failed for %s: %s", path, exc, exc_info=log.isEnabledFor(10))
-        return FileExtract(path, language, sha1, [_file_node(path, data, language, "")], [], [],
-                           error=f"{type(exc).__name__}: {exc}")
+        return failed_extract(path, data, language, exc)
+
+
+def failed_extract(path: str, data: bytes, language: str, exc: Exception) -> FileExtract:
+    """What a file that could not be extracted yields: its file node alone, `error` set."""
+    language = _effective_language(path, data, language)
+    return FileExtract(path, language, hashlib.sha1(data).hexdigest(),
+                       [_file_node(path, data, language, "")], [], [],
+                       error=f"{type(exc).__name__}: {exc}")
+
+
+def _effective_language(path: str, data: bytes, language: str) -> str:
+    if language == "c" and path.endswith(".h") and _CPP_HEADER.search(data):
+        return "cpp"
+    return language
 
 
 def line_count(data: bytes) -> int:
@@ -125,7 +140,7 @@ def _file_node(path: str, data: bytes, language: str, docstring: str) -> Node:
                 docstring=docstring, content_hash=hashlib.sha1(data).hexdigest())
 
 
-def _extract(path: str, data: bytes, language: str, sha1: str) -> FileExtract:
+def _extract(path: str, data: bytes, language: str, sha1: str, one_call: bool) -> FileExtract:
     spec = spec_for(language)
     if spec is None:
         raise ValueError(f"unsupported language {language!r}")
@@ -134,7 +149,7 @@ def _extract(path: str, data: bytes, language: str, sha1: str) -> FileExtract:
         data = data.replace(b"\r", b"\n")
     src = Source(data)
     deadline = time.monotonic() + EXTRACT_TIMEOUT_SECONDS
-    tree = _parse(language, data, deadline)
+    tree = _parse(language, data, deadline, one_call)
     root = tree.root_node
     file_doc = _file_docstring(root, src, spec)
     file_node = _file_node(path, data, language, file_doc)
@@ -154,10 +169,10 @@ def _extract(path: str, data: bytes, language: str, sha1: str) -> FileExtract:
 # --- definitions -------------------------------------------------------------------------
 
 
-def _parse(language: str, data: bytes, deadline: float) -> Any:
+def _parse(language: str, data: bytes, deadline: float, one_call: bool = False) -> Any:
     """Parse a large file in chunks so the watchdog can stop tree-sitter (which holds the
-    GIL) and other threads run in between; a small one in one call (_CHUNKED_PARSE_OVER)."""
-    if len(data) <= _CHUNKED_PARSE_OVER:
+    GIL) and other threads run in between; a small one in one call (CHUNKED_PARSE_OVER)."""
+    if one_call or len(data) <= CHUNKED_PARSE_OVER:
         return languages.parser(language).parse(data)
     late = False
 

@@ -1,0 +1,251 @@
+"""A process of its own for extracting big files, so a save never stalls the server.
+
+tree-sitter holds the GIL for a whole parse from bytes or a whole query (on Django's
+370 KB tests/admin_views/tests.py: ~60 ms of parse, 16-24 ms of query captures), and
+py-tree-sitter 0.26.1 keeps every chunk a read callback returns (the file's size per
+save, for the life of the process). So a file over CHUNKED_PARSE_OVER that a long-lived
+process extracts in-process (the language server's saves) is extracted here instead: in
+one worker, a fresh interpreter started at the first big file (a subprocess: what a
+spawn context gives, without re-importing the caller's __main__ or starting
+multiprocessing's resource tracker), parsed from bytes in one call, reused across saves,
+stopped after BIG_FILE_WORKER_IDLE_SECONDS unused and recycled after WORKER_MAX_TASKS
+extractions or past WORKER_MAX_RSS_MB. The extract comes back pickled in slices: one
+unpickling of it held the GIL ~10-28 ms. If the worker cannot start or dies, the file is
+extracted in-process after one log line, so a save is never lost. The worker reads
+requests until its socket closes, so it ends with its parent, however that ends.
+"""
+
+from __future__ import annotations
+
+import atexit
+import dataclasses
+import logging
+import os
+import pickle
+import resource
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from neuralmind.config import BIG_FILE_WORKER_IDLE_SECONDS
+from neuralmind.graph.extract import (
+    EXTRACT_TIMEOUT_SECONDS,
+    ExtractTimeout,
+    extract_file,
+    failed_extract,
+)
+from neuralmind.graph.model import FileExtract
+
+log = logging.getLogger("neuralmind.graph")
+
+WORKER_MAX_TASKS = 500        # recycled anyway: whatever a grammar keeps, it gives back
+WORKER_MAX_RSS_MB = 200.0     # or sooner if it grows (~40 MB after 120 saves of 370 KB)
+_SLICE = 256                  # items per pickled slice: ~0.5 ms of GIL to unpickle
+_GRACE_SECONDS = 5.0          # start-up, on top of the extractor's own watchdog
+_STOP_WAIT_SECONDS = 0.5      # for a worker to leave after its socket closes, then killed
+
+
+class WorkerFailed(Exception):
+    """The worker could not start, or died before it answered."""
+
+
+@dataclasses.dataclass
+class _Worker:
+    process: subprocess.Popen[bytes]
+    conn: Connection
+    tasks: int = 0
+    rss_mb: float = 0.0
+
+
+_lock = threading.Lock()       # one extraction at a time; guards everything below
+_worker: _Worker | None = None
+_starts = 0
+_last_used = 0.0
+_timer: threading.Timer | None = None
+
+
+def extract(path: str, data: bytes, language: str) -> FileExtract:
+    """`extract_file(path, data, language)`, computed in the worker process."""
+    global _last_used
+    with _lock:
+        try:
+            fe: FileExtract | None = _extract_in_worker(path, data, language)
+        except WorkerFailed as e:
+            log.warning("big-file worker unavailable (%s): extracting %s in-process", e, path)
+            fe = None
+        _last_used = time.monotonic()
+        if _worker is not None:
+            _arm_idle_timer(BIG_FILE_WORKER_IDLE_SECONDS)
+    return fe if fe is not None else extract_file(path, data, language)
+
+
+def stats() -> dict[str, Any]:
+    """The worker now: pid (None when stopped), extractions done, RSS, starts so far."""
+    w = _worker
+    return {"pid": w.process.pid if w else None, "tasks": w.tasks if w else 0,
+            "rss_mb": round(w.rss_mb, 1) if w else 0.0, "starts": _starts}
+
+
+def shutdown() -> None:
+    """Stop the worker now, never waiting on an extraction (server exit; safe from an event
+    loop); the next big file starts a new one."""
+    global _timer
+    timer, _timer = _timer, None
+    if timer is not None:
+        timer.cancel()
+    if _lock.acquire(blocking=False):
+        try:
+            _stop(kill=True)
+        finally:
+            _lock.release()
+        return
+    w = _worker        # mid-extraction: killing it makes that extraction fall back at once
+    if w is not None and w.process.poll() is None:
+        w.process.kill()
+
+
+# --- parent side -----------------------------------------------------------------------------
+
+
+def _extract_in_worker(path: str, data: bytes, language: str) -> FileExtract:
+    w = _worker if _worker is not None and _worker.process.poll() is None else _start()
+    try:
+        w.conn.send((path, data, language))
+        if not w.conn.poll(EXTRACT_TIMEOUT_SECONDS + _GRACE_SECONDS):
+            # a parse from bytes has no watchdog: give up as the in-process one would
+            _stop()
+            return failed_extract(path, data, language, ExtractTimeout(
+                f"extraction took over {EXTRACT_TIMEOUT_SECONDS:g} s"))
+        head, slices, rss_mb = w.conn.recv()
+    except (OSError, EOFError, pickle.UnpicklingError) as e:
+        code = w.process.poll()
+        _stop()
+        raise WorkerFailed(f"it exited with {code}" if code is not None
+                           else f"{type(e).__name__}: {e}") from e
+    fe: FileExtract = pickle.loads(head)
+    for name, blob in slices:      # the GIL comes free between two slices
+        getattr(fe, name).extend(pickle.loads(blob))
+    w.tasks += 1
+    w.rss_mb = rss_mb
+    if w.tasks >= WORKER_MAX_TASKS or rss_mb > WORKER_MAX_RSS_MB:
+        log.info("recycling the big-file worker after %d extractions (%.0f MB)", w.tasks, rss_mb)
+        _stop()
+    return fe
+
+
+def _start() -> _Worker:
+    global _worker, _starts
+    _stop()
+    mine, theirs = socket.socketpair()
+    env = dict(os.environ)
+    package_root = str(Path(__file__).resolve().parents[2])    # this very neuralmind
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (package_root, env.get("PYTHONPATH", "")) if p)
+    try:
+        with theirs:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "neuralmind.graph.big_file_worker", str(theirs.fileno())],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env,
+                pass_fds=(theirs.fileno(),))
+    except (OSError, ValueError, subprocess.SubprocessError) as e:
+        mine.close()
+        raise WorkerFailed(f"cannot start it: {e}") from e
+    _starts += 1
+    _worker = _Worker(process, Connection(mine.detach()))
+    log.debug("big-file worker started (pid %d)", process.pid)
+    return _worker
+
+
+def _stop(kill: bool = False) -> None:
+    """Close the worker's socket (it leaves at once when idle), reap it, kill if slow."""
+    global _worker
+    w = _worker
+    if w is None:
+        return
+    try:
+        w.conn.close()
+        if kill:
+            w.process.kill()
+        try:
+            w.process.wait(_STOP_WAIT_SECONDS)
+        except subprocess.TimeoutExpired:
+            w.process.kill()
+            w.process.wait()
+    finally:
+        _worker = None
+
+
+def _arm_idle_timer(delay: float) -> None:
+    global _timer
+    if _timer is not None and _timer.is_alive():
+        return
+    _timer = threading.Timer(delay, _stop_if_idle)
+    _timer.daemon = True        # never holds up the interpreter's exit
+    _timer.name = "neuralmind-big-file-idle"
+    _timer.start()
+
+
+def _stop_if_idle() -> None:
+    global _timer
+    with _lock:
+        if _timer is not threading.current_thread():
+            return                                   # shut down, or superseded
+        _timer = None
+        idle = time.monotonic() - _last_used
+        if _worker is None:
+            return
+        if idle >= BIG_FILE_WORKER_IDLE_SECONDS:
+            log.debug("big-file worker idle for %.0f s: stopping it", idle)
+            _stop()
+        else:
+            _arm_idle_timer(BIG_FILE_WORKER_IDLE_SECONDS - idle)
+
+
+atexit.register(shutdown)
+
+
+# --- worker side -----------------------------------------------------------------------------
+
+
+def _rss_mb() -> float:
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):       # not Linux: the peak instead
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _pack(fe: FileExtract) -> tuple[bytes, list[tuple[str, bytes]]]:
+    head = pickle.dumps(dataclasses.replace(fe, nodes=[], edges=[], references=[]),
+                        pickle.HIGHEST_PROTOCOL)
+    slices = [(name, pickle.dumps(items[i:i + _SLICE], pickle.HIGHEST_PROTOCOL))
+              for name, items in (("nodes", fe.nodes), ("edges", fe.edges),
+                                  ("references", fe.references))
+              for i in range(0, len(items), _SLICE)]
+    return head, slices
+
+
+def serve(fd: int) -> None:
+    """Extract what arrives on socket `fd` until it closes."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)     # a terminal's Ctrl-C is the parent's
+    conn = Connection(fd)
+    while True:
+        try:
+            path, data, language = conn.recv()
+        except (EOFError, OSError):
+            return
+        fe = extract_file(path, data, language, one_call=True)
+        try:
+            conn.send((*_pack(fe), _rss_mb()))
+        except OSError:
+            return
+
+
+if __name__ == "__main__":
+    serve(int(sys.argv[1]))

@@ -1,0 +1,167 @@
+"""Big files are extracted in a worker process: same extract, no leak, never a lost save."""
+
+from __future__ import annotations
+
+import gc
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+import tracemalloc
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from neuralmind.config import WorkspaceConfig
+from neuralmind.graph import big_file_worker
+from neuralmind.graph.build import GraphBuilder
+from neuralmind.graph.extract import CHUNKED_PARSE_OVER, extract_file
+
+
+def big_python(size: int, tag: str = "") -> bytes:
+    """A module over `size` bytes with imports, classes, methods, docstrings and calls."""
+    parts = [b'"""Generated module."""\nimport os\nfrom collections import OrderedDict as OD\n']
+    i = 0
+    while sum(map(len, parts)) < size:
+        parts.append(
+            b'class Model%d(Base%d):\n    """Model number %d."""\n\n'
+            b"    def save(self, value):\n        # keep it\n"
+            b"        helper_%d(value)\n        return self.clean(os.path.join(value, 'x'))\n\n"
+            b"    def clean(self, value):\n        return OD(value=value)\n\n\n"
+            b"def helper_%d(value):\n    return Model%d().save(value) if value else None\n\n\n"
+            % (i, i % 7, i, i, i, i))
+        i += 1
+    parts.append(b"def tail%s():\n    return 1\n" % tag.encode())
+    return b"".join(parts)
+
+
+@pytest.fixture(autouse=True)
+def fresh_worker() -> Iterator[None]:
+    big_file_worker.shutdown()
+    yield
+    big_file_worker.shutdown()
+
+
+def gone(pid: int) -> bool:
+    """No such process: exited and reaped (not a zombie of ours)."""
+    return not Path(f"/proc/{pid}").exists()
+
+
+def test_worker_extract_equals_in_process_extract() -> None:
+    data = big_python(200_000)
+    assert len(data) > CHUNKED_PARSE_OVER
+    in_process = extract_file("pkg/big.py", data, "python")   # the chunked parse
+    assert len(in_process.nodes) > 1000 and in_process.references and in_process.edges
+    remote = big_file_worker.extract("pkg/big.py", data, "python")
+    assert big_file_worker.stats()["tasks"] == 1, "not extracted in the worker"
+    assert big_file_worker.stats()["pid"] != os.getpid()
+    assert remote == in_process
+    assert remote.nodes[0].docstring == "Generated module."
+
+
+def test_saving_a_big_file_goes_through_the_worker(tmp_path: Path) -> None:
+    (tmp_path / "big.py").write_bytes(big_python(150_000))
+    (tmp_path / "small.py").write_text("from big import helper_1\n\ndef f():\n    helper_1(2)\n")
+    builder = GraphBuilder(tmp_path, WorkspaceConfig())
+    builder.build()
+    assert big_file_worker.stats()["tasks"] == 1       # the full build's one big file
+    pid = big_file_worker.stats()["pid"]
+    (tmp_path / "big.py").write_bytes(big_python(150_000, tag="_saved"))
+    report = builder.build(changed=["big.py"])
+    assert report.reextracted == ["big.py"]
+    assert "big.py::tail_saved" in report.graph.nodes
+    assert big_file_worker.stats()["tasks"] == 2
+    assert big_file_worker.stats()["pid"] == pid, "a save paid for a new process"
+    small = "small.py::f"
+    assert any(e.source == small and e.target == "big.py::helper_1"
+               for e in report.graph.edges), "cross-file resolution lost"
+
+
+def test_a_worker_killed_mid_extraction_falls_back_in_process(
+        caplog: pytest.LogCaptureFixture) -> None:
+    data = big_python(900_000)            # long enough (~0.3-1 s) to be killed while at it
+    big_file_worker.extract("warm.py", big_python(140_000), "python")
+    pid = big_file_worker.stats()["pid"]
+    assert pid is not None
+    killer = threading.Timer(0.05, os.kill, (pid, signal.SIGKILL))
+    killer.start()
+    with caplog.at_level(logging.WARNING, logger="neuralmind.graph"):
+        fe = big_file_worker.extract("big.py", data, "python")
+    killer.join()
+    assert fe == extract_file("big.py", data, "python") and not fe.error
+    assert [r.message for r in caplog.records if "big-file worker" in r.message], caplog.text
+    assert big_file_worker.stats()["pid"] is None
+    assert gone(pid)
+    big_file_worker.extract("again.py", big_python(140_000), "python")
+    assert big_file_worker.stats()["starts"] >= 2    # the next big file starts a new worker
+
+
+def test_a_worker_that_cannot_start_falls_back_in_process(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setattr(sys, "executable", "/nonexistent/python3")
+    data = big_python(140_000)
+    with caplog.at_level(logging.WARNING, logger="neuralmind.graph"):
+        fe = big_file_worker.extract("big.py", data, "python")
+    assert fe == extract_file("big.py", data, "python")
+    assert "cannot start" in caplog.text
+    assert big_file_worker.stats()["pid"] is None
+
+
+def test_an_overdue_worker_gives_the_file_up_like_the_watchdog(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(big_file_worker, "EXTRACT_TIMEOUT_SECONDS", 0.0)
+    monkeypatch.setattr(big_file_worker, "_GRACE_SECONDS", 0.0)
+    fe = big_file_worker.extract("big.py", big_python(140_000), "python")
+    assert fe.error.startswith("ExtractTimeout") and [n.kind for n in fe.nodes] == ["file"]
+    assert big_file_worker.stats()["pid"] is None       # stopped, not left parsing
+
+
+def test_an_idle_worker_stops_and_leaves_no_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(big_file_worker, "BIG_FILE_WORKER_IDLE_SECONDS", 0.3)
+    big_file_worker.extract("big.py", big_python(140_000), "python")
+    pid = big_file_worker.stats()["pid"]
+    assert pid is not None and not gone(pid)
+    deadline = time.monotonic() + 10
+    while big_file_worker.stats()["pid"] is not None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert big_file_worker.stats()["pid"] is None
+    assert gone(pid)
+
+
+def test_shutdown_stops_the_worker_at_once() -> None:
+    big_file_worker.extract("big.py", big_python(140_000), "python")
+    pid = big_file_worker.stats()["pid"]
+    assert pid is not None
+    t0 = time.monotonic()
+    big_file_worker.shutdown()
+    assert time.monotonic() - t0 < 1.0
+    assert gone(pid)
+
+
+def test_big_extractions_hold_no_memory_in_this_process() -> None:
+    """py-tree-sitter 0.26.1 keeps every read-callback chunk; the worker parses from bytes,
+    and whatever it kept would be in its memory, not ours."""
+    data = big_python(150_000)
+    first = big_file_worker.extract("big.py", data, "python")
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(8):
+            fe = big_file_worker.extract("big.py", data, "python")
+            assert [n.id for n in fe.nodes] == [n.id for n in first.nodes]
+            del fe
+        gc.collect()
+        held_worker = tracemalloc.get_traced_memory()[0] - before
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(2):        # control: the in-process chunked parse does keep them
+            fe = extract_file("big.py", data, "python")
+            del fe
+        gc.collect()
+        held_chunked = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert held_chunked > len(data), "the measurement no longer sees the chunk leak"
+    assert held_worker < 200_000, f"8 worker extractions kept {held_worker:,} bytes"
