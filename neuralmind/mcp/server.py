@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import logging
+import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -87,12 +88,23 @@ class NeuralMindMCP(MCPServer):
 
 @contextlib.contextmanager
 def _root_logging_untouched() -> Iterator[None]:
-    """MCPServer() calls logging.basicConfig on the root logger; undo it."""
+    """MCPServer() calls logging.basicConfig on the root logger; undo it.
+
+    It also imports `rich` for a RichHandler when it can: megabytes for a handler
+    removed right here, and, in a process started with `python -m` from the project
+    root (sys.path[0] is then the root), the *workspace's* own `rich` package would
+    run. So `rich`, unless loaded already, is unimportable while the server is made.
+    """
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
+    block_rich = "rich" not in sys.modules
+    if block_rich:
+        sys.modules["rich"] = None  # type: ignore[assignment] - None makes an import fail
     try:
         yield
     finally:
+        if block_rich and "rich" in sys.modules and sys.modules["rich"] is None:
+            del sys.modules["rich"]
         for h in list(root.handlers):
             if h not in handlers:
                 root.removeHandler(h)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import json
 import logging
 import sys
@@ -25,6 +26,7 @@ from mcp_support import ENV, make_repo
 
 from neuralmind.mcp.discovery import discovery_path, probe, read_discovery
 from neuralmind.mcp.http import sdk_protocol_version, serve_http
+from neuralmind.mcp.server import build_mcp_server
 from neuralmind.service.core import EngineService
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -167,3 +169,19 @@ async def test_stopping_during_the_first_build_answers_503_and_starts_nothing(
     await service.run_serialised(lambda: None)      # the abandoned build has run by now
     assert not ep.app_built
     assert not [t for t in asyncio.all_tasks() if t.get_name() == "mcp-app-lifespan"]
+
+
+async def test_building_the_server_runs_no_rich_from_the_workspace(
+        service: EngineService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The SDK imports `rich` when it can; from a project root on sys.path that is the
+    project's own code (and megabytes for a log handler that is removed at once)."""
+    marker = tmp_path / "ran"
+    (tmp_path / "rich").mkdir()
+    (tmp_path / "rich" / "__init__.py").write_text(
+        f"open({str(marker)!r}, 'w').close()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert "rich" not in sys.modules
+    server = build_mcp_server(service)
+    assert server.neuralmind_tools is not None
+    assert not marker.exists() and "rich" not in sys.modules
+    assert importlib.util.find_spec("rich") is not None      # blocked only while building
