@@ -119,7 +119,7 @@ def _extract_in_worker(path: str, data: bytes, language: str) -> FileExtract:
         w.conn.send((path, data, language))
         if not w.conn.poll(EXTRACT_TIMEOUT_SECONDS + _GRACE_SECONDS):
             # a parse from bytes has no watchdog: give up as the in-process one would
-            _stop()
+            _stop(kill=True)
             return failed_extract(path, data, language, ExtractTimeout(
                 f"extraction took over {EXTRACT_TIMEOUT_SECONDS:g} s"))
         head, slices, rss_mb = w.conn.recv()
