@@ -241,18 +241,27 @@ def _app_factory(service: EngineService, read_only: bool,
 
 
 def _build_app(service: EngineService, read_only: bool, port: int) -> ASGIApp:
-    """Import the SDK and build the MCP app: the ~36 MB an agent's first request costs."""
-    from mcp.server.transport_security import TransportSecuritySettings
+    """Import the SDK and build the MCP app: the ~40 MB an agent's first request costs.
 
-    from neuralmind.mcp.server import build_mcp_server
+    With the cyclic GC paused, then the ~86k objects it leaves frozen: otherwise the
+    imports trigger a full collection that holds the GIL 25-45 ms (the editor's loop
+    stalls that long), and every later full pass walks them again. The ~3k cyclic
+    garbage objects the imports leave (well under 1 MB) are frozen with them.
+    """
+    from neuralmind.graph.store import no_gc
 
-    mcp_server = build_mcp_server(service, read_only=read_only)
-    security = TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=[f"{h}:{port}" for h in LOOPBACK_HOSTS],
-        allowed_origins=[f"http://{h}:{port}" for h in LOOPBACK_HOSTS])
-    return mcp_server.streamable_http_app(streamable_http_path=MCP_PATH, host="127.0.0.1",
-                                          transport_security=security)
+    with no_gc(freeze=True):
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        from neuralmind.mcp.server import build_mcp_server
+
+        mcp_server = build_mcp_server(service, read_only=read_only)
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=[f"{h}:{port}" for h in LOOPBACK_HOSTS],
+            allowed_origins=[f"http://{h}:{port}" for h in LOOPBACK_HOSTS])
+        return mcp_server.streamable_http_app(streamable_http_path=MCP_PATH,
+                                              host="127.0.0.1", transport_security=security)
 
 
 def sdk_protocol_version() -> str:
