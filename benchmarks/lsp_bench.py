@@ -203,15 +203,50 @@ async def save_latencies(c: Client, root: Path, files: list[str], rounds: int) -
         path = root / rel
         name = f"bench_marker_{i}_{int(time.time() * 1000) % 100000}"
         path.write_text(path.read_text() + f"\n\ndef {name}(value):\n    return value\n")
-        t0 = time.perf_counter()
-        c.notify("textDocument/didSave", {"textDocument": {"uri": path.as_uri()}})
-        while True:
-            found = await c.request("neuralmind/search", {"query": name, "k": 1})
-            if found["hits"] and found["hits"][0]["symbol"] == name:
-                break
-            if time.perf_counter() - t0 > 30:
-                raise TimeoutError(f"{name} never became searchable")
-        out.append(time.perf_counter() - t0)
+        out.append(await saved_until_searchable(c, path, name))
+    return out
+
+
+async def saved_until_searchable(c: Client, path: Path, name: str) -> float:
+    """Seconds from didSave of `path` until a search finds the function `name` in it."""
+    t0 = time.perf_counter()
+    c.notify("textDocument/didSave", {"textDocument": {"uri": path.as_uri()}})
+    while True:
+        found = await c.request("neuralmind/search", {"query": name, "k": 1})
+        if found["hits"] and found["hits"][0]["symbol"] == name:
+            return time.perf_counter() - t0
+        if time.perf_counter() - t0 > 30:
+            raise TimeoutError(f"{name} never became searchable")
+
+
+async def structural_saves(c: Client, root: Path, files: list[str], module: str,
+                           rounds: int) -> list[float]:
+    """Saves that change the file graph, in turn: an import of `module` added to a file, a
+    new file importing it, the import removed again. Files are restored afterwards."""
+    out: list[float] = []
+    originals = {rel: (root / rel).read_text() for rel in files}
+    created: list[Path] = []
+    try:
+        for i in range(rounds):
+            rel = files[i % len(files)]
+            name = f"bench_structure_{i}_{int(time.time() * 1000) % 100000}"
+            marker = f"\n\ndef {name}(value):\n    return value\n"
+            if i % 3 == 0:
+                path = root / rel
+                path.write_text(f"import {module}\n" + originals[rel] + marker)
+            elif i % 3 == 1:
+                path = (root / rel).parent / f"{name}.py"
+                path.write_text(f"import {module}\n" + marker)
+                created.append(path)
+            else:
+                path = root / rel
+                path.write_text(originals[rel] + marker)
+            out.append(await saved_until_searchable(c, path, name))
+    finally:
+        for rel, text in originals.items():
+            (root / rel).write_text(text)
+        for path in created:
+            path.unlink(missing_ok=True)
     return out
 
 
@@ -313,6 +348,17 @@ async def run_warm(args: argparse.Namespace, root: Path, env: dict[str, str], lo
     results["save_to_searchable_p95_ms"] = 1000 * pct(saves, 95)
     results["save_to_searchable_max_ms"] = 1000 * max(saves)
 
+    # saves that change imports or add files: the file graph and communities change
+    module = ".".join(Path(by_size[len(by_size) // 3]).with_suffix("").parts)
+    t_struct = time.monotonic()
+    struct = await structural_saves(c, root, picks[:2], module, args.structural_saves)
+    status = await c.request("neuralmind/status", {})
+    results["structural_save_module"] = module
+    results["structural_save_p50_ms"] = 1000 * statistics.median(struct)
+    results["structural_save_p95_ms"] = 1000 * pct(struct, 95)
+    results["max_stall_structural_saves_ms"] = stalls_between(status, t_struct,
+                                                              time.monotonic())
+
     rss_before = c.rss_mb()
     results["rss_every_250_edits_mb"] = await simulate_edits(c, root, picks, args.edits)
     await asyncio.sleep(2.5)      # one default debounce window: the last batch is learned
@@ -333,6 +379,8 @@ def main() -> int:
     parser.add_argument("--repo", default="rich-13.7.1")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--saves", type=int, default=30)
+    parser.add_argument("--structural-saves", type=int, default=12,
+                        help="saves that add/remove an import or add a file")
     parser.add_argument("--edits", type=int, default=1000)
     parser.add_argument("--tmp", default=None, help="work in this folder (kept) instead of a temp one")
     parser.add_argument("--keep", action="store_true", help="keep the temporary copy")
