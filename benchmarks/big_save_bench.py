@@ -108,6 +108,13 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                                     for pid, mb in children_rss_mb(c.proc.pid).items()}
         status = await c.request("neuralmind/status", {})
         results["max_stall_during_saves_ms"] = stalls_between(status, t0, t1)
+        loop = status.get("event_loop", {})
+        results["stalls_over_20ms_during_saves"] = sum(
+            1 for t, ms in loop.get("stalls", []) if t0 <= t <= t1 and ms > 20)
+        # GIL-watcher samples (>= 15 ms late) taken while some thread ran the extractor
+        results["late_samples_in_extractor"] = sum(
+            1 for c in loop.get("culprits", []) if t0 <= c["t"] <= t1 and any(
+                "extract.py:" in f for frames in c["threads"].values() for f in frames))
         results["top_stalls_s_ms"] = top_stalls(status, t0)
         results["stall_culprits"] = stall_culprits(status, t0, 3)
         results["load_average"] = tuple(round(x, 2) for x in os.getloadavg())
