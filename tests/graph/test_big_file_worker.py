@@ -149,7 +149,7 @@ def test_big_extractions_hold_no_memory_in_this_process() -> None:
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
-        for _ in range(8):
+        for _ in range(5):
             fe = big_file_worker.extract("big.py", data, "python")
             assert [n.id for n in fe.nodes] == [n.id for n in first.nodes]
             del fe
@@ -164,4 +164,38 @@ def test_big_extractions_hold_no_memory_in_this_process() -> None:
     finally:
         tracemalloc.stop()
     assert held_chunked > len(data), "the measurement no longer sees the chunk leak"
-    assert held_worker < 200_000, f"8 worker extractions kept {held_worker:,} bytes"
+    assert held_worker < 200_000, f"5 worker extractions kept {held_worker:,} bytes"
+
+
+def test_the_worker_ends_with_its_parent_however_that_ends() -> None:
+    """A server killed outright (no atexit, no shutdown) leaves no worker behind."""
+    import subprocess
+
+    script = ("import sys, time\n"
+              "from neuralmind.graph import big_file_worker\n"
+              "data = b'def f(x):\\n    return g(x)\\n' * 6000\n"
+              "big_file_worker.extract('big.py', data, 'python')\n"
+              "print(big_file_worker.stats()['pid'], flush=True)\n"
+              "time.sleep(60)\n")
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        assert parent.stdout is not None
+        pid = int(parent.stdout.readline())
+        assert running(pid)
+        parent.kill()
+        parent.wait()
+        deadline = time.monotonic() + 5
+        while running(pid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not running(pid), "the worker outlived its parent"
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+
+
+def running(pid: int) -> bool:
+    """Alive and not a zombie (an orphan's zombie waits for init to reap it)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1][0] not in "ZX"
+    except OSError:
+        return False
