@@ -68,17 +68,20 @@ _worker: _Worker | None = None
 _starts = 0
 _last_used = 0.0
 _timer: threading.Timer | None = None
+_retry_at = 0.0                # after a failed start, in-process until then (one log line)
 
 
 def extract(path: str, data: bytes, language: str) -> FileExtract:
     """`extract_file(path, data, language)`, computed in the worker process."""
     global _last_used
     with _lock:
-        try:
-            fe: FileExtract | None = _extract_in_worker(path, data, language)
-        except WorkerFailed as e:
-            log.warning("big-file worker unavailable (%s): extracting %s in-process", e, path)
-            fe = None
+        fe: FileExtract | None = None
+        if _worker is not None or time.monotonic() >= _retry_at:
+            try:
+                fe = _extract_in_worker(path, data, language)
+            except WorkerFailed as e:
+                log.warning("big-file worker unavailable (%s): extracting %s in-process",
+                            e, path)
         _last_used = time.monotonic()
         if _worker is not None:
             _arm_idle_timer(BIG_FILE_WORKER_IDLE_SECONDS)
@@ -95,10 +98,11 @@ def stats() -> dict[str, Any]:
 def shutdown() -> None:
     """Stop the worker now, never waiting on an extraction (server exit; safe from an event
     loop); the next big file starts a new one."""
-    global _timer
+    global _timer, _retry_at
     timer, _timer = _timer, None
     if timer is not None:
         timer.cancel()
+    _retry_at = 0.0
     if _lock.acquire(blocking=False):
         try:
             _stop(kill=True)
@@ -140,7 +144,7 @@ def _extract_in_worker(path: str, data: bytes, language: str) -> FileExtract:
 
 
 def _start() -> _Worker:
-    global _worker, _starts
+    global _worker, _starts, _retry_at
     _stop()
     mine, theirs = socket.socketpair()
     env = dict(os.environ)
@@ -155,6 +159,7 @@ def _start() -> _Worker:
                 pass_fds=(theirs.fileno(),))
     except (OSError, ValueError, subprocess.SubprocessError) as e:
         mine.close()
+        _retry_at = time.monotonic() + BIG_FILE_WORKER_IDLE_SECONDS
         raise WorkerFailed(f"cannot start it: {e}") from e
     _starts += 1
     _worker = _Worker(process, Connection(mine.detach()))

@@ -108,6 +108,10 @@ def test_a_worker_that_cannot_start_falls_back_in_process(
     assert fe == extract_file("big.py", data, "python")
     assert "cannot start" in caplog.text
     assert big_file_worker.stats()["pid"] is None
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="neuralmind.graph"):   # not at every save
+        assert big_file_worker.extract("big.py", data, "python") == fe
+    assert not caplog.records
 
 
 def test_an_overdue_worker_gives_the_file_up_like_the_watchdog(
