@@ -1,18 +1,16 @@
-"""A process of its own for extracting big files, so a save never stalls the server.
+"""Big files are extracted in a worker process, so a save never stalls the server.
 
-tree-sitter holds the GIL for a whole parse from bytes or a whole query (on Django's
-370 KB tests/admin_views/tests.py: ~60 ms of parse, 16-24 ms of query captures), and
-py-tree-sitter 0.26.1 keeps every chunk a read callback returns (the file's size per
-save, for the life of the process). So a file over CHUNKED_PARSE_OVER that a long-lived
-process extracts in-process (the language server's saves) is extracted here instead: in
-one worker, a fresh interpreter started at the first big file (a subprocess: what a
-spawn context gives, without re-importing the caller's __main__ or starting
-multiprocessing's resource tracker), parsed from bytes in one call, reused across saves,
-stopped after BIG_FILE_WORKER_IDLE_SECONDS unused and recycled after WORKER_MAX_TASKS
-extractions or past WORKER_MAX_RSS_MB. The extract comes back pickled in slices: one
-unpickling of it held the GIL ~10-28 ms. If the worker cannot start or dies, the file is
-extracted in-process after one log line, so a save is never lost. The worker reads
-requests until its socket closes, so it ends with its parent, however that ends.
+tree-sitter holds the GIL for a whole parse from bytes or query (Django's 370 KB
+admin_views/tests.py: ~60 ms of parse, 16-24 ms of captures), and py-tree-sitter 0.26.1
+keeps every chunk a read callback returns (the file's size per save, for good). So a
+long-lived process (the language server's saves) hands files over CHUNKED_PARSE_OVER to
+one worker: a fresh interpreter (a subprocess, like a spawn context: no fork of a threaded
+server, no re-import of the caller's __main__) started at the first big file, reused
+across saves, stopped after BIG_FILE_WORKER_IDLE_SECONDS unused, recycled after
+WORKER_MAX_TASKS or past WORKER_MAX_RSS_MB. It parses from bytes; the extract comes back
+in pickled slices (one unpickling of it held the GIL 10-28 ms). It reads until its socket
+closes, so it ends with its parent however that ends. If it cannot start or dies, the
+file is extracted in-process after one log line: a save is never lost.
 """
 
 from __future__ import annotations
