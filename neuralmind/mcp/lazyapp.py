@@ -44,6 +44,11 @@ class LazyApp:
     def built(self) -> bool:
         return self._app is not None
 
+    @property
+    def building(self) -> bool:
+        """A first request has started the build and it has not ended yet."""
+        return self._building is not None and not self._building.done()
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             await self._serve_lifespan(receive, send)

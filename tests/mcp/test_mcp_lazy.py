@@ -156,10 +156,10 @@ async def test_stopping_during_the_first_build_answers_503_and_starts_nothing(
         async with httpx2.AsyncClient() as http:
             first = asyncio.ensure_future(http.post(ep.url, json=INIT, headers=bearer(ep.token)))
             for _ in range(500):
-                if ep.app._building is not None:
+                if ep.app.building:
                     break
                 await asyncio.sleep(0.01)
-            assert ep.app._building is not None and not ep.app_built
+            assert ep.app.building and not ep.app_built
             await ep.stop()
             answer = await first
         assert answer.status_code == 503 and "stopping" in answer.text
