@@ -118,7 +118,7 @@ class IndexProgress:
 def _import_mcp() -> None:
     import importlib
 
-    for name in ("uvicorn", "neuralmind.mcp.server", "neuralmind.mcp.http"):
+    for name in ("uvicorn", "neuralmind.mcp.http"):
         importlib.import_module(name)
 
 
@@ -128,8 +128,8 @@ async def _start_mcp(server: NeuralMindServer) -> None:
     if service is None or not server.config.mcp:
         return
     try:
-        # ~1.5 s of imports (mcp, pydantic, uvicorn): off the loop, after the engine's
-        # start-up work, so the loop competes with one busy thread at a time
+        # uvicorn (~50 ms, ~3 MB): off the loop, after the engine's start-up work; the MCP
+        # SDK (~40 MB) waits for the first agent request (neuralmind.mcp.lazyapp)
         await service.run_serialised(_import_mcp)
         from neuralmind.mcp.http import serve_http
     except ImportError as e:
