@@ -32,12 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from neuralmind.config import BIG_FILE_WORKER_IDLE_SECONDS
-from neuralmind.graph.extract import (
-    EXTRACT_TIMEOUT_SECONDS,
-    ExtractTimeout,
-    extract_file,
-    failed_extract,
-)
+from neuralmind.graph import extract as extract_module
+from neuralmind.graph.extract import ExtractTimeout, extract_file, failed_extract
 from neuralmind.graph.model import FileExtract
 
 log = logging.getLogger("neuralmind.graph")
@@ -117,13 +113,14 @@ def shutdown() -> None:
 
 def _extract_in_worker(path: str, data: bytes, language: str) -> FileExtract:
     w = _worker if _worker is not None and _worker.process.poll() is None else _start()
+    timeout = extract_module.EXTRACT_TIMEOUT_SECONDS     # the worker applies the same
     try:
-        w.conn.send((path, data, language))
-        if not w.conn.poll(EXTRACT_TIMEOUT_SECONDS + _GRACE_SECONDS):
+        w.conn.send((path, data, language, timeout))
+        if not w.conn.poll(timeout + _GRACE_SECONDS):
             # a parse from bytes has no watchdog: give up as the in-process one would
             _stop(kill=True)
             return failed_extract(path, data, language, ExtractTimeout(
-                f"extraction took over {EXTRACT_TIMEOUT_SECONDS:g} s"))
+                f"extraction took over {timeout:g} s"))
         head, slices, rss_mb = w.conn.recv()
     except (OSError, EOFError, pickle.UnpicklingError) as e:
         code = w.process.poll()
@@ -240,9 +237,10 @@ def serve(fd: int) -> None:
     conn = Connection(fd)
     while True:
         try:
-            path, data, language = conn.recv()
+            path, data, language, timeout = conn.recv()
         except (EOFError, OSError):
             return
+        extract_module.EXTRACT_TIMEOUT_SECONDS = timeout
         fe = extract_file(path, data, language, one_call=True)
         try:
             conn.send((*_pack(fe), _rss_mb()))

@@ -243,6 +243,9 @@ class EngineService:
                                        timeout=max(0.05, deadline - time.monotonic()))
         self._closed = True
         self._engine.shutdown(wait=False, cancel_futures=True)
+        from neuralmind.graph import big_file_worker
+
+        big_file_worker.shutdown()     # stops a big extraction under way and reaps the worker
 
     @classmethod
     def _end_sessions(cls, ws: Workspace, queued: list[tuple[str, str, str]],

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from neuralmind.config import WorkspaceConfig
-from neuralmind.graph import big_file_worker
+from neuralmind.graph import big_file_worker, extract
 from neuralmind.graph.build import GraphBuilder
 from neuralmind.graph.extract import CHUNKED_PARSE_OVER, extract_file
 
@@ -116,7 +116,7 @@ def test_a_worker_that_cannot_start_falls_back_in_process(
 
 def test_an_overdue_worker_gives_the_file_up_like_the_watchdog(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(big_file_worker, "EXTRACT_TIMEOUT_SECONDS", 0.0)
+    monkeypatch.setattr(extract, "EXTRACT_TIMEOUT_SECONDS", 0.0)
     monkeypatch.setattr(big_file_worker, "_GRACE_SECONDS", 0.0)
     fe = big_file_worker.extract("big.py", big_python(140_000), "python")
     assert fe.error.startswith("ExtractTimeout") and [n.kind for n in fe.nodes] == ["file"]
