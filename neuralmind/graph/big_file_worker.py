@@ -49,6 +49,15 @@ class WorkerFailed(Exception):
     """The worker could not start, or died before it answered."""
 
 
+class ParserCrashed(WorkerFailed):
+    """The worker died of a crash signal while extracting: the file itself crashes the
+    parser, so it is not retried in the server's own process."""
+
+
+CRASH_SIGNALS = frozenset({signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL,
+                           signal.SIGFPE})
+
+
 @dataclasses.dataclass
 class _Worker:
     process: subprocess.Popen[bytes]
@@ -73,6 +82,9 @@ def extract(path: str, data: bytes, language: str) -> FileExtract:
         if _worker is not None or time.monotonic() >= _retry_at:
             try:
                 fe = _extract_in_worker(path, data, language)
+            except ParserCrashed as e:
+                log.warning("%s crashed the parser (%s): only its file node is kept", path, e)
+                fe = failed_extract(path, data, language, e)
             except WorkerFailed as e:
                 log.warning("big-file worker unavailable (%s): extracting %s in-process",
                             e, path)
@@ -123,8 +135,13 @@ def _extract_in_worker(path: str, data: bytes, language: str) -> FileExtract:
                 f"extraction took over {timeout:g} s"))
         head, slices, rss_mb = w.conn.recv()
     except (OSError, EOFError, pickle.UnpicklingError) as e:
-        code = w.process.poll()
+        try:
+            code: int | None = w.process.wait(timeout=1.0)   # EOF can come before the exit
+        except subprocess.TimeoutExpired:
+            code = None
         _stop()
+        if code is not None and -code in CRASH_SIGNALS:
+            raise ParserCrashed(f"signal {signal.Signals(-code).name}") from e
         raise WorkerFailed(f"it exited with {code}" if code is not None
                            else f"{type(e).__name__}: {e}") from e
     fe: FileExtract = pickle.loads(head)

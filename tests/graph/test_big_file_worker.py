@@ -99,6 +99,26 @@ def test_a_worker_killed_mid_extraction_falls_back_in_process(
     assert big_file_worker.stats()["starts"] >= 2    # the next big file starts a new worker
 
 
+def test_a_file_that_crashes_the_worker_is_not_retried_in_process(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A crash signal mid-extraction means the file crashes the parser: retrying it here
+    would take the server down, so it keeps its file node alone, with the reason."""
+    data = big_python(900_000)
+    big_file_worker.extract("warm.py", big_python(140_000), "python")
+    pid = big_file_worker.stats()["pid"]
+    assert pid is not None
+    crash = threading.Timer(0.05, os.kill, (pid, signal.SIGSEGV))
+    crash.start()
+    with caplog.at_level(logging.WARNING, logger="neuralmind.graph"):
+        fe = big_file_worker.extract("big.py", data, "python")
+    crash.join()
+    assert fe.error.startswith("ParserCrashed") and "SIGSEGV" in fe.error, fe.error
+    assert [n.kind for n in fe.nodes] == ["file"]
+    assert "crashed the parser" in caplog.text
+    assert gone(pid)
+    assert not big_file_worker.extract("again.py", big_python(140_000), "python").error
+
+
 def test_a_worker_that_cannot_start_falls_back_in_process(
         monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     monkeypatch.setattr(sys, "executable", "/nonexistent/python3")
