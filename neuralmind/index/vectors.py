@@ -16,7 +16,6 @@ process (usearch's extension carries its own C++ runtime; seen with usearch
 
 from __future__ import annotations
 
-import io
 import json
 import logging
 import os
@@ -25,11 +24,11 @@ import threading
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
-from neuralmind.statedir import atomic_write_bytes, move_aside
+from neuralmind.statedir import atomic_writer, move_aside
 
 log = logging.getLogger("neuralmind.index")
 
@@ -63,6 +62,25 @@ def _dumps_list(values: list[Any], piece: int = 4096) -> str:
     parts = (json.dumps(values[i:i + piece], separators=(",", ":"))[1:-1]
              for i in range(0, len(values), piece))
     return "[" + ",".join(parts) + "]"
+
+
+NPZ_SLICE_BYTES = 1 << 20
+
+
+def _write_npz(f: BinaryIO, members: Sequence[tuple[str, np.ndarray, np.dtype]]) -> None:
+    """What `np.savez(f, name=array.astype(dtype), ...)` writes, converted and written
+    ~1 MB at a time. np.savez copies 16 MB per call, and our BytesIO the whole archive
+    once more: on whole Django that held the GIL for 35 ms (a stall of the server's loop)."""
+    with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
+        for name, array, dtype in members:
+            header = {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False,
+                      "shape": array.shape}
+            row_bytes = dtype.itemsize * max(1, int(np.prod(array.shape[1:])))
+            rows = max(1, NPZ_SLICE_BYTES // row_bytes)
+            with zf.open(f"{name}.npy", "w", force_zip64=True) as out:
+                np.lib.format.write_array_header_1_0(out, header)
+                for start in range(0, len(array), rows):
+                    out.write(np.ascontiguousarray(array[start:start + rows], dtype=dtype).data)
 
 
 class VectorStore:
@@ -212,10 +230,10 @@ class VectorStore:
             lists = ",".join(f'"{name}":{_dumps_list(values)}' for name, values in
                              (("ids", self._ids), ("hashes", self._hashes), ("keys", self._keys)))
             meta = head[:-1] + "," + lists + "}"
-            buf = io.BytesIO()
-            np.savez(buf, vectors=self._vecs[:self._n].astype(np.float32),
-                     meta=np.frombuffer(meta.encode("utf-8"), dtype=np.uint8))
-            atomic_write_bytes(path, buf.getvalue())
+            with atomic_writer(path) as f:
+                _write_npz(f, [("vectors", self._vecs[:self._n], np.dtype(np.float32)),
+                               ("meta", np.frombuffer(meta.encode("utf-8"), dtype=np.uint8),
+                                np.dtype(np.uint8))])
             hnsw_path = path.with_suffix(".usearch")
             if self._hnsw is not None:
                 tmp = hnsw_path.with_name(f".{hnsw_path.name}.{os.getpid()}.tmp")

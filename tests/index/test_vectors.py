@@ -109,3 +109,28 @@ def test_metadata_lists_encoded_in_pieces_are_one_json_array() -> None:
     for values in ([], [1], list(range(10_000)), ['a"b', "ü", "x::y"] * 3000):
         for piece in (1, 7, 4096):
             assert _dumps_list(values, piece) == json.dumps(values, separators=(",", ":"))
+
+
+@pytest.mark.parametrize("rows", [0, 1, 7, 300])
+def test_npz_written_in_slices_equals_np_savez(rows: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Converted and written ~1 MB at a time (here 1 KB: many slices, one cut mid-array);
+    np.load must see exactly what np.savez would have written."""
+    import io
+    import zipfile
+
+    from neuralmind.index import vectors
+
+    monkeypatch.setattr(vectors, "NPZ_SLICE_BYTES", 1024)
+    half = np.random.default_rng(rows).standard_normal((rows, 384)).astype(np.float16)
+    meta = np.frombuffer('{"ids":["a.py::f","é"]}'.encode(), dtype=np.uint8)
+    ours, theirs = io.BytesIO(), io.BytesIO()
+    vectors._write_npz(ours, [("vectors", half, np.dtype(np.float32)),
+                              ("meta", meta, np.dtype(np.uint8))])
+    np.savez(theirs, vectors=half.astype(np.float32), meta=meta)
+    a, b = zipfile.ZipFile(ours), zipfile.ZipFile(theirs)
+    assert a.namelist() == b.namelist() == ["vectors.npy", "meta.npy"]
+    for name in a.namelist():
+        assert a.read(name) == b.read(name)
+    with np.load(io.BytesIO(ours.getvalue())) as loaded:
+        assert np.array_equal(loaded["vectors"], half.astype(np.float32))
+        assert bytes(loaded["meta"]) == bytes(meta)
