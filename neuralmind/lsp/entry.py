@@ -69,10 +69,11 @@ def serve(log_file: str | None, verbosity: int, in_fd: int, out_fd: int) -> int:
     preload_runtime()   # ~0.15 s before serving instead of a 20-30 ms stall while serving
 
     from neuralmind.lsp.lifecycle import close_server
-    from neuralmind.lsp.server import create_server
+    from neuralmind.lsp.server import create_server, prepare_converter
     from neuralmind.lsp.transport import StdioLoop, run_until_stopped
 
     server = create_server(log_file)
+    prepare_converter(server)
     stdin = os.fdopen(in_fd, "rb")
     stdout = os.fdopen(out_fd, "wb")
     runner = StdioLoop(server.protocol, stdin, stdout)
