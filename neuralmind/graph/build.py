@@ -39,11 +39,11 @@ from neuralmind.graph.store import (
     Graph,
     kill_point,
     load_graph,
-    no_gc,
     save_graph,
     stored_token,
 )
 from neuralmind.graph.walk import check_paths, walk
+from neuralmind.heap import no_gc
 from neuralmind.statedir import exclusive_lock, state_dir
 
 log = logging.getLogger("neuralmind.graph")

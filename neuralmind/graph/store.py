@@ -28,7 +28,6 @@ Tables:
 from __future__ import annotations
 
 import contextlib
-import gc
 import json
 import logging
 import os
@@ -37,7 +36,6 @@ import sys
 import time
 import uuid
 from collections import Counter, defaultdict
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -51,6 +49,7 @@ from neuralmind.graph.model import (
     edge_key,
     node_id,
 )
+from neuralmind.heap import no_gc
 from neuralmind.statedir import move_aside
 
 if TYPE_CHECKING:
@@ -217,28 +216,6 @@ class Graph:
 
 
 # --- serialisation -----------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def no_gc(freeze: bool = False) -> Iterator[None]:
-    """Pause the cyclic GC: building ~10^5 small objects otherwise triggers a full
-    collection every few thousand allocations, which tripled Django's load time.
-
-    `freeze`: then move every live object to the permanent generation (gc.freeze) before
-    the GC resumes. Whatever was built meanwhile would otherwise all sit in the youngest
-    generation, and the first collection after it would traverse it: ~180 ms holding the
-    GIL for a Django graph, a stall for every other thread of a server. Frozen objects are
-    still freed when their last reference goes; only a reference cycle among them would
-    never be collected, and graphs hold none."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if freeze:
-            gc.freeze()
-        if was:
-            gc.enable()
 
 
 def _dumps(obj: Any) -> str:

@@ -82,7 +82,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from neuralmind.graph.model import Node
-from neuralmind.graph.store import no_gc
+from neuralmind.heap import no_gc
 from neuralmind.index.bm25 import BM25Index
 from neuralmind.index.embedder import Embedder, ModelUnavailable, load_embedder
 from neuralmind.index.fusion import group_rrf, rrf

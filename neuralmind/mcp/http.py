@@ -248,7 +248,7 @@ def _build_app(service: EngineService, read_only: bool, port: int) -> ASGIApp:
     stalls that long), and every later full pass walks them again. The ~3k cyclic
     garbage objects the imports leave (well under 1 MB) are frozen with them.
     """
-    from neuralmind.graph.store import no_gc
+    from neuralmind.heap import no_gc
 
     with no_gc(freeze=True):
         from mcp.server.transport_security import TransportSecuritySettings

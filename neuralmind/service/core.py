@@ -19,7 +19,6 @@ import asyncio
 import contextlib
 import dataclasses
 import functools
-import gc
 import logging
 import os
 import sqlite3
@@ -30,6 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from neuralmind import heap
 from neuralmind.config import WorkspaceConfig, load_workspace_config
 from neuralmind.errors import EngineError
 from neuralmind.service.editing import EditDebouncer
@@ -194,7 +194,7 @@ class EngineService:
         ws = Workspace(root, config)
         _ = ws.graph        # load the stored graph now, off the loop
         ws.index.defer_writes = True    # and the stored search index; written when idle
-        _settle_after_load()
+        heap.settle_after_load()
         return ws
 
     @staticmethod
@@ -212,7 +212,7 @@ class EngineService:
                 ws.index.embedder()
         except Exception as e:  # a missing model degrades to keyword search, never fails start
             log.info("warm-up skipped: %s", e)
-        _settle_after_load()
+        heap.settle_after_load()
 
     async def close(self) -> None:
         """Stop everything within CLOSE_TIMEOUT_SECONDS: builds, watchers, pending learning."""
@@ -332,7 +332,7 @@ class EngineService:
         """Swap in the generation the child wrote (loads it here, on the engine thread)."""
         ws.reload()
         _ = ws.graph      # saves wait for the build to end; _warm_up then prepares them
-        _settle_after_load()
+        heap.settle_after_load()
 
     # --- per-save updates ---------------------------------------------------------------
     def _schedule_update(self, rels: Iterable[str]) -> None:
@@ -422,7 +422,7 @@ class EngineService:
     def _flush(ws: Workspace) -> None:
         if "index" in ws.__dict__:
             ws.index.flush()
-        _settle_after_saves()
+        heap.settle_after_saves()
 
     @staticmethod
     def _update_keyword(ws: Workspace, batch: list[str]) -> tuple[Any, list[str]]:
@@ -434,7 +434,7 @@ class EngineService:
     @staticmethod
     def _update_vectors(ws: Workspace, changed_ids: list[str]) -> None:
         ws.index.update(ws.graph, changed_node_ids=changed_ids, embed=True)
-        _return_freed_memory()
+        heap.return_freed_memory()
 
     # --- documents and learning -----------------------------------------------------------
     def resolve(self, path: str) -> str:
@@ -742,39 +742,6 @@ class EngineService:
     async def memory_get(self, ids: list[str]) -> dict[str, Any]:
         ws = await self.workspace()
         return await self._run(_call_store, ws, "memory_get", ids)
-
-
-def _return_freed_memory() -> None:
-    """Hand memory freed by a burst of work (embedding batches, index writes) back to the
-    system: glibc keeps freed heap pages, so RSS would ratchet up over a day of saves
-    (loading the model leaves ~70 MB free but held; one embedding burst ~80 MB)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6").malloc_trim(0)   # ctypes drops the GIL during the call
-    except (OSError, AttributeError):
-        pass                      # not glibc: nothing to do
-
-
-def _settle_after_load() -> None:
-    """After a graph/index generation or the model is loaded: move what is alive now out
-    of the garbage collector's sight (gc.freeze), so later full collections do not walk
-    the whole graph holding the GIL (61 ms on rich-sized heaps, ~180 ms on Django: the
-    editor's loop stalls that long), then return the load's freed heap. The loaded
-    structures hold no reference cycles, so replaced generations are still freed by
-    reference counting (measured: the frozen count stays flat across reloads)."""
-    gc.freeze()
-    _return_freed_memory()
-
-
-def _settle_after_saves() -> None:
-    """Saves pause: collect the young generations (where cyclic garbage is) and freeze what
-    survives. Otherwise every object the saves created waits in the oldest generation,
-    whose full passes (every tenth middle pass once loads are frozen) walked them all:
-    17-26 ms stalls on whole Django."""
-    gc.collect(1)
-    gc.freeze()
-    _return_freed_memory()
 
 
 def _write_problem(e: BaseException) -> str | None:
