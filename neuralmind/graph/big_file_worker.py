@@ -10,7 +10,9 @@ across saves, stopped after BIG_FILE_WORKER_IDLE_SECONDS unused, recycled after
 WORKER_MAX_TASKS or past WORKER_MAX_RSS_MB. It parses from bytes; the extract comes back
 in pickled slices (one unpickling of it held the GIL 10-28 ms). It reads until its socket
 closes, so it ends with its parent however that ends. If it cannot start or dies, the
-file is extracted in-process after one log line: a save is never lost.
+file is extracted in-process after one log line: a save is never lost. If it died of a
+crash signal, the file crashed the parser and is not retried here: it keeps its file
+node alone, with the reason.
 """
 
 from __future__ import annotations
