@@ -206,6 +206,9 @@ async def serve_http(service: EngineService, host: str = "127.0.0.1", port: int 
     config = uvicorn.Config(Guard(app, token, port, health), log_config=None,
                             log_level="warning", access_log=False, lifespan="on",
                             timeout_graceful_shutdown=0.3, ws="none", loop="none")
+    # serve() would load the config on the loop: importing the HTTP protocol (h11 or
+    # httptools) and lifespan modules there held the GIL ~60 ms at start-up
+    await service.run_serialised(config.load)
     server = _quiet_server_class()(config)
     task = asyncio.get_running_loop().create_task(_serve(server, sock), name="mcp-http")
     try:
