@@ -38,6 +38,9 @@ QUESTIONS = [
 ]
 
 
+MCP_ON = [False]     # --mcp: serve MCP on loopback too, as an editor does by default
+
+
 def pct(values: list[float], q: float) -> float:
     s = sorted(values)
     if not s:
@@ -119,7 +122,7 @@ class Client:
         await self.request("initialize", {
             "processId": os.getpid(), "rootUri": self.root.as_uri(),
             "capabilities": {"window": {"workDoneProgress": True}},
-            "initializationOptions": {"neuralmind": {"mcp": False}}})
+            "initializationOptions": {"neuralmind": {"mcp": MCP_ON[0]}}})
         took = time.perf_counter() - t0
         self.notify("initialized", {})
         return took
@@ -382,6 +385,9 @@ def main() -> int:
     parser.add_argument("--structural-saves", type=int, default=12,
                         help="saves that add/remove an import or add a file")
     parser.add_argument("--edits", type=int, default=1000)
+    parser.add_argument("--mcp", action="store_true",
+                        help="with the MCP endpoint on (the editor default; off by default "
+                             "here so the figures are the LSP's own)")
     parser.add_argument("--tmp", default=None, help="work in this folder (kept) instead of a temp one")
     parser.add_argument("--keep", action="store_true", help="keep the temporary copy")
     parser.add_argument("--warm-only", action="store_true",
@@ -389,6 +395,7 @@ def main() -> int:
     parser.add_argument("--json", default=None, help="also write the figures to this file")
     parser.add_argument("--server-log", default=None, help="append the servers' stderr here")
     args = parser.parse_args()
+    MCP_ON[0] = args.mcp
     results = asyncio.run(run(args))
     for k, v in results.items():
         if k.startswith("stall_culprits"):
