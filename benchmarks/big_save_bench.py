@@ -25,7 +25,14 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from lsp_bench import Client, pct, stall_culprits, stalls_between, top_stalls  # noqa: E402
+from lsp_bench import (  # noqa: E402
+    Client,
+    pct,
+    print_results,
+    stall_culprits,
+    stalls_between,
+    top_stalls,
+)
 
 
 def children_rss_mb(pid: int) -> dict[int, float]:
@@ -195,16 +202,7 @@ def main() -> int:
     args = parser.parse_args()
     results = (ticker_figures(Path(args.root) / args.file, min(args.saves, 20)) if args.ticker
                else asyncio.run(run(args)))
-    for k, v in results.items():
-        if k == "stall_culprits":
-            print(k)
-            for stall in v:
-                print(f"  {stall['stall_ms']:6.1f} ms at {stall['at_s']} s")
-                for name, frames in (stall["threads"] if isinstance(stall["threads"], dict)
-                                     else {"?": [stall["threads"]]}).items():
-                    print(f"    {name}: {' < '.join(reversed(frames))}")
-            continue
-        print(f"{k:30} {round(v, 3) if isinstance(v, float) else v}")
+    print_results(results)
     return 0
 
 

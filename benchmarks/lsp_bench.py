@@ -377,6 +377,20 @@ async def run_warm(args: argparse.Namespace, root: Path, env: dict[str, str], lo
     return results
 
 
+def print_results(results: dict[str, Any]) -> None:
+    """One figure per line; stall culprits as every thread's frames, innermost last."""
+    for k, v in results.items():
+        if k.startswith("stall_culprits"):
+            print(k)
+            for stall in v:
+                print(f"  {stall['stall_ms']:6.1f} ms at {stall['at_s']} s")
+                for name, frames in (stall["threads"] if isinstance(stall["threads"], dict)
+                                     else {"?": [stall["threads"]]}).items():
+                    print(f"    {name}: {' < '.join(reversed(frames))}")
+            continue
+        print(f"{k:36} {round(v, 3) if isinstance(v, float) else v}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repo", default="rich-13.7.1")
@@ -397,16 +411,7 @@ def main() -> int:
     args = parser.parse_args()
     MCP_ON[0] = args.mcp
     results = asyncio.run(run(args))
-    for k, v in results.items():
-        if k.startswith("stall_culprits"):
-            print(k)
-            for stall in v:
-                print(f"  {stall['stall_ms']:6.1f} ms at {stall['at_s']} s")
-                for name, frames in (stall["threads"] if isinstance(stall["threads"], dict)
-                                     else {"?": [stall["threads"]]}).items():
-                    print(f"    {name}: {' < '.join(reversed(frames))}")
-            continue
-        print(f"{k:36} {round(v, 3) if isinstance(v, float) else v}")
+    print_results(results)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
     return 0
