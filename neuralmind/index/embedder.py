@@ -77,11 +77,12 @@ def preload_runtime() -> None:
         tokenizer = Tokenizer.from_file(str(path))
     except Exception:
         return
-    with _verified_lock:
+    with _preloaded_lock:
         _preloaded_tokenizers[str(path)] = tokenizer
 
 
 _preloaded_tokenizers: dict[str, Any] = {}   # tokenizer.json path -> parsed, used once
+_preloaded_lock = threading.Lock()
 
 
 def _tokenizer_path() -> Path:
@@ -94,7 +95,7 @@ def _read_tokenizer(path: Path) -> Any:
     own truncation, so it is handed out once), else parsed now."""
     from tokenizers import Tokenizer
 
-    with _verified_lock:
+    with _preloaded_lock:
         preloaded = _preloaded_tokenizers.pop(str(path), None)
     return preloaded if preloaded is not None else Tokenizer.from_file(str(path))
 

@@ -187,7 +187,7 @@ def prepare_converter(server: NeuralMindServer) -> None:
     """Build the (un)structuring code of every message the server handles or sends now,
     before it serves. cattrs compiles a type's code the first time it meets the type, on
     the event loop: the session's first didOpen/didChange stalled it 22 ms on whole Django.
-    ~50 ms here (plus what `initialize` would have cost anyway)."""
+    ~80 ms here (plus what `initialize` would have cost anyway)."""
     import contextlib
 
     converter = server.protocol._converter
