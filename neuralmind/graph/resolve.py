@@ -497,6 +497,12 @@ class Resolver:
         self.index.deps, self.index.here = deps, path
         return deps
 
+    def _begin_file(self, path: str) -> tuple[FileExtract, set[Any] | None, _FileScope]:
+        """A file's references are about to be resolved: its extract, the set recording the
+        lookups it makes (None when not tracked), and its name scope."""
+        fe = self.extracts[path]
+        return fe, self._begin(path), _FileScope(self.index, fe)
+
     def _resolve_imports(self, path: str) -> None:
         rules, index = self.rules, self.index
         counts: dict[str, int] = {}
@@ -528,9 +534,7 @@ class Resolver:
         index.forget()
         try:
             for path in paths:
-                fe = self.extracts[path]
-                deps = self._begin(path)
-                scope = _FileScope(index, fe)
+                fe, deps, scope = self._begin_file(path)
                 acc: dict[tuple[str, str, str], list[int]] = {}
                 found_bases: dict[str, list[str]] = {}
                 for ref in fe.references:
@@ -553,9 +557,7 @@ class Resolver:
         index.forget()
         try:
             for path in paths:
-                fe = self.extracts[path]
-                deps = self._begin(path)
-                scope = _FileScope(index, fe)
+                fe, deps, scope = self._begin_file(path)
                 acc: dict[tuple[str, str, str], list[int]] = {}
                 seen: dict[tuple[str, str], tuple[str, bool] | None] = {}  # repeated calls: once
                 for ref in fe.references:
