@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
-import subprocess
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, TextIO
@@ -20,7 +17,16 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
-from mcp_support import CLI, ENV, error_code, eventually, git, make_repo
+from mcp_support import (
+    CLI,
+    ENV,
+    SERVER,
+    error_code,
+    eventually,
+    git,
+    make_repo,
+    start_editor_server,
+)
 from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import register_lsp_features
 
@@ -106,7 +112,6 @@ async def test_stdio_without_a_server_runs_the_engine_in_process(tmp_path: Path)
 
 
 # --- with the editor's server: one engine for LSP and MCP ----------------------------------
-SERVER = [sys.executable, "-m", "neuralmind.lsp.entry", "--stdio"]
 
 
 def make_client() -> LanguageClient:
@@ -251,20 +256,10 @@ async def test_read_only_setting_restarts_the_endpoint_in_that_role(editor: Lang
     await eventually(lambda: restarted(False), 20, "the read-write endpoint")
 
 
-def _frame(obj: dict[str, Any]) -> bytes:
-    body = json.dumps(obj).encode()
-    return b"Content-Length: %d\r\n\r\n" % len(body) + body
-
-
 async def test_editor_eof_stops_mcp_and_removes_the_discovery_file(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "eof")
-    proc = subprocess.Popen(SERVER, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, env=ENV, cwd=root)
+    proc = start_editor_server(root)
     assert proc.stdin is not None
-    proc.stdin.write(_frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "processId": None, "rootUri": uri(root), "capabilities": {}}}))
-    proc.stdin.write(_frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
-    proc.stdin.flush()
     try:
         async def written() -> bool:
             return read_discovery(root) is not None

@@ -7,9 +7,6 @@ compiled core, `_pydantic_core*.so`, is mapped on import).
 from __future__ import annotations
 
 import asyncio
-import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,20 +15,12 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
-from mcp_support import ENV, eventually, make_repo
+from mcp_support import eventually, make_repo, start_editor_server
 
 from neuralmind.mcp.discovery import discovery_path, probe, read_discovery
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"),
               pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs /proc")]
-
-SERVER = [sys.executable, "-m", "neuralmind.lsp.entry", "--stdio"]
-
-
-def _frame(obj: dict[str, Any]) -> bytes:
-    body = json.dumps(obj).encode()
-    return b"Content-Length: %d\r\n\r\n" % len(body) + body
-
 
 def pydantic_loaded(pid: int) -> bool:
     return "_pydantic_core" in Path(f"/proc/{pid}/maps").read_text()
@@ -39,13 +28,8 @@ def pydantic_loaded(pid: int) -> bool:
 
 async def test_the_editors_server_loads_the_sdk_for_the_first_agent_only(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "editor")
-    proc = subprocess.Popen(SERVER, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, env=ENV, cwd=root)
+    proc = start_editor_server(root)
     assert proc.stdin is not None
-    proc.stdin.write(_frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "processId": None, "rootUri": root.as_uri(), "capabilities": {}}}))
-    proc.stdin.write(_frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
-    proc.stdin.flush()
     try:
         async def written() -> Any:
             return read_discovery(root)
