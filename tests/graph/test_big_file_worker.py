@@ -19,6 +19,7 @@ from neuralmind.config import WorkspaceConfig
 from neuralmind.graph import big_file_worker, extract
 from neuralmind.graph.build import GraphBuilder
 from neuralmind.graph.extract import CHUNKED_PARSE_OVER, extract_file
+from neuralmind.graph.model import FileExtract
 
 
 def big_python(size: int, tag: str = "") -> bytes:
@@ -80,17 +81,24 @@ def test_saving_a_big_file_goes_through_the_worker(tmp_path: Path) -> None:
                for e in report.graph.edges), "cross-file resolution lost"
 
 
-def test_a_worker_killed_mid_extraction_falls_back_in_process(
-        caplog: pytest.LogCaptureFixture) -> None:
-    data = big_python(900_000)            # long enough (~0.3-1 s) to be killed while at it
+def extract_while_signalled(data: bytes, signum: int, caplog: pytest.LogCaptureFixture
+                            ) -> tuple[FileExtract, int]:
+    """Extract `data` in a warm worker that receives `signum` 50 ms into the work."""
     big_file_worker.extract("warm.py", big_python(140_000), "python")
     pid = big_file_worker.stats()["pid"]
     assert pid is not None
-    killer = threading.Timer(0.05, os.kill, (pid, signal.SIGKILL))
-    killer.start()
+    sender = threading.Timer(0.05, os.kill, (pid, signum))
+    sender.start()
     with caplog.at_level(logging.WARNING, logger="neuralmind.graph"):
         fe = big_file_worker.extract("big.py", data, "python")
-    killer.join()
+    sender.join()
+    return fe, pid
+
+
+def test_a_worker_killed_mid_extraction_falls_back_in_process(
+        caplog: pytest.LogCaptureFixture) -> None:
+    data = big_python(900_000)            # long enough (~0.3-1 s) to be killed while at it
+    fe, pid = extract_while_signalled(data, signal.SIGKILL, caplog)
     assert fe == extract_file("big.py", data, "python") and not fe.error
     assert [r.message for r in caplog.records if "big-file worker" in r.message], caplog.text
     assert big_file_worker.stats()["pid"] is None
@@ -103,15 +111,7 @@ def test_a_file_that_crashes_the_worker_is_not_retried_in_process(
         caplog: pytest.LogCaptureFixture) -> None:
     """A crash signal mid-extraction means the file crashes the parser: retrying it here
     would take the server down, so it keeps its file node alone, with the reason."""
-    data = big_python(900_000)
-    big_file_worker.extract("warm.py", big_python(140_000), "python")
-    pid = big_file_worker.stats()["pid"]
-    assert pid is not None
-    crash = threading.Timer(0.05, os.kill, (pid, signal.SIGSEGV))
-    crash.start()
-    with caplog.at_level(logging.WARNING, logger="neuralmind.graph"):
-        fe = big_file_worker.extract("big.py", data, "python")
-    crash.join()
+    fe, pid = extract_while_signalled(big_python(900_000), signal.SIGSEGV, caplog)
     assert fe.error.startswith("ParserCrashed") and "SIGSEGV" in fe.error, fe.error
     assert [n.kind for n in fe.nodes] == ["file"]
     assert "crashed the parser" in caplog.text
