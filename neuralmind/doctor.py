@@ -281,7 +281,7 @@ class Doctor:
 
     # --- adapters ------------------------------------------------------------------------
     def mcp_discovery(self) -> Check:
-        from neuralmind.mcp.discovery import pid_alive, read_discovery
+        from neuralmind.discovery import pid_alive, read_discovery
 
         name = "MCP discovery"
         path = self.state / DISCOVERY_FILE

@@ -19,7 +19,7 @@ from neuralmind.decisions.git import Change, Git, Hunk
 from neuralmind.decisions.record import normalise_path, normalise_status
 
 if TYPE_CHECKING:
-    from neuralmind.decisions.store import DecisionStore
+    from neuralmind.decisions.db import DecisionDB
 
 log = logging.getLogger("neuralmind.decisions")
 
@@ -126,7 +126,7 @@ def classify(git: Git, parent: str, head: str, change: Change, toplevel_prefix: 
     return Verdict(False, "outside the governed symbols or comments/whitespace only")
 
 
-def governing(store: DecisionStore, file: str, status: str = "ALL") -> list[dict[str, Any]]:
+def governing(store: DecisionDB, file: str, status: str = "ALL") -> list[dict[str, Any]]:
     """Decisions whose files include `file`, with the current line range of each named symbol.
 
     For editor diagnostics: `symbols` lists {symbol, qualname, start_line, end_line}

@@ -37,7 +37,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from neuralmind.graph.import_rules import Binding, ImportRules, family_of
-from neuralmind.graph.model import Edge, FileExtract, Node, edge_key
+from neuralmind.graph.model import Edge, FileExtract, Node, edge_key, split_node_id
 from neuralmind.graph.store import release_dict
 
 log = logging.getLogger("neuralmind.graph")
@@ -146,8 +146,8 @@ class _Index:
         return None
 
     def symbol(self, node_id: str) -> Node | None:
-        path, sep, qual = node_id.partition("::")
-        if not sep:
+        path, qual = split_node_id(node_id)
+        if not qual:
             return None
         if self.deps is not None and path != self.here:
             self.deps.add((path, qual))
@@ -348,8 +348,8 @@ class _FileScope:
 
     @staticmethod
     def _source_qual(source: str) -> list[str]:
-        _, sep, qual = source.partition("::")
-        return qual.split("#", 1)[0].split(".") if sep and qual else []
+        qual = split_node_id(source)[1]
+        return qual.split("#", 1)[0].split(".") if qual else []
 
     def _scoped(self, source: str, parts: list[str]) -> str | None:
         scope = self._source_qual(source)

@@ -47,6 +47,7 @@ from neuralmind.graph.model import (
     Node,
     Reference,
     edge_key,
+    file_of,
     node_id,
 )
 from neuralmind.heap import no_gc
@@ -297,7 +298,7 @@ def group_by_source_file(graph: Graph) -> dict[str, list[Edge]]:
     out: dict[str, list[Edge]] = defaultdict(list)
     for e in graph.resolved:
         n = graph.nodes.get(e.source)
-        out[n.file if n is not None else e.source.split("::", 1)[0]].append(e)
+        out[n.file if n is not None else file_of(e.source)].append(e)
     return out
 
 

@@ -29,6 +29,8 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from neuralmind.errors import CodedError
+
 log = logging.getLogger("neuralmind.index")
 
 DIM = 384
@@ -47,8 +49,10 @@ _verified: dict[tuple[str, int, int], str] = {}   # (path, size, mtime_ns) -> sh
 _verified_lock = threading.Lock()
 
 
-class ModelUnavailable(Exception):
+class ModelUnavailable(CodedError):
     """The embedding model cannot be loaded; the message names the cause and the fix."""
+
+    code = "model_unavailable"
 
 
 def _import_onnxruntime() -> Any:

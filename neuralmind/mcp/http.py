@@ -32,20 +32,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from neuralmind.mcp.asgi import ASGIApp, Receive, Scope, Send, plain
-from neuralmind.mcp.discovery import (
+from neuralmind.discovery import (
     HEALTH_PATH,
     MCP_PATH,
     Discovery,
     remove_discovery,
     write_discovery,
 )
+from neuralmind.mcp.asgi import ASGIApp, Receive, Scope, Send, plain
 from neuralmind.mcp.lazyapp import LazyApp
 
 if TYPE_CHECKING:
     import uvicorn
 
-    from neuralmind.service.core import EngineService
+    from neuralmind.service.engine_service import EngineService
 
 log = logging.getLogger("neuralmind.mcp")
 

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from neuralmind.config import load_workspace_config
-from neuralmind.mcp.discovery import live_endpoint
+from neuralmind.discovery import live_endpoint
+from neuralmind.stdio import claim_stdio
 
 log = logging.getLogger("neuralmind.mcp")
 
@@ -32,8 +33,6 @@ def notice(text: str) -> None:
 
 def run_stdio(root: Path, read_only: bool = False) -> int:
     """Serve one agent on this process's stdio until EOF; returns the exit code."""
-    from neuralmind.lsp.entry import claim_stdio
-
     in_fd, out_fd = claim_stdio()
     read_only = read_only or load_workspace_config(root).mcp_read_only
     entry, problem = live_endpoint(root)
@@ -78,8 +77,8 @@ async def _serve_here(root: Path, in_fd: int, out_fd: int, read_only: bool) -> i
     from mcp.server.stdio import stdio_server
 
     from neuralmind.mcp.server import build_mcp_server
-    from neuralmind.mcp.watch import AgentEditWatcher
-    from neuralmind.service.core import EngineService
+    from neuralmind.service.agent_edits import AgentEditWatcher
+    from neuralmind.service.engine_service import EngineService
 
     service = EngineService(root)
     server = build_mcp_server(service, read_only=read_only)

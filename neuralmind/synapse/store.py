@@ -80,11 +80,6 @@ def question_tokens(text: str) -> list[str]:
     return sorted({t for t in words if len(t) >= 3 and t not in _STOP})
 
 
-def file_of(node_id: str) -> str:
-    """The file node a symbol id belongs to (`path::Qualified.name` -> `path`)."""
-    return node_id.split("::", 1)[0]
-
-
 SQLITE_CORRUPT, SQLITE_NOTADB = 11, 26
 
 
@@ -719,4 +714,4 @@ def _has_pow(conn: sqlite3.Connection) -> bool:
         return False
 
 
-__all__ = ["SCHEMA_VERSION", "SynapseStore", "file_of", "question_tokens"]
+__all__ = ["SCHEMA_VERSION", "SynapseStore", "question_tokens"]
