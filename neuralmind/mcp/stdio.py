@@ -21,6 +21,7 @@ from typing import Any
 
 from neuralmind.config import load_workspace_config
 from neuralmind.discovery import live_endpoint
+from neuralmind.mcp.bridge import Bridge
 from neuralmind.stdio import claim_stdio
 
 log = logging.getLogger("neuralmind.mcp")
@@ -48,8 +49,6 @@ def run_stdio(root: Path, read_only: bool = False) -> int:
 
 
 def _bridge(url: str, token: str, in_fd: int, out_fd: int, read_only: bool) -> int:
-    from neuralmind.mcp.bridge import Bridge
-
     stdin = os.fdopen(in_fd, "rb")
     stdout = os.fdopen(out_fd, "wb")
     bridge = Bridge(url, token, stdout, read_only=read_only)
@@ -73,6 +72,8 @@ def _standalone(root: Path, in_fd: int, out_fd: int, read_only: bool) -> int:
 
 
 async def _serve_here(root: Path, in_fd: int, out_fd: int, read_only: bool) -> int:
+    # standalone only (~0.5 s: the SDK's stdio server, the service, the walker): the
+    # bridge to an editor's server, the usual case, must answer at once
     import anyio
     from mcp.server.stdio import stdio_server
 
