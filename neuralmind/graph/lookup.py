@@ -14,12 +14,18 @@ import cycle further up).
 
 from __future__ import annotations
 
-import builtins
 import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from neuralmind.graph.import_rules import Binding, family_of
+from neuralmind.graph.import_rules import Binding
+from neuralmind.graph.languages import (
+    DECLARED_NAMESPACES,
+    FAMILY_BUILTINS,
+    MEMBERS_IN_SCOPE,
+    STAR_REEXPORTS,
+    family_of,
+)
 from neuralmind.graph.model import Edge, FileExtract, Node, split_node_id
 
 log = logging.getLogger("neuralmind.graph")
@@ -27,28 +33,9 @@ log = logging.getLogger("neuralmind.graph")
 _CLASS_LIKE = frozenset({"class", "struct", "interface", "trait", "enum", "module"})
 _CALLABLE = frozenset({"class", "struct", "interface", "trait", "enum", "function", "method"})
 _TYPES = frozenset({"class", "struct", "interface", "trait", "enum"})
-# Languages where a bare name inside a method can mean another member of the class;
-# in the others (Python `self.x`, JS `this.x`, PHP `$this->x`, Rust `Self::x`) it cannot.
-_MEMBERS_IN_SCOPE = frozenset({"java", "csharp", "c", "ruby"})
+# How any of the languages names the receiver and the parent class in a member access.
 _SELF_NAMES = frozenset({"self", "this", "cls", "Self", "static"})
 _SUPER_NAMES = frozenset({"super", "parent", "base"})  # Python/Java/JS, PHP, C#
-# Names no workspace definition should capture by the unique-name guess.
-_BUILTINS: dict[str, frozenset[str]] = {
-    "python": frozenset(dir(builtins)),
-    "js": frozenset({"require", "parseInt", "parseFloat", "setTimeout", "setInterval",
-                     "clearTimeout", "String", "Number", "Boolean", "Array", "Object",
-                     "Promise", "Error", "Symbol", "Map", "Set", "Date", "RegExp", "fetch"}),
-    "go": frozenset({"make", "len", "cap", "append", "new", "panic", "recover", "copy",
-                     "delete", "close", "print", "println", "string", "int", "error"}),
-    "c": frozenset({"printf", "malloc", "free", "sizeof", "memcpy", "strlen", "assert"}),
-    "ruby": frozenset({"new", "puts", "print", "raise", "require", "require_relative",
-                       "attr_accessor", "attr_reader", "include", "extend", "lambda", "proc"}),
-    "php": frozenset({"count", "isset", "array_map", "array_filter", "sprintf", "strlen",
-                      "in_array", "implode", "explode", "is_array", "json_encode"}),
-}
-# Languages whose star imports re-export (Python `from x import *` in `__init__`,
-# `export * from`, Rust `pub use x::*`); C includes and Java/C# imports do not chain here.
-_STAR_REEXPORTS = frozenset({"python", "js", "rust"})
 _MAX_HOPS = 4  # re-export chains followed through __init__/index files
 
 
@@ -68,7 +55,7 @@ def callables(fe: FileExtract) -> list[tuple[str, str]]:
 
 def namespaces(fe: FileExtract | None) -> list[str]:
     """What ImportRules reads from a file's nodes (C# and PHP namespaces)."""
-    if fe is None or fe.language not in ("csharp", "php"):
+    if fe is None or fe.language not in DECLARED_NAMESPACES:
         return []
     return [n.qualname for n in fe.nodes if n.kind == "module" and "#" not in n.qualname]
 
@@ -231,7 +218,7 @@ class SymbolIndex:
             found = self.follow(inner, list(parts[1:]), depth + 1)
             if found:
                 return found
-        if self.families.get(path) in _STAR_REEXPORTS:
+        if self.families.get(path) in STAR_REEXPORTS:
             if deps is not None:
                 deps.add((path, "", "w"))
             for inner in self.wildcards.get(path, ()):
@@ -297,7 +284,7 @@ class FileScope:
         self.wildcards = index.wildcards.get(fe.path, [])
         seen = tuple(self.wildcards + index.implicit.get(fe.path, []))
         self.vid, self.visible = index.visible(seen) if seen else (-1, {})
-        self.reexports = self.family in _STAR_REEXPORTS
+        self.reexports = self.family in STAR_REEXPORTS
 
     def resolve(self, source: str, target: str) -> tuple[str, bool] | None:
         """(node id, resolved) for a call or base name used inside `source`."""
@@ -323,7 +310,7 @@ class FileScope:
         return self._guess(parts[-1])
 
     def _guess(self, name: str) -> tuple[str, bool] | None:
-        if name in _BUILTINS.get(self.family, ()):
+        if name in FAMILY_BUILTINS.get(self.family, ()):
             return None
         found = self.index.unique(self.family, name)
         return (found, False) if found else None
@@ -336,7 +323,7 @@ class FileScope:
     def _scoped(self, source: str, parts: list[str]) -> str | None:
         scope = self._source_qual(source)
         wanted = ".".join(parts)
-        hide_members = self.family not in _MEMBERS_IN_SCOPE
+        hide_members = self.family not in MEMBERS_IN_SCOPE
         while True:
             prefix = ".".join(scope)
             owner = self.table.get(prefix) if scope else None

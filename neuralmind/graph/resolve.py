@@ -36,7 +36,8 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from neuralmind.graph.import_rules import Binding, ImportRules, family_of
+from neuralmind.graph.import_rules import Binding, ImportRules
+from neuralmind.graph.languages import family_of
 from neuralmind.graph.lookup import (
     FileScope,
     SymbolIndex,
