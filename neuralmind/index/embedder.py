@@ -215,7 +215,7 @@ def _load_session(model_file: BinaryIO, tok_path: Path, model_id: str,
                   threads: int) -> Embedder:
     ort = _import_onnxruntime()
     try:
-        import tokenizers  # noqa: F401
+        import tokenizers  # noqa: F401 - a missing package is ModelUnavailable, with the model only
     except Exception as e:
         raise ModelUnavailable(
             f"tokenizers cannot be imported ({e}): `pip install --force-reinstall "
