@@ -9,6 +9,7 @@ command that fixes it.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -26,6 +27,7 @@ from neuralmind.decisions.hook import BEGIN
 from neuralmind.discovery import pid_alive, read_discovery
 from neuralmind.graph.store import load_graph
 from neuralmind.graph.validate import validate_graph
+from neuralmind.repo.learned import learned_dir
 from neuralmind.statedir import STATE_DIR_NAME
 from neuralmind.synapse import schema as synapse_schema
 
@@ -252,13 +254,18 @@ class Doctor:
         return Check(name, OK, f"{embedder.model_id} loaded and verified ({len(vec)}-d)")
 
     # --- learned memory ------------------------------------------------------------------
+    @functools.cached_property
+    def learned(self) -> Path:
+        """Where the learned stores are: shared by the repository's worktrees."""
+        return learned_dir(self.root)
+
     def synapses(self) -> Check:
-        return self._learned("synapse store", self.state / SYNAPSES_FILE,
+        return self._learned("synapse store", self.learned / SYNAPSES_FILE,
                              synapse_schema.SCHEMA_VERSION,
                              "learned associations")
 
     def memory(self) -> Check:
-        return self._learned("decision memory", self.state / MEMORY_FILE,
+        return self._learned("decision memory", self.learned / MEMORY_FILE,
                              decision_schema.SCHEMA_VERSION,
                              "recorded decisions")
 
@@ -327,7 +334,8 @@ class Doctor:
         if not self.state.is_dir():
             return []
         checks = []
-        for side in sorted(self.state.glob(f"*{CORRUPT_MARK}*")):
+        folders = dict.fromkeys([self.state, self.learned])
+        for side in sorted(s for d in folders for s in d.glob(f"*{CORRUPT_MARK}*")):
             original = side.name.split(CORRUPT_MARK, 1)[0]
             if original.removesuffix("-wal").removesuffix("-shm") in (SYNAPSES_FILE, MEMORY_FILE):
                 hint = (f"{original} was recreated empty; salvage rows with "

@@ -60,6 +60,15 @@ def atomic_write_json(path: Path, obj: Any) -> None:
     atomic_write_bytes(path, json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
 
 
+def read_json(path: Path) -> Any:
+    """The JSON document at `path`, or None when it is missing or unreadable (a small
+    state file the caller can always recompute)."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
 def move_aside(path: Path, reason: str) -> Path | None:
     """Rename a damaged file to `<name>.corrupt-<timestamp>` and say so; never delete it."""
     if not path.exists():

@@ -49,8 +49,12 @@ class DecisionNotFound(NotFound, KeyError):
 class DecisionDB:
     """The stored decisions of one project: read, search, write whole records."""
 
-    def __init__(self, root: Path, fts: bool | None = None) -> None:
+    def __init__(self, root: Path, fts: bool | None = None, directory: Path | None = None,
+                 ) -> None:
         self.root = Path(root).resolve()
+        # where memory.db lives: the repository's learned folder (shared by its worktrees,
+        # see repo/learned.py) when the engine says so, else the project's .neuralmind/
+        self.directory = Path(directory) if directory is not None else None
         if fts is None:
             fts = os.environ.get(FTS_ENV, "1") != "0" and schema.fts5_available()
         self.use_fts = bool(fts)
@@ -61,7 +65,7 @@ class DecisionDB:
 
     @property
     def path(self) -> Path:
-        return self.root / ".neuralmind" / DB_NAME
+        return (self.directory or self.root / ".neuralmind") / DB_NAME
 
     # --- connections ----------------------------------------------------------------------
     def connection(self) -> sqlite3.Connection:
@@ -86,6 +90,7 @@ class DecisionDB:
             return
         try:
             state_dir(self.root)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
             schema.initialise(self.path, self.use_fts)
         except (schema.StoreError, sqlite3.OperationalError, OSError) as e:
             if not self.path.is_file() or schema.writable(self.path):

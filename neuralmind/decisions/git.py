@@ -8,19 +8,15 @@ can report it and change nothing instead of showing a traceback.
 from __future__ import annotations
 
 import logging
-import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from neuralmind.errors import CodedError
+from neuralmind.repo.git import git_env
 
 log = logging.getLogger("neuralmind.decisions")
 
-# Variables that would point git at another repository than the one under `cwd`
-# (a hook or an outer test runner may export them).
-_LOCATION_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
-                  "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_PREFIX")
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 TIMEOUT_SECONDS = 30.0
 
@@ -54,13 +50,6 @@ class Hunk:
     new_count: int
 
 
-def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in _LOCATION_VARS}
-    env["LC_ALL"] = "C"
-    env["GIT_TERMINAL_PROMPT"] = "0"
-    return env
-
-
 class Git:
     """git as seen from one directory (the project root, possibly below the toplevel)."""
 
@@ -71,7 +60,7 @@ class Git:
             stdin: bytes | None = None) -> tuple[int, str | bytes]:
         try:
             proc = subprocess.run(
-                ["git", "-C", str(self.cwd), *args], capture_output=True, env=_env(),
+                ["git", "-C", str(self.cwd), *args], capture_output=True, env=git_env(),
                 timeout=TIMEOUT_SECONDS, check=False, input=stdin,
             )
         except FileNotFoundError:

@@ -39,6 +39,7 @@ from neuralmind.graph import big_file_worker
 from neuralmind.graph.build import BuildReport, GraphBuilder, prepare_incremental
 from neuralmind.graph.store import Graph, graph_path, load_graph
 from neuralmind.graph.validate import validate_graph
+from neuralmind.repo.learned import learned_dir
 from neuralmind.statedir import state_dir
 
 if TYPE_CHECKING:
@@ -178,10 +179,16 @@ class Workspace:
 
     # --- learned memory ------------------------------------------------------------------
     @functools.cached_property
+    def learned(self) -> Path:
+        """The folder of the learned stores: shared by every worktree of this repository
+        (keyed by its identity, see repo/learned.py); `.neuralmind/` outside git."""
+        return learned_dir(self.root)
+
+    @functools.cached_property
     def synapses(self) -> SynapseLayer:
         from neuralmind.synapse.layer import SynapseLayer  # ~45 ms, on first use
 
-        layer = SynapseLayer(self.state, self.root)
+        layer = SynapseLayer(self.state, self.root, db_dir=self.learned)
         # a replayed or editor session that names a question learns from that question's hits
         layer.hits_provider = lambda q: [h.node.id for h in self.search(q, k=5)[0]]
         return layer
@@ -190,7 +197,7 @@ class Workspace:
     def decisions(self) -> DecisionStore:
         from neuralmind.decisions.store import DecisionStore  # ~0.12 s, on first use
 
-        return DecisionStore(self.root)
+        return DecisionStore(self.root, directory=self.learned)
 
     # --- learning ------------------------------------------------------------------------
     def editing_event(self, session: str, kind: str, file: str, query: str | None = None) -> None:

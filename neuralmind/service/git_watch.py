@@ -15,38 +15,11 @@ import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from neuralmind.repo.git import common_dir, git_dir
+
 log = logging.getLogger("neuralmind.service")
 
 POLL_SECONDS = 0.5
-
-
-def git_dir(root: Path) -> Path | None:
-    """`.git` of `root`, following the `gitdir:` file of worktrees and submodules."""
-    dot = root / ".git"
-    if dot.is_dir():
-        return dot
-    if dot.is_file():
-        try:
-            text = dot.read_text(encoding="utf-8").strip()
-        except OSError:
-            return None
-        if text.startswith("gitdir:"):
-            target = Path(text[len("gitdir:"):].strip())
-            target = target if target.is_absolute() else (root / target)
-            return target.resolve() if target.is_dir() else None
-    return None
-
-
-def _common_dir(gdir: Path) -> Path:
-    """Refs of a linked worktree live in the main repository's git dir."""
-    common = gdir / "commondir"
-    if common.is_file():
-        try:
-            target = Path(common.read_text(encoding="utf-8").strip())
-            return (target if target.is_absolute() else gdir / target).resolve()
-        except OSError:
-            pass
-    return gdir
 
 
 def _mtime(path: Path) -> int:
@@ -63,7 +36,7 @@ def head_signature(gdir: Path) -> tuple[str, int, int, int]:
         text = head.read_text(encoding="utf-8").strip()
     except OSError:
         return ("", 0, 0, 0)
-    common = _common_dir(gdir)
+    common = common_dir(gdir)
     ref_mtime = 0
     if text.startswith("ref:"):
         ref = text[4:].strip()

@@ -48,13 +48,15 @@ class SynapseLayer:
     """Hebbian memory of one workspace: learning signals in, associations and predictions out."""
 
     def __init__(self, state_dir: Path, root: Path, clock: Callable[[], float] = time.time,
-                 namespace: str | None = None) -> None:
+                 namespace: str | None = None, db_dir: Path | None = None) -> None:
+        """`db_dir`: where synapses.db lives when not in `state_dir` (the repository's
+        learned folder, shared by its worktrees); exports stay in `state_dir`."""
         self.state_dir = Path(state_dir)
         self.root = Path(root).resolve()
         if self.state_dir.resolve() == self.root / STATE_DIR_NAME:
             state_dir_of(self.root)  # created with its .gitignore, so it is never committed
         self.clock = clock
-        self.store = SynapseStore(self.state_dir / DB_NAME, clock=clock)
+        self.store = SynapseStore(Path(db_dir or self.state_dir) / DB_NAME, clock=clock)
         self._active = ActiveNamespace(self.root, namespace)
         self.sessions = SessionTracker(self._learn_batch, self._learn_question, clock)
         # Set by the engine: question -> top hit ids, used when a session names its question

@@ -13,6 +13,8 @@ import os
 from pathlib import Path
 
 from neuralmind import config
+from neuralmind.repo.git import common_dir
+from neuralmind.repo.git import git_dir as find_git_dir
 
 log = logging.getLogger("neuralmind.synapse")
 
@@ -57,24 +59,9 @@ def merged_weights(active: str) -> dict[str, float]:
     return weights
 
 
-def _git_dir(root: Path) -> Path | None:
-    dot = root / ".git"
-    if dot.is_dir():
-        return dot
-    if dot.is_file():  # worktree or submodule: "gitdir: <path>"
-        text = dot.read_text(encoding="utf-8", errors="replace").strip()
-        if text.startswith("gitdir:"):
-            p = Path(text[len("gitdir:"):].strip())
-            return p if p.is_absolute() else (root / p).resolve()
-    return None
-
-
 def _default_branch(git_dir: Path) -> set[str]:
     """The remote's default branch when recorded, else the conventional names."""
-    common = git_dir
-    commondir = git_dir / "commondir"
-    if commondir.is_file():
-        common = (git_dir / commondir.read_text(encoding="utf-8").strip()).resolve()
+    common = common_dir(git_dir)
     origin_head = common / "refs" / "remotes" / "origin" / "HEAD"
     if origin_head.is_file():
         ref = origin_head.read_text(encoding="utf-8", errors="replace").strip()
@@ -96,7 +83,7 @@ class ActiveNamespace:
         if self.override:
             return self.override
         try:
-            git_dir = _git_dir(self.root)
+            git_dir = find_git_dir(self.root)
             if git_dir is None:
                 return PERSONAL
             head = git_dir / "HEAD"

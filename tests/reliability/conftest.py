@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
-from reliability_support import cli, make_repo
+from reliability_support import cli, make_repo, private_copy
 
 
 @pytest.fixture(scope="session")
@@ -19,10 +18,8 @@ def built_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def repo(built_repo: Path, tmp_path: Path) -> Path:
-    """A private copy (sources, .git and .neuralmind, mtimes kept) of the built repository."""
-    dest = tmp_path / "shop"
-    shutil.copytree(built_repo, dest, symlinks=True)
-    return dest
+    """A private copy of the built repository (see `private_copy`)."""
+    return private_copy(built_repo, tmp_path / "shop")
 
 
 @pytest.fixture(scope="session")
@@ -42,6 +39,4 @@ def small_built(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def small_repo(small_built: Path, tmp_path: Path) -> Path:
-    dest = tmp_path / "small"
-    shutil.copytree(small_built, dest, symlinks=True)
-    return dest
+    return private_copy(small_built, tmp_path / "small")

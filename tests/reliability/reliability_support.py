@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -65,6 +66,16 @@ def make_repo(root: Path, n_files: int = 200, seed: int = 7, commit: bool = True
         git(root, "add", "-A")
         git(root, "commit", "-qm", "initial")
     return root
+
+
+def private_copy(src: Path, dest: Path) -> Path:
+    """A copy of a built repository (sources, .git and .neuralmind, mtimes kept) that is a
+    repository of its own: a copy is the same repository by identity (it would share the
+    original's learned memory), so it gets a remote naming itself. Its first open copies
+    the original's learned stores into a folder of its own (repo/learned.py)."""
+    shutil.copytree(src, dest, symlinks=True)
+    git(dest, "remote", "add", "origin", dest.resolve().as_uri())
+    return dest
 
 
 def integrity(path: Path) -> str:

@@ -1,5 +1,6 @@
-"""A read-only or full `.neuralmind/`: a clear one-line error for writes, queries still
-served from what is stored, nothing moved aside, and a language server that keeps serving.
+"""A read-only or full `.neuralmind/` (and, read-only, the repository's learned folder): a
+clear one-line error for writes, queries still served from what is stored, nothing moved
+aside, and a language server that keeps serving.
 
 Root ignores chmod, so the folder is made read-only with a bind mount (and full with a
 tiny tmpfs) inside a private mount namespace (`unshare -m`) that dies with the test's
@@ -11,6 +12,7 @@ import hashlib
 import shlex
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -33,9 +35,17 @@ pytestmark = pytest.mark.skipif(not _can_mount(), reason="needs the privilege to
                                 "(read-only bind / tmpfs) in a private mount namespace")
 
 
-def _read_only(state: Path) -> str:
-    s = shlex.quote(str(state))
-    return f"mount --bind {s} {s} && mount -o remount,bind,ro {s}"
+def _read_only(*folders: Path) -> str:
+    return " && ".join(f"mount --bind {s} {s} && mount -o remount,bind,ro {s}"
+                       for s in (shlex.quote(str(f)) for f in folders))
+
+
+def _learned(root: Path) -> Path:
+    """The repository's learned folder as the CLI finds it (bound now, before any mount)."""
+    done = subprocess.run([sys.executable, "-c", "import sys; from neuralmind.repo.learned "
+                           "import learned_dir; print(learned_dir(sys.argv[1]))", str(root)],
+                          env=ENV, capture_output=True, text=True, check=True)
+    return Path(done.stdout.strip())
 
 
 def _full(state: Path) -> str:
@@ -66,9 +76,9 @@ def _one_line_error(done: subprocess.CompletedProcess[str]) -> str:
 
 @pytest.mark.parametrize("kind", ["read-only", "full"])
 def test_cli_on_unwritable_state(small_repo: Path, kind: str) -> None:
-    state = small_repo / ".neuralmind"
+    state, learned = small_repo / ".neuralmind", _learned(small_repo)
     before = _digests(state)
-    setup = _read_only(state) if kind == "read-only" else _full(state)
+    setup = _read_only(state, learned) if kind == "read-only" else _full(state)
     root = str(small_repo)
 
     done = _in_namespace(setup, "query", QUESTION, root, "--json")
@@ -87,7 +97,7 @@ def test_cli_on_unwritable_state(small_repo: Path, kind: str) -> None:
     if kind == "read-only":
         assert doctor.returncode == 1 and "is not writable" in doctor.stdout, doctor.stdout
         assert _digests(state) == before              # nothing moved aside, nothing lost
-        assert integrity(state / "synapses.db") == integrity(state / "memory.db") == "ok"
+        assert integrity(learned / "synapses.db") == integrity(learned / "memory.db") == "ok"
     else:                                             # look at the filled copy from inside
         check = _in_namespace(setup, "doctor", root, "--no-model", "--json")
         assert '"moved aside"' not in check.stdout and "is damaged" not in check.stdout, \
@@ -95,10 +105,10 @@ def test_cli_on_unwritable_state(small_repo: Path, kind: str) -> None:
 
 
 def test_language_server_on_read_only_state_keeps_serving(small_repo: Path) -> None:
-    state = small_repo / ".neuralmind"
+    state, learned = small_repo / ".neuralmind", _learned(small_repo)
     before = _digests(state)
     lsp = LspProcess(small_repo, wrap=["unshare", "-m", "--propagation", "private", "sh", "-c",
-                                       f"{_read_only(state)} && exec"])
+                                       f"{_read_only(state, learned)} && exec"])
     try:
         lsp.initialize({"mcp": False})               # its background build fails at once
         for round_ in range(3):
