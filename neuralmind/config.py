@@ -78,6 +78,16 @@ FLUSH_IDLE_SECONDS = 2.0
 # on the engine thread) started between two quick saves made the second one wait for it.
 EMBED_IDLE_SECONDS = 0.3
 
+# --- Freshness (neuralmind/engine/freshness.py, neuralmind/service/worktree.py) ------------
+FRESHNESS_MAX_FILES = 20       # files listed per kind in an answer's stamp: an agent reads them
+# The change set (`git status`, ~10-80 ms) is re-read this long after the last write to the
+# work tree, not per save: a burst of saves or a checkout costs one run.
+DIRTY_REFRESH_SECONDS = 0.5
+# A checkout that changed more files than this is re-indexed by the background build's child
+# process (tree-sitter holds the GIL: parsing many files in the server would stall the
+# editor); fewer go through the per-save path and are searchable in milliseconds.
+CHECKOUT_INLINE_MAX_FILES = 20
+
 # --- Decisions ---------------------------------------------------------------------------------
 MAX_SCAN_COMMITS = 50          # commits scanned one by one for one HEAD move: a long pull scans its tip
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from neuralmind.cli.common import Progress, open_workspace, print_json
 
@@ -52,12 +52,26 @@ def _mode_notice(mode: str, notice: str) -> None:
         print(f"[neuralmind] search mode: {mode}", file=sys.stderr)
 
 
+def _stamped(ws: Workspace, out: dict[str, Any]) -> dict[str, Any]:
+    """The answer with its freshness stamp; a stale hit or an unindexed change is said on
+    stderr (the text output has no room for it)."""
+    out = ws.stamp_answer(out, **ws.work_tree_now())
+    stale = sorted({h["file"] for h in out.get("hits", []) if h.get("stale")})
+    pending = out["freshness"]["counts"]["pending"]
+    if stale or pending:
+        what = f"stale hits (changed since indexed): {', '.join(stale)}; " if stale else ""
+        print(f"[neuralmind] {what}{pending} changed files not indexed: run `neuralmind build`",
+              file=sys.stderr)
+    return out
+
+
 def cmd_query(args: argparse.Namespace) -> int:
     ws = _built_workspace(args.path)
     result = ws.query(args.question, budget=args.budget, explain=args.explain)
     _mode_notice(result.mode, result.notice)
+    out = _stamped(ws, result.to_json())
     if args.json:
-        print_json(result.to_json())
+        print_json(out)
         return 0
     print(result.context)
     layers = ", ".join(f"{k} {v}" for k, v in result.layers.items())
@@ -84,8 +98,9 @@ def cmd_search(args: argparse.Namespace) -> int:
     ws = _built_workspace(args.path)
     hits, mode, notice = ws.search(args.question, k=args.k)
     _mode_notice(mode, notice)
+    out = _stamped(ws, {"mode": mode, "hits": [h.to_json() for h in hits]})
     if args.json:
-        print_json({"mode": mode, "hits": [h.to_json() for h in hits]})
+        print_json(out)
         return 0
     for i, h in enumerate(hits, 1):
         n = h.node

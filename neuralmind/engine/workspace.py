@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,12 +33,15 @@ from neuralmind.context.pack import ContextResult, RankedHit, assemble
 from neuralmind.context.retrieve import rank
 from neuralmind.context.tokens import count_tokens
 from neuralmind.engine import navigation
+from neuralmind.engine.freshness import answer_files, changed_since_indexed, mark, stamp
 from neuralmind.engine.paths import confine
 from neuralmind.errors import InvalidArgument, NotFound
 from neuralmind.graph import big_file_worker
 from neuralmind.graph.build import BuildReport, GraphBuilder, prepare_incremental
+from neuralmind.graph.languages import language_for
 from neuralmind.graph.store import Graph, graph_path, load_graph
 from neuralmind.graph.validate import validate_graph
+from neuralmind.repo.git import changed_files, head_commit
 from neuralmind.repo.learned import learned_dir
 from neuralmind.statedir import state_dir
 
@@ -356,6 +359,32 @@ class Workspace:
         """Mark STALE what the commits HEAD moved over since `previous` changed (HEAD alone when
         None); the last report's `commit` is the new HEAD (an `error` outside git)."""
         return self.decisions.scan_since(previous)
+
+    # --- freshness -------------------------------------------------------------------------------
+    def stamp_answer(self, out: dict[str, Any], *, head: str | None, dirty: list[str] | None,
+                     unsaved: Iterable[str] = (), pending: Iterable[str] = (),
+                     not_indexed: Iterable[str] = ()) -> dict[str, Any]:
+        """`out` (an answer's JSON, computed from the graph served now) with its freshness
+        stamp and `stale` on each hit: the file changed on disk since it was indexed, or
+        its editor buffer (`not_indexed`) holds changes the index has not seen."""
+        files = answer_files(out)
+        stale = changed_since_indexed(self.graph, self.root, files) | (set(not_indexed) & set(files))
+        fresh = stamp(self.graph.generation, head, dirty, unsaved, pending)
+        return mark(out, fresh, stale)
+
+    def stale_files(self, files: Iterable[str]) -> set[str]:
+        """Of `files`, those whose bytes on disk may differ from what the index holds."""
+        return changed_since_indexed(self.graph, self.root, files)
+
+    def work_tree_now(self) -> dict[str, Any]:
+        """HEAD, the change set and what of it is not indexed, asked of git now: the
+        stamp's view for a process without a save queue (the CLI)."""
+        dirty = changed_files(self.root)
+        known = self.graph.files
+        overrides = self.config.languages or None
+        candidates = [f for f in dirty or () if f in known or language_for(f, overrides)]
+        return {"head": head_commit(self.root), "dirty": dirty,
+                "pending": sorted(changed_since_indexed(self.graph, self.root, candidates))}
 
     # --- status --------------------------------------------------------------------------------
     def counts(self) -> dict[str, Any]:

@@ -17,21 +17,38 @@ def _indexing_note(out: dict[str, Any]) -> str:
     return f"\n\n_Partial: the workspace is still being indexed{where}; ask again for more._"
 
 
+def freshness_note(out: dict[str, Any]) -> str:
+    """One line: what the answer is fresh against, and which hits may have moved."""
+    fresh = out.get("freshness")
+    if not fresh:
+        return ""
+    counts = fresh.get("counts", {})
+    head = (fresh.get("head") or "")[:10] or "no git"
+    note = (f"index generation {fresh['index_generation']} at {head}; "
+            f"{counts.get('dirty', 0)} changed, {counts.get('unsaved', 0)} unsaved, "
+            f"{counts.get('pending', 0)} pending")
+    stale = sorted({h["file"] for h in out.get("hits", []) if h.get("stale")})
+    if stale:
+        note += f"; stale (changed since indexed): {', '.join(stale)}"
+    return f"\n_Fresh: {note}._"
+
+
 def context_pack(out: dict[str, Any]) -> str:
     notice = f"\n\n_{out['notice']}_" if out.get("notice") else ""
     footer = f"\n\n_{out['tokens']} tokens, {out['mode']} retrieval._"
-    return f"{out['context']}{notice}{_indexing_note(out)}{footer}"
+    return f"{out['context']}{notice}{_indexing_note(out)}{footer}{freshness_note(out)}"
 
 
 def hit_line(h: dict[str, Any]) -> str:
-    return f"- {h['file']}:{h['line']} {h['symbol']} ({h['kind']}) id={h['id']}"
+    stale = " STALE" if h.get("stale") else ""
+    return f"- {h['file']}:{h['line']} {h['symbol']} ({h['kind']}){stale} id={h['id']}"
 
 
 def search(out: dict[str, Any]) -> str:
     lines = [f"{len(out['hits'])} hits ({out['mode']}):"] + [hit_line(h) for h in out["hits"]]
     if out.get("notice"):
         lines.append(f"_{out['notice']}_")
-    return "\n".join(lines) + _indexing_note(out)
+    return "\n".join(lines) + _indexing_note(out) + freshness_note(out)
 
 
 def next_likely(out: dict[str, Any]) -> str:

@@ -54,7 +54,8 @@ class _Emitter:
         self.send("progress", phase=phase, done=int(done), total=int(total))
 
 
-def run(root: Path, config_values: dict[str, Any], embed: bool, out: Any) -> int:
+def run(root: Path, config_values: dict[str, Any], embed: bool, out: Any,
+        changed: list[str] | None = None) -> int:
     # after fd 1 became stderr (main): nothing the engine's imports print reaches the pipe
     from neuralmind.engine import Workspace
 
@@ -65,10 +66,10 @@ def run(root: Path, config_values: dict[str, Any], embed: bool, out: Any) -> int
     started = time.monotonic()
     try:
         ws = Workspace(root, config)
-        report = ws.build(progress=emit.progress, embed=False)
+        report = ws.build(changed=changed, progress=emit.progress, embed=False)
         graph = report.graph
         emit.send("graph_ready", files=len(graph.files), nodes=len(graph.nodes))
-        if embed:
+        if embed:   # every node whose text has no vector yet
             ws.index.update(graph, embed=True,
                             progress=lambda done, total: emit.progress("embed", done, total))
         emit.send("done", files=len(graph.files), nodes=len(graph.nodes),
@@ -93,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", default="{}", help="JSON object of WorkspaceConfig values")
     parser.add_argument("--no-embed", action="store_true")
     parser.add_argument("--log-file", default=None)
+    parser.add_argument("--changed", default=None,
+                        help="a JSON file listing the only paths to look at (a checkout)")
     args = parser.parse_args(argv)
     # SIGTERM (cancel) raises SystemExit so atomic writes in flight remove their temp files.
     signal.signal(signal.SIGTERM, _terminate)
@@ -109,10 +112,15 @@ def main(argv: list[str] | None = None) -> int:
         values = json.loads(args.config)
         if not isinstance(values, dict):
             raise ValueError("--config must be a JSON object")
-    except ValueError as e:
+        changed = None
+        if args.changed:
+            changed = json.loads(Path(args.changed).read_text(encoding="utf-8"))
+            if not isinstance(changed, list) or not all(isinstance(p, str) for p in changed):
+                raise ValueError("--changed must name a JSON list of paths")
+    except (OSError, ValueError) as e:
         print(f"neuralmind-build-worker: {e}", file=sys.stderr)
         return 2
-    return run(Path(args.root), values, not args.no_embed, events)
+    return run(Path(args.root), values, not args.no_embed, events, changed)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from neuralmind.statedir import atomic_write_json, state_dir
+
 log = logging.getLogger("neuralmind.service")
 
 KILL_GRACE_SECONDS = 0.5
@@ -43,17 +45,30 @@ class ChildBuild:
     """One full build in a child process."""
 
     def __init__(self, root: Path, config_values: dict[str, Any], embed: bool = True,
-                 log_file: str | None = None) -> None:
+                 log_file: str | None = None, changed: list[str] | None = None) -> None:
         self.root = root
         self.config_values = config_values
         self.embed = embed
         self.log_file = log_file
+        self.changed = changed          # only these paths (a checkout); None: every file
         self._proc: asyncio.subprocess.Process | None = None
         self._cancelled = False
 
     async def run(self, on_progress: ProgressCb, on_graph_ready: ReadyCb) -> BuildOutcome:
+        if self.changed is None:
+            return await self._run([], on_progress, on_graph_ready)
+        # a list of paths can exceed one argument's limit (128 KB): it goes in a file
+        listing = state_dir(self.root) / f"changed-{os.getpid()}-{id(self)}.json"
+        try:
+            atomic_write_json(listing, self.changed)
+            return await self._run(["--changed", str(listing)], on_progress, on_graph_ready)
+        finally:
+            listing.unlink(missing_ok=True)
+
+    async def _run(self, extra: list[str], on_progress: ProgressCb,
+                   on_graph_ready: ReadyCb) -> BuildOutcome:
         cmd = [sys.executable, "-m", "neuralmind.service.build_worker", str(self.root),
-               "--config", json.dumps(self.config_values)]
+               "--config", json.dumps(self.config_values), *extra]
         if not self.embed:
             cmd.append("--no-embed")
         if self.log_file:

@@ -9,9 +9,11 @@ Ownership rules:
   never waits on engine work;
 - the jobs are split by what they keep fresh: `indexing` (full builds in a child
   process), `freshness` (saves -> searchable), `learning` (events -> synapses),
-  `scans` (HEAD moves -> decision staleness).
+  `scans` (HEAD moves -> decision staleness), `worktree` (HEAD, the change set, and
+  checkouts -> re-indexing what differs).
 Requests are one engine call each; results are plain JSON-shaped dicts, the same
-shapes as the CLI's `--json`.
+shapes as the CLI's `--json`. Every answer carries its freshness stamp, made in the
+same engine call that computed it (engine/freshness.py).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from neuralmind.config import CLOSE_TIMEOUT_SECONDS, WorkspaceConfig, load_workspace_config
+from neuralmind.engine.freshness import stamp
 from neuralmind.engine.paths import confine
 from neuralmind.errors import EngineError
 from neuralmind.service.decision_requests import DecisionRequests
@@ -37,6 +40,7 @@ from neuralmind.service.indexing import BackgroundIndexing
 from neuralmind.service.learning import Learning, record_query
 from neuralmind.service.loop_monitor import LoopMonitor
 from neuralmind.service.scans import DecisionScans
+from neuralmind.service.worktree import WorkTree
 
 if TYPE_CHECKING:
     from neuralmind.engine import Workspace
@@ -76,10 +80,12 @@ class EngineService(DecisionRequests):
                                            self._after_build)
         self.freshness = Freshness(self._thread, self.workspace,
                                    lambda: self.indexing.state is not None,
-                                   lambda batch: self._notify("index_updated", batch))
+                                   self._index_updated)
         self.learning = Learning(self._thread, self.workspace, self.config)
         self.scans = DecisionScans(self._thread, self.workspace,
                                    lambda: self._notify("decisions_changed"))
+        self.worktree = WorkTree(self.root, self._thread, self.workspace, self.freshness.schedule,
+                                 self.indexing.request, self.scans.scan)
         self.loop_monitor = LoopMonitor() if LoopMonitor.wanted() else None
 
     # --- plumbing -----------------------------------------------------------------------
@@ -134,8 +140,7 @@ class EngineService(DecisionRequests):
         ws = self._ws
         graph_built = await self._thread.run(lambda: ws.graph.built_at)
         self.indexing.last_full_build = graph_built or None
-        if watch_head:
-            self.scans.watch(self.root)
+        await self.worktree.start(watch_head)
         self._thread.spawn(self._thread.run(ws.warm_up), "warm-up")
         self.scans.spawn()
         if index:
@@ -147,7 +152,7 @@ class EngineService(DecisionRequests):
             return
         deadline = time.monotonic() + CLOSE_TIMEOUT_SECONDS
         queued, last_edits = self.learning.take_unsent()
-        await self.scans.stop()
+        await self.worktree.stop()
         if self.loop_monitor is not None:
             await self.loop_monitor.stop()
         await self.indexing.stop()
@@ -190,8 +195,14 @@ class EngineService(DecisionRequests):
         self.indexing.cancel()
 
     def _after_build(self) -> None:
+        if self.indexing.last_ok:
+            self.worktree.all_indexed()
         self.freshness.resume()
         self.scans.spawn()
+
+    def _index_updated(self, paths: list[str]) -> None:
+        self.worktree.indexed(paths)
+        self._notify("index_updated", paths)
 
     # --- documents ----------------------------------------------------------------------
     async def did_open(self, path: str, session: str = "editor") -> str:
@@ -207,6 +218,7 @@ class EngineService(DecisionRequests):
     async def did_save(self, path: str, session: str = "editor") -> str:
         rel = self.resolve(path)
         self.freshness.schedule([rel])      # queued first: freshness before learning
+        self.worktree.touched()
         self.learning.debouncer(session).event("save", rel)
         return rel
 
@@ -229,8 +241,10 @@ class EngineService(DecisionRequests):
                 continue
             rels.append(rel)
         self.freshness.schedule(rels)
+        if rels:
+            self.worktree.touched()
         if head_touched:
-            await self.scans.head_touched()
+            await self.worktree.check_head()
         return rels
 
     # --- retrieval ----------------------------------------------------------------------
@@ -239,28 +253,51 @@ class EngineService(DecisionRequests):
         if self.indexing.state is not None:
             out["partial"] = True
             out["indexing"] = self.indexing.state.to_json()
+        elif self.worktree.checkout_pending:
+            out["partial"] = True
         return out
+
+    def _stamp_args(self) -> dict[str, Any]:
+        """The stamp's view of the work tree, as last read (on the loop, before the call)."""
+        pending = self.freshness.pending | self.worktree.checkout_pending
+        return {"head": self.worktree.head, "dirty": self.worktree.dirty,
+                "pending": sorted(pending)}
+
+    async def _answer(self, compute: Callable[[Workspace], dict[str, Any]]) -> dict[str, Any]:
+        """`compute(workspace)` and its stamp in one engine call: one generation."""
+        ws = await self.workspace()
+        view = self._stamp_args()
+        out = await self._thread.run(lambda: ws.stamp_answer(compute(ws), **view))
+        return self._partial(out)
 
     async def query(self, question: str, budget: int | None = None, *, session: str | None = None,
                     explain: bool = False, include_wakeup: bool = True) -> dict[str, Any]:
-        ws = await self.workspace()
-        result = await self._thread.run(ws.query, question, budget, explain, include_wakeup)
+        ids: list[str] = []
+
+        def compute(ws: Workspace) -> dict[str, Any]:
+            result = ws.query(question, budget, explain, include_wakeup)
+            ids.extend(h.node.id for h in result.hits)
+            return result.to_json()
+
+        out = await self._answer(compute)
         if session and self.config.learning:
-            ids = [h.node.id for h in result.hits]
+            ws = await self.workspace()
             self._thread.spawn(self._thread.run(record_query, ws, session, question, ids),
                                "learn-query")
-        return self._partial(result.to_json())
+        return out
 
     async def wakeup(self, budget: int | None = None) -> dict[str, Any]:
-        result = await self._call(lambda ws: ws.wakeup(budget))
-        return self._partial(result.to_json())
+        return await self._answer(lambda ws: ws.wakeup(budget).to_json())
 
     async def search(self, question: str, k: int = 10) -> dict[str, Any]:
-        hits, mode, notice = await self._call(lambda ws: ws.search(question, k))
-        out: dict[str, Any] = {"mode": mode, "hits": [h.to_json() for h in hits]}
-        if notice:
-            out["notice"] = notice
-        return self._partial(out)
+        def compute(ws: Workspace) -> dict[str, Any]:
+            hits, mode, notice = ws.search(question, k)
+            out: dict[str, Any] = {"mode": mode, "hits": [h.to_json() for h in hits]}
+            if notice:
+                out["notice"] = notice
+            return out
+
+        return await self._answer(compute)
 
     async def next_likely(self, path: str, k: int = 5) -> list[dict[str, Any]]:
         rel = self.resolve(path)
@@ -288,8 +325,11 @@ class EngineService(DecisionRequests):
         if self.loop_monitor is not None:
             extra["event_loop"] = self.loop_monitor.to_json()
         state = self.indexing.state
+        view = self._stamp_args()
+        generation = await self._call(lambda ws: ws.graph.generation)
         return {
             "root": str(self.root),
+            "freshness": stamp(generation, view["head"], view["dirty"], (), view["pending"]),
             "last_full_build": _iso(self.indexing.last_full_build),
             "last_incremental_update": _iso(self.freshness.last_update),
             "files_pending": len(self.freshness.pending),

@@ -44,13 +44,20 @@ class BackgroundIndexing:
         self.state: IndexingState | None = None
         self.last_full_build: float | None = None
         self.last_error: str | None = None
+        self.last_ok = False               # the last build ended complete
         self._build: ChildBuild | None = None
         self._task: asyncio.Task[None] | None = None
         self._requested = False
+        self._paths: set[str] | None = None   # what the next build looks at (None: all)
 
-    def request(self) -> None:
+    def request(self, paths: list[str] | None = None) -> None:
         """Bring everything up to date in the background (unchanged files are skipped by
-        hash); while a build runs, another one is queued to follow it."""
+        hash), or only `paths` (a checkout); while a build runs, another one is queued to
+        follow it (covering every path asked for meanwhile)."""
+        if paths is None or self._paths is None and self._requested:
+            self._paths = None
+        else:
+            self._paths = (self._paths or set()) | set(paths)
         if self._task is not None and not self._task.done():
             self._requested = True
             return
@@ -70,11 +77,13 @@ class BackgroundIndexing:
         ws = await self._workspace()
         while True:
             self._requested = False
+            paths, self._paths = self._paths, None
             self.state = IndexingState("starting", 0, 0)
             self._notify("indexing_started")
             if ws.index_unsaved:          # the child starts from what is on disk
                 await self._thread.run(ws.flush_index)
-            self._build = ChildBuild(self.root, self._config_values(), log_file=self._log_file)
+            self._build = ChildBuild(self.root, self._config_values(), log_file=self._log_file,
+                                     changed=sorted(paths) if paths is not None else None)
             try:
                 outcome = await self._build.run(self._on_progress, self._on_graph_ready)
             finally:
@@ -87,6 +96,7 @@ class BackgroundIndexing:
         self._after()
 
     def _finished(self, ws: Workspace, outcome: BuildOutcome) -> None:
+        self.last_ok = outcome.ok
         if outcome.ok:
             self._thread.spawn(self._thread.run(ws.warm_up), "warm-up")
             self.last_full_build = time.time()

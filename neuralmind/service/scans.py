@@ -1,18 +1,15 @@
 """Decision scans: when HEAD moves, the decisions its commits changed the ground under go STALE.
 
-The service scans at start (HEAD as it is), after each full build, and whenever the
-HeadWatcher (or a watched-files event under `.git/`) sees HEAD move; each scan covers
-every commit since the last one it saw (`Workspace.scan_commits`).
+The service scans at start (HEAD as it is), after each full build, and whenever HEAD
+moves (the WorkTree's HeadWatcher, or a watched-files event under `.git/`); each scan
+covers every commit since the last one it saw (`Workspace.scan_commits`).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import TYPE_CHECKING
-
-from neuralmind.service.git_watch import HeadWatcher
 
 if TYPE_CHECKING:
     from neuralmind.engine import Workspace
@@ -34,19 +31,14 @@ def _scan(ws: Workspace, previous: str | None) -> str | None:
 
 
 class DecisionScans:
-    """The HEAD watcher and the scans it triggers."""
+    """Decision scans, each from the last HEAD scanned."""
 
     def __init__(self, thread: EngineThread, workspace: Callable[[], Awaitable[Workspace]],
                  changed: Callable[[], None]) -> None:
         self._thread = thread
         self._workspace = workspace
         self._changed = changed          # decisions may have changed status
-        self._head: HeadWatcher | None = None
         self._last_head: str | None = None
-
-    def watch(self, root: Path) -> None:
-        self._head = HeadWatcher(root, self.scan)
-        self._head.start()
 
     def spawn(self) -> None:
         self._thread.spawn(self.scan(), "decision-scan")
@@ -59,12 +51,3 @@ class DecisionScans:
             log.warning("decision scan failed: %s", e)
             return
         self._changed()
-
-    async def head_touched(self) -> None:
-        """A watched file under `.git/` changed: check HEAD now."""
-        if self._head is not None:
-            await self._head.check()
-
-    async def stop(self) -> None:
-        if self._head is not None:
-            await self._head.stop()

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from mcp import Client
-from mcp_support import error_code, eventually, make_repo
+from mcp_support import error_code, eventually, git, make_repo
 from mcp_types import Implementation
 from pydantic import TypeAdapter
 
@@ -74,6 +74,25 @@ async def test_query_returns_the_relevant_code_with_hit_ids(service: EngineServi
     ids = [h["id"] for h in out["hits"]]
     assert "app/billing.py::compute_invoice_total" in ids
     assert "compute_invoice_total" in result.content[0].text      # the text rendering
+
+
+async def test_answers_carry_their_freshness_and_flag_stale_hits(service: EngineService,
+                                                                  repo: Path) -> None:
+    head = git(repo, "rev-parse", "HEAD").strip()
+    result = await call(service, "neuralmind_query", {"question": "password reset link"})
+    fresh = result.structured_content["freshness"]
+    assert fresh["head"] == head and fresh["index_generation"] >= 1
+    assert "_Fresh: index generation" in result.content[0].text
+    path = repo / "app" / "users.py"
+    before = path.stat()
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 10**9))   # changed on disk
+    try:
+        found = await call(service, "neuralmind_search", {"question": "password reset link"})
+    finally:
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert [h["stale"] for h in found.structured_content["hits"] if h["file"] == "app/users.py"][0]
+    assert "STALE" in found.content[0].text and "stale (changed since indexed): app/users.py" \
+        in found.content[0].text
 
 
 async def test_query_without_the_wakeup_spends_the_budget_on_code(service: EngineService) -> None:

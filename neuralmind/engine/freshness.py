@@ -1,0 +1,70 @@
+"""What an answer is fresh against: the stamp every answer carries, and stale hits.
+
+An answer is computed from one generation of the graph and its search index (one
+engine call); the stamp says which (`index_generation`), where the work tree stands
+(`head`, `dirty_files`: changed against HEAD), what the editor holds that is not on
+disk (`unsaved_files`), and what is known changed but not indexed yet
+(`pending_files`). A hit whose file changed on disk since that generation indexed it
+(its size or modification time differs, or it is gone) is `stale`: its lines may
+have moved. Lists are sorted and cut at FRESHNESS_MAX_FILES (`truncated` says so;
+the counts are always whole).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from neuralmind.config import FRESHNESS_MAX_FILES
+
+if TYPE_CHECKING:
+    from neuralmind.graph.store import Graph
+
+
+def changed_since_indexed(graph: Graph, root: Path, files: Iterable[str]) -> set[str]:
+    """Of `files`, those whose bytes on disk may differ from what `graph` indexed: one
+    `stat` each. A file the graph does not know counts as changed."""
+    out: set[str] = set()
+    for rel in set(files):
+        info = graph.files.get(rel)
+        try:
+            st = os.stat(root / rel)
+        except OSError:
+            out.add(rel)
+            continue
+        if info is None or (info.size, info.mtime_ns) != (st.st_size, st.st_mtime_ns):
+            out.add(rel)
+    return out
+
+
+def stamp(generation: int, head: str | None, dirty: Iterable[str] | None,
+          unsaved: Iterable[str], pending: Iterable[str]) -> dict[str, Any]:
+    """The `freshness` object of an answer (`dirty` None: not a git work tree)."""
+    lists = {"dirty_files": sorted(set(dirty or ())), "unsaved_files": sorted(set(unsaved)),
+             "pending_files": sorted(set(pending))}
+    return {
+        "head": head,
+        "index_generation": generation,
+        **{k: v[:FRESHNESS_MAX_FILES] for k, v in lists.items()},
+        "counts": {k.removesuffix("_files"): len(v) for k, v in lists.items()},
+        "truncated": any(len(v) > FRESHNESS_MAX_FILES for v in lists.values()),
+    }
+
+
+def mark(out: dict[str, Any], fresh: dict[str, Any], stale: set[str]) -> dict[str, Any]:
+    """An answer's JSON with its stamp, and `stale` on each hit (and ranked file)."""
+    for key in ("hits", "files"):
+        for item in out.get(key) or ():
+            if isinstance(item, dict) and "file" in item:
+                item["stale"] = item["file"] in stale
+    out["freshness"] = fresh
+    return out
+
+
+def answer_files(out: dict[str, Any]) -> list[str]:
+    """The files an answer names, best first (its hits, and its ranked files if any)."""
+    names = [h["file"] for key in ("files", "hits") for h in out.get(key) or ()
+             if isinstance(h, dict) and "file" in h]
+    return list(dict.fromkeys(names))
