@@ -87,6 +87,9 @@ DIRTY_REFRESH_SECONDS = 0.5
 # process (tree-sitter holds the GIL: parsing many files in the server would stall the
 # editor); fewer go through the per-save path and are searchable in milliseconds.
 CHECKOUT_INLINE_MAX_FILES = 20
+# Unsaved buffers are extracted once edits pause this long (one pass for a burst of typing:
+# the per-keystroke cost is what the editor cannot afford); their names are searchable then.
+OVERLAY_IDLE_SECONDS = 0.75
 
 # --- Decisions ---------------------------------------------------------------------------------
 MAX_SCAN_COMMITS = 50          # commits scanned one by one for one HEAD move: a long pull scans its tip

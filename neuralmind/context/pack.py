@@ -132,8 +132,9 @@ def render_communities(graph: Any, hits: Sequence[RankedHit], shown: set[str],
 
 
 def render_search(root: Path, hits: Sequence[RankedHit], question: str,
-                  budget: int) -> tuple[str, list[Piece]]:
-    """L3: the best hits with location and their most relevant code lines."""
+                  budget: int, graph: Any = None) -> tuple[str, list[Piece]]:
+    """L3: the best hits with location and their most relevant code lines (an unsaved
+    buffer's lines when the graph extracted one)."""
     qtokens = query_token_set(question)
     pieces = []
     best = hits[0].score if hits else 0.0
@@ -142,7 +143,8 @@ def render_search(root: Path, hits: Sequence[RankedHit], question: str,
             break
         n = h.node
         head = f"**{node_label(n)}** ({n.kind}) `{n.file}:{n.start_line}-{n.end_line}`"
-        lines = source_lines(root, n.file)
+        buffered = graph.buffer_lines(n.file) if graph is not None else None
+        lines = buffered if buffered is not None else source_lines(root, n.file)
         if n.kind == "file":
             doc = first_line(n.docstring, 200) if n.docstring else ""
             text = head + (f"\n{doc}" if doc else "")
@@ -166,7 +168,7 @@ def assemble(root: Path, graph: Any, question: str | None, hits: Sequence[Ranked
     texts: dict[str, str] = {}
     kept: dict[str, list[Piece]] = {}
     if question is not None:
-        texts["L3"], kept["L3"] = render_search(root, hits, question, budgets["L3"])
+        texts["L3"], kept["L3"] = render_search(root, hits, question, budgets["L3"], graph)
         shown = {p.node_id for p in kept["L3"]}
         texts["L2"], kept["L2"] = render_communities(graph, hits, shown, budgets["L2"])
     if include_wakeup:

@@ -64,6 +64,7 @@ class Workspace:
         self.root = Path(root).resolve()
         self.config = config or load_workspace_config(self.root)
         self._graph: Graph | None = None
+        self._buffers: dict[str, str] = {}    # unsaved editor buffers extracted in place
 
     @property
     def state(self) -> Path:
@@ -265,19 +266,55 @@ class Workspace:
         if "index" in self.__dict__:
             self.index.reload_if_changed()
 
-    def update_files(self, paths: list[str]) -> tuple[BuildReport, list[str]]:
+    def update_files(self, paths: list[str], texts: dict[str, str] | None = None,
+                     ) -> tuple[BuildReport, list[str]]:
         """The per-save path: re-extract `paths` and re-index only the nodes of files that
         changed, keyword side only (searchable by name on return). Returns the report and
-        those node ids; `index.update(report.graph, ids, embed=True)` adds their vectors."""
+        those node ids; `index.update(report.graph, ids, embed=True)` adds their vectors.
+        `texts`: unsaved buffers extracted instead of their files (see `set_buffer`); a
+        path without a text is read from disk (a save: its buffer is the file again)."""
+        for p in paths:
+            if not texts or p not in texts:
+                self._buffers.pop(p, None)
+        # a buffer saved as it was extracted: same bytes, but its nodes still want vectors
+        unbuffered = {p for p in paths if p in self.graph.buffers and p not in (texts or {})}
         before = {n.id for p in paths for n in self.graph.nodes_by_file(p)}
-        report = GraphBuilder(self.root, self.config).build(changed=paths, previous=self.graph)
+        report = GraphBuilder(self.root, self.config).build(changed=paths, previous=self.graph,
+                                                            texts=texts)
         self._graph = report.graph
         touched = set(report.reextracted) | set(report.removed)
         if not touched:
-            return report, []
+            return report, sorted(n.id for p in unbuffered for n in report.graph.nodes_by_file(p))
         ids = sorted(before | {n.id for p in touched for n in report.graph.nodes_by_file(p)})
         self.index.update(report.graph, changed_node_ids=ids, embed=False)
         return report, ids
+
+    # --- unsaved buffers -------------------------------------------------------------------
+    def set_buffer(self, rel: str, text: str) -> bool:
+        """Extract an editor's unsaved `text` of `rel` in place of the file: its names are
+        searchable on return (keyword side; embeddings follow on save). False, and the file
+        is served again, when the text is the file's; False for a file not on disk (a new
+        buffer is indexed when first saved)."""
+        try:
+            disk = (self.root / rel).read_bytes()
+        except OSError:
+            return False
+        if disk == text.encode("utf-8", "surrogatepass"):
+            self.drop_buffer(rel)
+            return False
+        self._buffers[rel] = text
+        self.update_files([rel], texts={rel: text})
+        return True
+
+    def drop_buffer(self, rel: str) -> None:
+        """The buffer closed unsaved, or equals the file again: serve the file on disk."""
+        if self._buffers.pop(rel, None) is not None or rel in self.graph.buffers:
+            self.update_files([rel])
+
+    @property
+    def buffered(self) -> list[str]:
+        """Files served from unsaved editor buffers."""
+        return sorted(self._buffers)
 
     def validate(self) -> list[str]:
         """Violations of the IR contract in the stored graph (empty when it is valid)."""
@@ -307,9 +344,12 @@ class Workspace:
         heap.settle_after_load()
 
     def swap_in(self) -> None:
-        """Serve the generation another process (the background build) wrote: load it now."""
+        """Serve the generation another process (the background build) wrote: load it now,
+        with the unsaved buffers extracted again on top (the build read the files)."""
         self.reload()
         _ = self.graph      # saves wait for the build to end; warm_up then prepares them
+        if self._buffers:
+            self.update_files(sorted(self._buffers), texts=dict(self._buffers))
         heap.settle_after_load()
 
     @property
@@ -368,7 +408,8 @@ class Workspace:
         stamp and `stale` on each hit: the file changed on disk since it was indexed, or
         its editor buffer (`not_indexed`) holds changes the index has not seen."""
         files = answer_files(out)
-        stale = changed_since_indexed(self.graph, self.root, files) | (set(not_indexed) & set(files))
+        on_disk = [f for f in files if f not in self.graph.buffers]   # buffers: `not_indexed`
+        stale = changed_since_indexed(self.graph, self.root, on_disk) | (set(not_indexed) & set(files))
         fresh = stamp(self.graph.generation, head, dirty, unsaved, pending)
         return mark(out, fresh, stale)
 

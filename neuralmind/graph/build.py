@@ -99,17 +99,19 @@ class BuildReport:
 
 
 def _extract_one(root: str, path: str, language: str, old_sha1: str | None,
-                 big_off_process: bool = False
+                 big_off_process: bool = False, data: bytes | None = None
                  ) -> tuple[str, FileExtract | None, str, int, str]:
     """Read and extract one file: (path, extract or None if unchanged, sha1, lines, error).
 
     `big_off_process`: a file over CHUNKED_PARSE_OVER goes to graph.big_file_worker (this
-    process may be a server whose event loop must not wait for tree-sitter's GIL)."""
-    try:
-        with open(os.path.join(root, path), "rb") as f:
-            data = f.read()
-    except OSError as e:
-        return path, None, "", 0, f"{type(e).__name__}: {e.strerror or e}"
+    process may be a server whose event loop must not wait for tree-sitter's GIL).
+    `data`: the file's bytes as an editor buffer holds them (not read from disk)."""
+    if data is None:
+        try:
+            with open(os.path.join(root, path), "rb") as f:
+                data = f.read()
+        except OSError as e:
+            return path, None, "", 0, f"{type(e).__name__}: {e.strerror or e}"
     sha1 = hashlib.sha1(data).hexdigest()
     if sha1 == old_sha1:
         return path, None, sha1, line_count(data), ""
@@ -160,10 +162,16 @@ class GraphBuilder:
         return False
 
     def build(self, changed: list[str] | None = None, progress: ProgressFn | None = None,
-              previous: Graph | None = None) -> BuildReport:
+              previous: Graph | None = None, texts: dict[str, str] | None = None,
+              ) -> BuildReport:
         """`previous`: the graph the caller holds (a Workspace's); used instead of reading
         the store when it is still what is stored (same token), and then the caller keeps
-        the result, so no second copy is cached here."""
+        the result, so no second copy is cached here.
+
+        `texts`: unsaved editor buffers (rel -> text, among `changed`) extracted instead of
+        the files on disk. Their FileInfo gets no modification time (-1), so the next look
+        at the disk re-reads them; the graph keeps the texts (`Graph.buffers`) for readers
+        of source lines. A file in `changed` without a text is read from disk again."""
         t0 = time.perf_counter()
         report = progress or (lambda phase, done, total: None)
         # frozen after: a save of whole Django builds ~78k objects that hold no cycles;
@@ -175,7 +183,7 @@ class GraphBuilder:
                 prev = previous
             elif prev is None or not prev.token or stored != prev.token:
                 prev = load_graph(self.state)
-            result = self._build_locked(prev, changed, report, t0)
+            result = self._build_locked(prev, changed, report, t0, texts or {})
             if previous is None:
                 _warm[self.state] = result.graph
                 while len(_warm) > WARM_GRAPHS:
@@ -183,7 +191,7 @@ class GraphBuilder:
             return result
 
     def _build_locked(self, prev: Graph, changed: list[str] | None, report: ProgressFn,
-                      t0: float) -> BuildReport:
+                      t0: float, texts: dict[str, str]) -> BuildReport:
         overrides = self.config.languages or None
         extracts = dict(prev.extracts)
         files = dict(prev.files)
@@ -219,8 +227,12 @@ class GraphBuilder:
 
         jobs: list[tuple[str, str, str | None]] = []
         touched = False        # some stored FileInfo changed without re-extraction
+        data = {p: texts[p].encode("utf-8", "surrogatepass") for p in wr.files if p in texts}
+        sizes = dict(wr.sizes)
+        for p, b in data.items():
+            sizes[p] = (len(b), -1)      # no disk time: the next look at the disk re-reads it
         for p in wr.files:
-            size, mtime_ns = wr.sizes[p]
+            size, mtime_ns = sizes[p]
             lang = language_for(p, overrides) or ""
             info = files.get(p)
             same_lang = info is not None and info.language == lang
@@ -229,8 +241,7 @@ class GraphBuilder:
             jobs.append((p, lang, info.sha1 if same_lang and info is not None else None))
 
         reextracted: list[str] = []
-        results = self._run_extraction(jobs, report)
-        sizes = wr.sizes
+        results = self._run_extraction(jobs, report, data)
         for path, ex, sha1, lines, error in results:
             size, mtime_ns = sizes[path]
             if error:            # vanished or unreadable between walk and read
@@ -252,12 +263,16 @@ class GraphBuilder:
         removed.sort()
         reextracted.sort()
 
+        looked = set(wr.files) | set(removed)       # read from disk now, unless a text
+        buffers = {p: t for p, t in prev.buffers.items() if p not in looked}
+        buffers.update({p: texts[p] for p in data})
         skipped_changed = skipped != {r: v.get("paths", [])
                                       for r, v in prev.meta.get("skipped", {}).items()}
         if not reextracted and not removed and prev.generation > 0:
             # Same extracts: edges and communities cannot differ; refresh file stats only.
             graph = prev
             graph.files = dict(sorted(files.items()))
+            graph.buffers = buffers
             graph.meta["skipped"] = _skip_summary(skipped)
             saved = touched or skipped_changed
             if saved:
@@ -271,6 +286,7 @@ class GraphBuilder:
             resolved = resolver.edges if resolver is not None else resolve(extracts)
             report("resolve", 1, 1)
             graph = Graph.from_parts(extracts, files, resolved)
+            graph.buffers = buffers
             if resolver is not None:
                 graph.resolver = resolver
                 graph.out_by_file = dict(resolver.out)     # a snapshot: the next save patches
@@ -327,8 +343,10 @@ class GraphBuilder:
             saved=saved,
         )
 
-    def _run_extraction(self, jobs: list[tuple[str, str, str | None]], report: ProgressFn
+    def _run_extraction(self, jobs: list[tuple[str, str, str | None]], report: ProgressFn,
+                        data: dict[str, bytes] | None = None,
                         ) -> list[tuple[str, FileExtract | None, str, int, str]]:
+        data = data or {}
         total = len(jobs)
         if not total:
             return []
@@ -336,7 +354,7 @@ class GraphBuilder:
         results: list[tuple[str, FileExtract | None, str, int, str]] = []
         report("extract", 0, total)
         workers = min(os.cpu_count() or 1, 4)
-        if total >= POOL_MIN_FILES and workers > 1:
+        if total >= POOL_MIN_FILES and workers > 1 and not data:
             chunks = [jobs[i:i + POOL_CHUNK] for i in range(0, total, POOL_CHUNK)]
             ctx = multiprocessing.get_context("spawn")   # safe under a threaded server
             try:
@@ -356,7 +374,8 @@ class GraphBuilder:
         if jobs:
             start = len(results)
             for i, (p, lang, old) in enumerate(jobs, start + 1):
-                results.append(_extract_one(root, p, lang, old, big_off_process=True))
+                results.append(_extract_one(root, p, lang, old, big_off_process=True,
+                                            data=data.get(p)))
                 if i % 25 == 0 or i == total:
                     report("extract", i, total)
                 if i == total // 2 + 1:

@@ -61,9 +61,18 @@ class Graph:
         # The resolution state a save patches (never stored; see graph.resolve.Resolver)
         self.resolver: Resolver | None = None
         self.built_at: float = 0.0
+        # Unsaved editor buffers this graph extracted instead of the file on disk (rel ->
+        # text; never stored): readers of source lines take them from here
+        self.buffers: dict[str, str] = {}
         self._by_file: dict[str, list[Node]] | None = None
         self._out: dict[str, list[Edge]] | None = None
         self._in: dict[str, list[Edge]] | None = None
+
+    def buffer_lines(self, rel: str) -> list[str] | None:
+        """The lines of `rel` as extracted when that was an unsaved buffer, else None (read
+        the file)."""
+        text = self.buffers.get(rel)
+        return None if text is None else text.splitlines()
 
     @classmethod
     def from_parts(cls, extracts: dict[str, FileExtract], files: dict[str, FileInfo],

@@ -454,17 +454,25 @@ class SearchIndex:
             lines = None
             if need_lines if node.kind != "file" else opts.file_keyword_body:
                 if node.file not in cache:
-                    try:
-                        cache[node.file] = (self.root / node.file).read_text(
-                            encoding="utf-8", errors="replace").splitlines()
-                    except OSError:
-                        cache[node.file] = None
+                    cache[node.file] = self._source_lines(graph, node.file)
                 lines = cache[node.file]
             kids = children.get(node.file, []) if node.kind == "file" else []
             out[node_id] = (node.name.lower(),
                             keyword_text(node, lines, self.text_options, kids),
                             node_text(node, lines, self.text_options, kids))
         return out
+
+    def _source_lines(self, graph: GraphLike, rel: str) -> list[str] | None:
+        """The file's lines as the graph extracted them: an unsaved editor buffer's when the
+        graph holds one (Graph.buffer_lines), else the file on disk."""
+        buffered = getattr(graph, "buffer_lines", None)
+        lines = buffered(rel) if buffered is not None else None
+        if lines is not None:
+            return lines
+        try:
+            return (self.root / rel).read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            return None
 
     def update(self, graph: GraphLike, changed_node_ids: Iterable[str] | None = None,
                embed: bool = True, progress: ProgressFn | None = None) -> int:

@@ -1,4 +1,4 @@
-"""Document notifications: learning events, per-save re-indexing, watched files.
+"""Document notifications: learning events, unsaved buffers, per-save re-indexing, watched files.
 
 Notifications cannot answer errors, so documents outside the workspace or with
 non-file URIs are logged and ignored. didChangeWatchedFiles is registered
@@ -8,6 +8,7 @@ dynamically once the workspace is open, when the client allows it.
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -15,9 +16,20 @@ from pygls.uris import to_fs_path
 
 from neuralmind.lsp.server import Feature
 
+if TYPE_CHECKING:
+    from neuralmind.engine.edits import TextChange
+
 log = logging.getLogger("neuralmind.lsp")
 
 WATCH_GLOBS = ("**/*", "**/.git/HEAD")
+
+
+def _edit(change: Any) -> TextChange:
+    """An LSP content change as the engine's (range or None, text): no text is touched."""
+    rng = getattr(change, "range", None)
+    if rng is None:
+        return None, change.text
+    return (rng.start.line, rng.start.character, rng.end.line, rng.end.character), change.text
 
 
 class Documents(Feature):
@@ -40,14 +52,16 @@ class Documents(Feature):
             if rel is None:
                 return
             server.open_documents[uri] = rel
-            await server.require_service().did_open(rel, server.session)
+            await server.require_service().did_open(rel, server.session,
+                                                    text=params.text_document.text)
             server.document_opened(uri)
 
         @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
         async def did_change(params: types.DidChangeTextDocumentParams) -> None:
             rel = server.open_documents.get(params.text_document.uri)
             if rel is not None:
-                await server.require_service().did_change(rel, server.session)
+                await server.require_service().did_change(
+                    rel, server.session, edits=[_edit(c) for c in params.content_changes])
 
         @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
         async def did_save(params: types.DidSaveTextDocumentParams) -> None:
@@ -73,6 +87,8 @@ class Documents(Feature):
     async def ready(self) -> None:
         """Ask the client to watch files, when it allows dynamic registration."""
         server = self.server
+        server.require_service().buffers.encoding = str(
+            server.workspace.position_encoding or "utf-16")
         if not server.client_supports("workspace", "did_change_watched_files",
                                       "dynamic_registration"):
             return

@@ -32,6 +32,7 @@ from neuralmind.config import CLOSE_TIMEOUT_SECONDS, WorkspaceConfig, load_works
 from neuralmind.engine.freshness import stamp
 from neuralmind.engine.paths import confine
 from neuralmind.errors import EngineError
+from neuralmind.service.buffers import Buffers
 from neuralmind.service.decision_requests import DecisionRequests
 from neuralmind.service.engine_thread import EngineThread
 from neuralmind.service.events import ServiceListener
@@ -44,6 +45,7 @@ from neuralmind.service.worktree import WorkTree
 
 if TYPE_CHECKING:
     from neuralmind.engine import Workspace
+    from neuralmind.engine.edits import TextChange
 
 log = logging.getLogger("neuralmind.service")
 
@@ -84,6 +86,7 @@ class EngineService(DecisionRequests):
         self.learning = Learning(self._thread, self.workspace, self.config)
         self.scans = DecisionScans(self._thread, self.workspace,
                                    lambda: self._notify("decisions_changed"))
+        self.buffers = Buffers(self._thread, self.workspace, self._index_updated)
         self.worktree = WorkTree(self.root, self._thread, self.workspace, self.freshness.schedule,
                                  self.indexing.request, self.scans.scan)
         self.loop_monitor = LoopMonitor() if LoopMonitor.wanted() else None
@@ -157,6 +160,7 @@ class EngineService(DecisionRequests):
             await self.loop_monitor.stop()
         await self.indexing.stop()
         self.freshness.stop()
+        self.buffers.stop()
         ws = self._ws
         if ws is not None:     # what is not written in time, the next build recomputes
             with contextlib.suppress(Exception):
@@ -205,25 +209,34 @@ class EngineService(DecisionRequests):
         self._notify("index_updated", paths)
 
     # --- documents ----------------------------------------------------------------------
-    async def did_open(self, path: str, session: str = "editor") -> str:
+    async def did_open(self, path: str, session: str = "editor", text: str | None = None) -> str:
+        """`text`: the editor's buffer (it may hold changes the file does not)."""
         rel = self.resolve(path)
+        if text is not None:
+            self.buffers.opened(rel, text)
         self.learning.debouncer(session).event("open", rel)
         return rel
 
-    async def did_change(self, path: str, session: str = "editor") -> str:
+    async def did_change(self, path: str, session: str = "editor",
+                         edits: list[TextChange] | None = None) -> str:
+        """`edits`: the buffer's changes, applied and extracted once typing pauses."""
         rel = self.resolve(path)
+        if edits:
+            self.buffers.changed(rel, edits)
         self.learning.debouncer(session).edit(rel)
         return rel
 
     async def did_save(self, path: str, session: str = "editor") -> str:
         rel = self.resolve(path)
         self.freshness.schedule([rel])      # queued first: freshness before learning
+        self.buffers.saved(rel)
         self.worktree.touched()
         self.learning.debouncer(session).event("save", rel)
         return rel
 
     async def did_close(self, path: str, session: str = "editor") -> str:
         rel = self.resolve(path)
+        self.buffers.closed(rel)
         self.learning.flush_edit(session)
         return rel
 
@@ -259,9 +272,11 @@ class EngineService(DecisionRequests):
 
     def _stamp_args(self) -> dict[str, Any]:
         """The stamp's view of the work tree, as last read (on the loop, before the call)."""
-        pending = self.freshness.pending | self.worktree.checkout_pending
+        not_indexed = self.buffers.not_indexed
+        pending = self.freshness.pending | self.worktree.checkout_pending | not_indexed
         return {"head": self.worktree.head, "dirty": self.worktree.dirty,
-                "pending": sorted(pending)}
+                "unsaved": sorted(self.buffers.unsaved), "pending": sorted(pending),
+                "not_indexed": sorted(not_indexed)}
 
     async def _answer(self, compute: Callable[[Workspace], dict[str, Any]]) -> dict[str, Any]:
         """`compute(workspace)` and its stamp in one engine call: one generation."""
@@ -329,7 +344,8 @@ class EngineService(DecisionRequests):
         generation = await self._call(lambda ws: ws.graph.generation)
         return {
             "root": str(self.root),
-            "freshness": stamp(generation, view["head"], view["dirty"], (), view["pending"]),
+            "freshness": stamp(generation, view["head"], view["dirty"], view["unsaved"],
+                               view["pending"]),
             "last_full_build": _iso(self.indexing.last_full_build),
             "last_incremental_update": _iso(self.freshness.last_update),
             "files_pending": len(self.freshness.pending),
