@@ -4,7 +4,7 @@
 
 Prints (and with --json writes) time to first answer after `initialize` (cold:
 no index; warm: index present), time to a complete index, didSave-to-searchable
-p50/p95, context-request p50/p95, the event loop's largest stall while the full
+p50/p95, unsaved-edit-to-searchable p50/p95 (the buffer overlay), context-request p50/p95, the event loop's largest stall while the full
 background index runs (the server's own ticker, NEURALMIND_LOOP_MONITOR=1), and
 the server's RSS after indexing and after N simulated edits.
 
@@ -253,6 +253,37 @@ async def structural_saves(c: Client, root: Path, files: list[str], module: str,
     return out
 
 
+async def buffer_latencies(c: Client, root: Path, rel: str, rounds: int) -> list[float]:
+    """Seconds from an unsaved edit that adds a function (an incremental didChange at the
+    end of an open buffer) until a search finds it: the idle debounce plus the extraction.
+    Nothing is written; the buffer is closed unsaved at the end."""
+    path = root / rel
+    text = path.read_text()
+    c.notify("textDocument/didOpen", {"textDocument": {
+        "uri": path.as_uri(), "languageId": "python", "version": 1, "text": text}})
+    out: list[float] = []
+    for i in range(rounds):
+        name = f"bench_buffer_{i}_{int(time.time() * 1000) % 100000}"
+        added = f"\n\ndef {name}(value):\n    return value\n"
+        lines = text.split("\n")
+        end = {"line": len(lines) - 1, "character": len(lines[-1].encode("utf-16-le")) // 2}
+        t0 = time.perf_counter()
+        c.notify("textDocument/didChange", {
+            "textDocument": {"uri": path.as_uri(), "version": i + 2},
+            "contentChanges": [{"range": {"start": end, "end": end}, "text": added}]})
+        text += added
+        while True:
+            found = await c.request("neuralmind/search", {"query": name, "k": 1})
+            if found["hits"] and found["hits"][0]["symbol"] == name:
+                out.append(time.perf_counter() - t0)
+                break
+            if time.perf_counter() - t0 > 30:
+                raise TimeoutError(f"{name} never became searchable from the buffer")
+            await asyncio.sleep(0.01)
+    c.notify("textDocument/didClose", {"textDocument": {"uri": path.as_uri()}})
+    return out
+
+
 async def simulate_edits(c: Client, root: Path, files: list[str], n: int) -> list[float]:
     """Type `n` one-character edits in bursts; returns RSS (MB) after every 250 edits."""
     samples: list[float] = []
@@ -362,6 +393,14 @@ async def run_warm(args: argparse.Namespace, root: Path, env: dict[str, str], lo
     results["max_stall_structural_saves_ms"] = stalls_between(status, t_struct,
                                                               time.monotonic())
 
+    if args.buffer_edits:
+        t_buf = time.monotonic()
+        buffered = await buffer_latencies(c, root, picks[1], args.buffer_edits)
+        status = await c.request("neuralmind/status", {})
+        results["buffer_edit_to_searchable_p50_ms"] = 1000 * statistics.median(buffered)
+        results["buffer_edit_to_searchable_p95_ms"] = 1000 * pct(buffered, 95)
+        results["max_stall_buffer_edits_ms"] = stalls_between(status, t_buf, time.monotonic())
+
     rss_before = c.rss_mb()
     results["rss_every_250_edits_mb"] = await simulate_edits(c, root, picks, args.edits)
     await asyncio.sleep(2.5)      # one default debounce window: the last batch is learned
@@ -399,6 +438,8 @@ def main() -> int:
     parser.add_argument("--structural-saves", type=int, default=12,
                         help="saves that add/remove an import or add a file")
     parser.add_argument("--edits", type=int, default=1000)
+    parser.add_argument("--buffer-edits", type=int, default=10,
+                        help="unsaved edits that add a function, each waited on until searchable")
     parser.add_argument("--mcp", action="store_true",
                         help="with the MCP endpoint on (the editor default; off by default "
                              "here so the figures are the LSP's own)")
