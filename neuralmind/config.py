@@ -91,6 +91,24 @@ CHECKOUT_INLINE_MAX_FILES = 20
 # the per-keystroke cost is what the editor cannot afford); their names are searchable then.
 OVERLAY_IDLE_SECONDS = 0.75
 
+# --- Answers scored by use (neuralmind/usage) ---------------------------------------------
+# An answer is credited with the files opened and changed this long after it: long enough for
+# a developer to read and start the change, short enough not to credit the next task.
+USE_WINDOW_SECONDS = 1800.0
+# Files changed in the window wait this long for the commit that says whether they were kept;
+# work left uncommitted longer taught nothing.
+KEEP_WAIT_SECONDS = 2 * 86400.0
+USE_RETURNED_FILES = 10        # files of an answer kept for scoring (best first)
+USE_UNUSED_TOP = 5             # of those, the best ones that count as unused when not used
+USE_SETTLE_SECONDS = 60.0      # how often a server settles answers whose window closed
+# A file an earlier similar question's answer returned without the work using it counts this
+# much against it, per question, as a file the question led to counts for it
+# (benchmarks/use_bench.py --tune, history dev splits).
+UNUSED_WEIGHT = 0.5
+# The most retrieval takes off a file for those, as a share of the best file's score: a
+# penalty reorders near-ties learned from use; it never buries a strong match.
+QUESTION_PENALTY = 0.15
+
 # --- Decisions ---------------------------------------------------------------------------------
 MAX_SCAN_COMMITS = 50          # commits scanned one by one for one HEAD move: a long pull scans its tip
 
@@ -108,6 +126,7 @@ class WorkspaceConfig:
     mcp: bool = True
     mcp_read_only: bool = False                               # agents may consult, not record
     embed_threads: int = 0                                    # 0: onnxruntime's default
+    use_window_seconds: float = USE_WINDOW_SECONDS            # an answer's use window
 
     def update(self, values: dict[str, Any]) -> list[str]:
         """Apply known keys with type checks; return a warning per rejected key."""

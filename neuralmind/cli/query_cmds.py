@@ -26,6 +26,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_wakeup)
 
+    p = sub.add_parser("savings", help="answers served, tokens saved, and how well answers "
+                                       "were used, per day and overall")
+    p.add_argument("path", nargs="?", default=".")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_savings)
+
     p = sub.add_parser("search", help="ranked symbols for a question")
     p.add_argument("question")
     p.add_argument("path", nargs="?", default=".")
@@ -70,6 +76,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     result = ws.query(args.question, budget=args.budget, explain=args.explain)
     _mode_notice(result.mode, result.notice)
     out = _stamped(ws, result.to_json())
+    ws.record_answer("context", "cli", args.question, out)
     if args.json:
         print_json(out)
         return 0
@@ -99,10 +106,31 @@ def cmd_search(args: argparse.Namespace) -> int:
     hits, mode, notice = ws.search(args.question, k=args.k)
     _mode_notice(mode, notice)
     out = _stamped(ws, {"mode": mode, "hits": [h.to_json() for h in hits]})
+    ws.record_answer("search", "cli", args.question, out)
     if args.json:
         print_json(out)
         return 0
     for i, h in enumerate(hits, 1):
         n = h.node
         print(f"{i:2}. {h.score:.4f}  {n.file}:{n.start_line}  {n.qualname or n.name} ({n.kind})")
+    return 0
+
+
+def cmd_savings(args: argparse.Namespace) -> int:
+    report = open_workspace(args.path).savings()
+    if args.json:
+        print_json(report)
+        return 0
+    cols = ("answers", "tokens_served", "codebase_tokens", "ratio", "files_used_per_answer",
+            "precision_at_5")
+    print("| day | " + " | ".join(cols) + " |")
+    print("|---|" + "---:|" * len(cols))
+    for row in [*report["days"], {"day": "overall", **report["overall"]}]:
+        cells = ("-" if row[c] is None else f"{row[c]:,}" if isinstance(row[c], int)
+                 else str(row[c]) for c in cols)
+        print(f"| {row['day']} | " + " | ".join(cells) + " |")
+    overall = report["overall"]
+    print(f"\n{overall['acted_on']} of {overall['settled']} settled answers were followed by "
+          f"work; the whole codebase is {report['codebase_tokens_now'] or 0:,} tokens (o200k).",
+          file=sys.stderr)
     return 0

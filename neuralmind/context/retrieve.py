@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from neuralmind.config import QUESTION_PENALTY
 from neuralmind.context.pack import RankedHit
 
 log = logging.getLogger("neuralmind.context")
@@ -59,24 +60,29 @@ def _boost(hits: list[RankedHit], graph: Any, synapses: Any, question: str) -> l
     seeds = list(dict.fromkeys(h.node.file for h in hits[:SEED_HITS]))
     try:
         spread = dict(synapses.spread(seeds, top_k=12, namespaces=_learned_namespaces(synapses)))
-        asked = _normalised(dict(synapses.question_files(question, k=10)))
+        said = synapses.question_scores(question)
     except Exception as e:  # learning paths fail open
         log.warning("synapse recall failed, ranking without it: %s", e)
         return hits
-    if not spread and not asked:
+    asked = _normalised(dict(sorted(((f, s) for f, s in said.items() if s > 0),
+                                    key=lambda kv: (-kv[1], kv[0]))[:10]))
+    unused = _normalised({f: -s for f, s in said.items() if s < 0})
+    if not spread and not asked and not unused:
         return hits
     best = hits[0].score
     boost = {f: SYNAPSE_BOOST * best * min(1.0, e) for f, e in spread.items()}
     for f, p in asked.items():
         boost[f] = boost.get(f, 0.0) + QUESTION_BOOST * best * p
+    for f, p in unused.items():     # returned before, not used: down, at most QUESTION_PENALTY
+        boost[f] = boost.get(f, 0.0) - QUESTION_PENALTY * best * p
     files_in_hits = {h.node.file for h in hits}
     for h in hits:
         b = boost.get(h.node.file, 0.0)
-        if b > 0:
+        if b:
             h.score += b
             h.why["synapse"] = round(b, 5)
     for file_id, b in sorted(boost.items()):
-        if file_id not in files_in_hits and file_id in graph.nodes:
+        if b > 0 and file_id not in files_in_hits and file_id in graph.nodes:
             hits.append(RankedHit(graph.nodes[file_id], SYNAPSE_NEW_FILE_SHARE * b,
                                   {"synapse_only": round(b, 5)}))
     hits.sort(key=lambda h: (-h.score, h.node.id))

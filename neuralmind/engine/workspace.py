@@ -35,6 +35,7 @@ from neuralmind.context.tokens import count_tokens
 from neuralmind.engine import navigation
 from neuralmind.engine.freshness import answer_files, changed_since_indexed, mark, stamp
 from neuralmind.engine.paths import confine
+from neuralmind.engine.use import AnswerUse
 from neuralmind.errors import InvalidArgument, NotFound
 from neuralmind.graph import big_file_worker
 from neuralmind.graph.build import BuildReport, GraphBuilder, prepare_incremental
@@ -426,6 +427,40 @@ class Workspace:
         candidates = [f for f in dirty or () if f in known or language_for(f, overrides)]
         return {"head": head_commit(self.root), "dirty": dirty,
                 "pending": sorted(changed_since_indexed(self.graph, self.root, candidates))}
+
+    # --- answers scored by use (engine/use.py) ---------------------------------------------
+    @functools.cached_property
+    def use(self) -> AnswerUse:
+        """Answers and what of them was used (kept in the learned folder), the codebase's
+        token count, and what use teaches the synapse layer."""
+        return AnswerUse(self.learned, self.state, self.root, self._synapses_or_none,
+                         self.config.use_window_seconds)
+
+    def record_answer(self, kind: str, session: str | None, question: str,
+                      out: dict[str, Any], now: float | None = None) -> int | None:
+        """Keep an answer (context, search or recall) and the files it returned."""
+        return self.use.record(kind, session, question, out, now)
+
+    def note_use(self, events: list[tuple[str, str, float]]) -> None:
+        """Files opened ("open") or changed ("edit") at a time: credit the answers before."""
+        self.use.note(events)
+
+    def commit_made(self, changed: list[str], now: float | None = None) -> int:
+        """A commit changed `changed`: resolve what was kept, settle and learn what is due."""
+        return self.use.commit_made(changed, now)
+
+    def settle_use(self, now: float | None = None) -> int:
+        """Settle the answers whose use is known, and learn from them."""
+        return self.use.settle(now)
+
+    def count_codebase(self, limit: int | None = None) -> bool:
+        """Count up to `limit` more files' tokens; True when the codebase is counted."""
+        return self.use.count_codebase(self.graph, limit)
+
+    def savings(self, count: bool = True) -> dict[str, Any]:
+        """The savings report: answers, tokens, use, per day and overall (`count`: count
+        the codebase's tokens first, all of them, if they are not)."""
+        return self.use.savings(self.graph, count)
 
     # --- status --------------------------------------------------------------------------------
     def counts(self) -> dict[str, Any]:

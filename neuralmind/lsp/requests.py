@@ -114,6 +114,10 @@ def handlers(server: NeuralMindServer) -> dict[str, Handler]:
         service = await server.ready_service()
         return await service.decisions_audit(stale, orphaned)
 
+    async def savings(p: Params) -> dict[str, Any]:
+        service = await server.ready_service()
+        return await service.savings()
+
     async def reindex(p: Params) -> dict[str, Any]:
         service = await server.ready_service()
         service.reindex()
@@ -126,6 +130,7 @@ def handlers(server: NeuralMindServer) -> dict[str, Handler]:
         "neuralmind/nextLikely": next_likely,
         "neuralmind/feedback": feedback,
         "neuralmind/status": status,
+        "neuralmind/savings": savings,
         "neuralmind/reindex": reindex,
         "neuralmind/decisions/record": record,
         "neuralmind/decisions/query": query,

@@ -73,13 +73,26 @@ def status(out: dict[str, Any]) -> str:
     state = (f"indexing: {indexing['phase']} {indexing['done']}/{indexing['total']}"
              if indexing else f"last full build: {out.get('last_full_build') or 'never'}")
     learning = out["learning"]
-    return "\n".join([
+    return "\n".join(filter(None, [
         f"Workspace {out['root']}: {out['files']} files, {out['nodes']} nodes "
         f"({out['embedded_nodes']} embedded, model {out['model_state']}).",
-        f"{state}; {out['files_pending']} files pending.",
+        f"{state}; {out['files_pending']} files pending.{freshness_note(out)}",
         f"Learning {'on' if learning['enabled'] else 'off'}: {learning['events']} events, "
         f"{learning['batches']} batches." + (" Read-only MCP role." if out["read_only"] else ""),
-    ])
+        savings_line((out.get("savings") or {}).get("overall")),
+    ]))
+
+
+def savings_line(s: dict[str, Any] | None) -> str:
+    """Answers served, tokens against the whole codebase's, and use (one line)."""
+    if not s or not s.get("answers"):
+        return ""
+    ratio = f" ({s['ratio']}x fewer)" if s.get("ratio") else ""
+    use = (f"; by use: {s['files_used_per_answer']} files used per answer, precision@5 "
+           f"{s['precision_at_5']} ({s['acted_on']} answers acted on)"
+           if s.get("precision_at_5") is not None else "")
+    return (f"Answers: {s['answers']} served, {s['tokens_served']:,} tokens instead of "
+            f"{s['codebase_tokens']:,}{ratio}{use}.")
 
 
 def _decision_line(d: dict[str, Any]) -> str:

@@ -219,10 +219,11 @@ class NeuralMindTools:
 
     @tool(CONSULTING)
     async def neuralmind_status(self) -> Annotated[CallToolResult, schemas.Status]:
-        """Index freshness and size: files, nodes, embeddings, pending changes, learning.
+        """Index freshness and size, learning, and the savings of answers scored by use.
 
         Call when answers look stale or empty, or to see whether indexing is still running."""
         async def call() -> CallToolResult:
+            await self.service.savings(count=False)
             out = await self.service.status()
             out["read_only"] = self.read_only
             return ok_result(out, render.status(out))

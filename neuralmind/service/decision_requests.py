@@ -11,8 +11,11 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from neuralmind.service.use import recall_hits
+
 if TYPE_CHECKING:
     from neuralmind.decisions.store import DecisionStore
+    from neuralmind.service.use import UseTracking
 
 T = TypeVar("T")
 
@@ -24,6 +27,7 @@ class DecisionRequests:
     _call: Callable[..., Awaitable[Any]]
     _notify: Callable[..., None]
     resolve: Callable[[str], str]
+    use: UseTracking
 
     async def _decisions(self, fn: Callable[[DecisionStore], T], changes: bool = False) -> T:
         """`fn(decision store)` on the engine thread, which is also where the store is first
@@ -41,7 +45,9 @@ class DecisionRequests:
                               status: str = "ACTIVE", limit: int = 10) -> dict[str, Any]:
         result = await self._decisions(
             lambda s: s.search(question, mode=mode, status=status, limit=limit))
-        return result.to_json()
+        out = result.to_json()
+        self.use.answered("recall", None, question, recall_hits(out))
+        return out
 
     async def decisions_get(self, decision_id: str) -> dict[str, Any]:
         return (await self._decisions(lambda s: s.get(decision_id))).to_json()
@@ -66,8 +72,10 @@ class DecisionRequests:
     # progressive retrieval for agents (search -> timeline -> get)
     async def memory_search(self, query: str, limit: int = 10, status: str = "ACTIVE",
                             mode: str | None = None) -> dict[str, Any]:
-        return await self._decisions(
+        out = await self._decisions(
             lambda s: s.memory_search(query, limit=limit, status=status, mode=mode))
+        self.use.answered("recall", None, query, recall_hits(out))
+        return out
 
     async def memory_timeline(self, decision_id: str | None = None, query: str | None = None,
                               before: int = 3, after: int = 3,

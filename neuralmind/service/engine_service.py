@@ -41,6 +41,7 @@ from neuralmind.service.indexing import BackgroundIndexing
 from neuralmind.service.learning import Learning, record_query
 from neuralmind.service.loop_monitor import LoopMonitor
 from neuralmind.service.scans import DecisionScans
+from neuralmind.service.use import UseTracking
 from neuralmind.service.worktree import WorkTree
 
 if TYPE_CHECKING:
@@ -87,8 +88,9 @@ class EngineService(DecisionRequests):
         self.scans = DecisionScans(self._thread, self.workspace,
                                    lambda: self._notify("decisions_changed"))
         self.buffers = Buffers(self._thread, self.workspace, self._index_updated)
+        self.use = UseTracking(self.root, self._thread, self.workspace)
         self.worktree = WorkTree(self.root, self._thread, self.workspace, self.freshness.schedule,
-                                 self.indexing.request, self.scans.scan)
+                                 self.indexing.request, self._head_moved)
         self.loop_monitor = LoopMonitor() if LoopMonitor.wanted() else None
 
     # --- plumbing -----------------------------------------------------------------------
@@ -144,6 +146,7 @@ class EngineService(DecisionRequests):
         graph_built = await self._thread.run(lambda: ws.graph.built_at)
         self.indexing.last_full_build = graph_built or None
         await self.worktree.start(watch_head)
+        self.use.start()
         self._thread.spawn(self._thread.run(ws.warm_up), "warm-up")
         self.scans.spawn()
         if index:
@@ -161,6 +164,7 @@ class EngineService(DecisionRequests):
         await self.indexing.stop()
         self.freshness.stop()
         self.buffers.stop()
+        self.use.stop()
         ws = self._ws
         if ws is not None:     # what is not written in time, the next build recomputes
             with contextlib.suppress(Exception):
@@ -204,6 +208,10 @@ class EngineService(DecisionRequests):
         self.freshness.resume()
         self.scans.spawn()
 
+    async def _head_moved(self, old: str | None, new: str | None) -> None:
+        await self.use.head_moved(old, new)
+        await self.scans.scan()
+
     def _index_updated(self, paths: list[str]) -> None:
         self.worktree.indexed(paths)
         self._notify("index_updated", paths)
@@ -214,6 +222,7 @@ class EngineService(DecisionRequests):
         rel = self.resolve(path)
         if text is not None:
             self.buffers.opened(rel, text)
+        self.use.used("open", rel)
         self.learning.debouncer(session).event("open", rel)
         return rel
 
@@ -223,6 +232,7 @@ class EngineService(DecisionRequests):
         rel = self.resolve(path)
         if edits:
             self.buffers.changed(rel, edits)
+        self.use.used("edit", rel)
         self.learning.debouncer(session).edit(rel)
         return rel
 
@@ -230,6 +240,7 @@ class EngineService(DecisionRequests):
         rel = self.resolve(path)
         self.freshness.schedule([rel])      # queued first: freshness before learning
         self.buffers.saved(rel)
+        self.use.used("edit", rel)
         self.worktree.touched()
         self.learning.debouncer(session).event("save", rel)
         return rel
@@ -254,6 +265,8 @@ class EngineService(DecisionRequests):
                 continue
             rels.append(rel)
         self.freshness.schedule(rels)
+        for rel in rels:
+            self.use.used("edit", rel)
         if rels:
             self.worktree.touched()
         if head_touched:
@@ -295,6 +308,7 @@ class EngineService(DecisionRequests):
             return result.to_json()
 
         out = await self._answer(compute)
+        self.use.answered("context", session, question, out)
         if session and self.config.learning:
             ws = await self.workspace()
             self._thread.spawn(self._thread.run(record_query, ws, session, question, ids),
@@ -312,7 +326,9 @@ class EngineService(DecisionRequests):
                 out["notice"] = notice
             return out
 
-        return await self._answer(compute)
+        out = await self._answer(compute)
+        self.use.answered("search", None, question, out)
+        return out
 
     async def next_likely(self, path: str, k: int = 5) -> list[dict[str, Any]]:
         rel = self.resolve(path)
@@ -332,6 +348,13 @@ class EngineService(DecisionRequests):
     async def symbols(self, query: str, limit: int = 100) -> list[dict[str, Any]]:
         """Workspace symbols: name matches first (exact, prefix, substring), then search hits."""
         return await self._call(lambda ws: ws.symbols(query, limit))
+
+    async def savings(self, count: bool = True) -> dict[str, Any]:
+        """The savings report (`count`: count the codebase's tokens first if they are not:
+        seconds on a large workspace, once); the status shows its latest summary."""
+        report = await self._call(lambda ws: ws.savings(count))
+        self.use.keep(report)
+        return report
 
     # --- status -------------------------------------------------------------------------
     async def status(self) -> dict[str, Any]:
@@ -354,6 +377,7 @@ class EngineService(DecisionRequests):
             "indexing": state.to_json() if state else None,
             "learning": {"enabled": self.config.learning, "events": self.learning.events,
                          "batches": self.learning.batches},
+            "savings": self.use.summary,
             "last_error": self.indexing.last_error,
             **extra,
         }

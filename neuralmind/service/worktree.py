@@ -38,13 +38,13 @@ class WorkTree:
     def __init__(self, root: Path, thread: EngineThread,
                  workspace: Callable[[], Awaitable[Workspace]],
                  inline: Reindex, background: Rebuild,
-                 moved: Callable[[], Awaitable[None]]) -> None:
+                 moved: Callable[[str | None, str | None], Awaitable[None]]) -> None:
         self.root = root
         self._thread = thread
         self._workspace = workspace
         self._inline = inline              # a few files: the per-save path
         self._background = background      # many: the background build's child
-        self._moved = moved                # after a move: what else HEAD moving means
+        self._moved = moved                # after a move (old, new): what else it means
         self.head: str | None = None
         self.dirty: list[str] | None = None
         self.checkout_pending: set[str] = set()   # files a checkout changed, not indexed yet
@@ -95,7 +95,7 @@ class WorkTree:
         self.touched()
         if old and self.head and old != self.head:
             await self._reindex_checkout(old, self.head)
-        await self._moved()
+        await self._moved(old, self.head)
 
     async def _reindex_checkout(self, old: str, new: str) -> None:
         differ = await asyncio.to_thread(diff_names, self.root, old, new)

@@ -48,7 +48,12 @@ def _v1(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
-MIGRATIONS: Sequence[Migration] = ((1, _v1),)
+def _v2(conn: sqlite3.Connection) -> None:
+    """Questions also remember the files an answer returned that its work did not use."""
+    conn.execute("ALTER TABLE questions ADD COLUMN unused TEXT NOT NULL DEFAULT '[]'")
+
+
+MIGRATIONS: Sequence[Migration] = ((1, _v1), (2, _v2))
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 

@@ -206,14 +206,16 @@ class SynapseStore(SynapseDB):
 
     @fail_open(lambda: None)
     def record_question(self, namespace: str, session: str, query: str, hits: Sequence[str],
-                        files: Sequence[str], now: float | None = None) -> None:
-        """Remember which files a question led to (the strongest learning signal measured)."""
+                        files: Sequence[str], now: float | None = None,
+                        unused: Sequence[str] = ()) -> None:
+        """Remember which files a question led to (the strongest learning signal measured),
+        and which files its answer returned that the work after it did not use."""
         with self._write() as db:
             db.execute(
-                "INSERT INTO questions(namespace, session, query, tokens, hits, files, ts) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO questions(namespace, session, query, tokens, hits, files, ts, unused) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (namespace, session, query, " ".join(question_tokens(query)), json.dumps(list(hits)),
-                 json.dumps(list(files)), self._now(now)))
+                 json.dumps(list(files)), self._now(now), json.dumps(list(unused))))
 
     # --- maintenance --------------------------------------------------------------------
     def decay_pass(self, now: float | None = None) -> dict[str, int]:
@@ -370,13 +372,23 @@ class SynapseStore(SynapseDB):
     @fail_open(list)
     def question_files(self, query: str, k: int = 10, scan: int = 2000) -> list[tuple[str, float]]:
         """Files that past questions sharing words with `query` led to, scored by set cosine."""
+        scores = self.question_scores(query, scan)
+        return sorted(((f, s) for f, s in scores.items() if s > 0),
+                      key=lambda kv: (-kv[1], kv[0]))[:k]
+
+    @fail_open(dict)
+    def question_scores(self, query: str, scan: int = 2000,
+                        unused_weight: float = config.UNUSED_WEIGHT) -> dict[str, float]:
+        """Per file, what past questions sharing words with `query` say (weighted by set
+        cosine): + for each that led to the file, - `unused_weight` for each whose answer
+        returned it and the work after did not use it."""
         q = set(question_tokens(query))
         if not q:
-            return []
+            return {}
         scores: dict[str, float] = defaultdict(float)
         rows = self._db().execute(
-            "SELECT tokens, files FROM questions ORDER BY id DESC LIMIT ?", (scan,))
-        for tokens, files in rows:
+            "SELECT tokens, files, unused FROM questions ORDER BY id DESC LIMIT ?", (scan,))
+        for tokens, files, unused in rows:
             t = set(tokens.split())
             common = len(q & t)
             if not common or not t:
@@ -384,7 +396,9 @@ class SynapseStore(SynapseDB):
             sim = common / math.sqrt(len(q) * len(t))
             for f in json.loads(files):
                 scores[f] += sim
-        return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
+            for f in json.loads(unused):
+                scores[f] -= unused_weight * sim
+        return dict(scores)
 
     # --- inspection ---------------------------------------------------------------------
     @fail_open(dict)

@@ -95,6 +95,19 @@ async def test_answers_carry_their_freshness_and_flag_stale_hits(service: Engine
         in found.content[0].text
 
 
+async def test_status_reports_the_savings_of_answers(service: EngineService) -> None:
+    await call(service, "neuralmind_query", {"question": "how is the invoice total computed"})
+
+    async def reported() -> Any:
+        status = await call(service, "neuralmind_status", {})
+        return status if (status.structured_content["savings"] or {}).get("overall") else None
+
+    status = await eventually(reported, 30, "the savings in the status")
+    overall = status.structured_content["savings"]["overall"]
+    assert overall["answers"] >= 1 and overall["tokens_served"] > 0
+    assert "Answers: " in status.content[0].text and "tokens instead of" in status.content[0].text
+
+
 async def test_query_without_the_wakeup_spends_the_budget_on_code(service: EngineService) -> None:
     args = {"question": "how is the invoice total computed with tax", "budget": 600}
     full = await call(service, "neuralmind_query", args)

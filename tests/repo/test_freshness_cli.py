@@ -54,3 +54,22 @@ def test_outside_git_the_stamp_has_no_head(tmp_path: Path,
     out = _json(capsys, "search", "lonely function", str(tmp_path / "plain"), "--json")
     assert out["freshness"]["head"] is None and out["freshness"]["dirty_files"] == []
     assert out["hits"][0]["stale"] is False
+
+
+def test_cli_answers_are_recorded_and_savings_report_them(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo(tmp_path / "shop")
+    assert main(["build", str(repo), "--json"]) == 0
+    capsys.readouterr()
+    served = _json(capsys, "query", "invoice total with tax", str(repo), "--json")["tokens"]
+    _json(capsys, "search", "password reset", str(repo), "--json")
+    report = _json(capsys, "savings", str(repo), "--json")
+    overall = report["overall"]
+    assert overall["answers"] == 2 and overall["by_kind"] == {"context": 1, "search": 1}
+    assert overall["tokens_served"] > served > 0
+    assert overall["codebase_tokens"] == 2 * report["codebase_tokens_now"] > 0
+    assert overall["settled"] == 0 and overall["precision_at_5"] is None   # use not known yet
+    assert main(["savings", str(repo)]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].startswith("| day | answers | tokens_served")
+    assert "| overall | 2 |" in out

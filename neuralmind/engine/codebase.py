@@ -1,0 +1,74 @@
+"""What reading the whole codebase would cost: o200k tokens of every indexed file.
+
+Counted once per file version (its size and modification time) and kept in
+`.neuralmind/file_tokens.json`, so a server counts a workspace once (in slices, while
+idle: Django's 20k-node subset is a few seconds of the pure-Python counter) and then only
+the files that change. A savings figure is only as real as this count, so it is the
+same o200k_base encoder the budgets use.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from neuralmind.context.tokens import count_tokens
+from neuralmind.statedir import atomic_write_json, read_json
+
+if TYPE_CHECKING:
+    from neuralmind.graph.store import Graph
+
+log = logging.getLogger("neuralmind.engine")
+
+TOKENS_FILE = "file_tokens.json"
+
+
+class CodebaseTokens:
+    """Per-file token counts of one workspace, and their total."""
+
+    def __init__(self, state: Path, root: Path) -> None:
+        self.path = state / TOKENS_FILE
+        self.root = root
+        doc = read_json(self.path)
+        self._counts: dict[str, list[int]] = doc if isinstance(doc, dict) else {}   # rel -> [size, mtime_ns, tokens]
+        self._dirty = False
+
+    def update(self, graph: Graph, limit: int | None = None) -> bool:
+        """Count up to `limit` files not counted at their current version (all when None);
+        True when every indexed file is counted."""
+        for rel in [r for r in self._counts if r not in graph.files]:
+            del self._counts[rel]
+            self._dirty = True
+        done = 0
+        for rel in graph.files:
+            try:
+                st = os.stat(self.root / rel)
+            except OSError:
+                continue
+            known = self._counts.get(rel)
+            if known is not None and known[:2] == [st.st_size, st.st_mtime_ns]:
+                continue
+            if limit is not None and done >= limit:
+                return False
+            try:
+                text = (self.root / rel).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            self._counts[rel] = [st.st_size, st.st_mtime_ns, count_tokens(text)]
+            self._dirty = True
+            done += 1
+        return True
+
+    @property
+    def total(self) -> int:
+        return sum(c[2] for c in self._counts.values())
+
+    def save(self) -> None:
+        if self._dirty:
+            try:
+                atomic_write_json(self.path, self._counts)
+            except OSError as e:    # a read-only .neuralmind: counted again next time
+                log.debug("file token counts not written: %s", e)
+            self._dirty = False

@@ -1,0 +1,146 @@
+"""Answers scored by use, as the server sees them: answers recorded, files credited.
+
+Every answer the server gives (context, search, recall) is recorded with the files it
+returned and the time it was given. Answers and the opens and changes of files (editor
+documents, saves, files changed on disk or by an agent) wait on the loop and are drained
+onto the engine thread in one go (answers first), where the uses credit the answers of
+the last USE_WINDOW_SECONDS. A HEAD move that is a commit (the new
+HEAD's first parent is the old one) says which touched files were kept. Every
+USE_SETTLE_SECONDS the answers whose use is known settle (and teach the synapse layer),
+and the codebase's token count is brought up to date a slice at a time, between requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from neuralmind.config import USE_SETTLE_SECONDS
+from neuralmind.errors import EngineError
+from neuralmind.repo.git import diff_names, run_git
+
+if TYPE_CHECKING:
+    from neuralmind.engine import Workspace
+    from neuralmind.service.engine_thread import EngineThread
+
+log = logging.getLogger("neuralmind.service")
+
+CODEBASE_SLICE_FILES = 50     # files counted per engine call: other requests go between
+STATUS_DAYS = 7               # days of the savings report a status shows (the CLI has all)
+
+
+def _first_parent(root: Path, commit: str) -> str | None:
+    out = run_git(root, "rev-parse", "--verify", "--quiet", f"{commit}^1")
+    return out.strip() or None if out else None
+
+
+def recall_hits(out: dict[str, Any]) -> dict[str, Any]:
+    """A decision answer's files as hits (the files its decisions govern, best first)."""
+    files = [f for r in out.get("results", []) for f in (r.get("files_affected") or r.get("files")
+                                                          or [])]
+    return {"hits": [{"file": f, "line": 1, "symbol": ""} for f in dict.fromkeys(files)]}
+
+
+class UseTracking:
+    """Answers recorded, opens and changes credited, answers settled (event loop side)."""
+
+    def __init__(self, root: Path, thread: EngineThread,
+                 workspace: Callable[[], Awaitable[Workspace]]) -> None:
+        self.root = root
+        self._thread = thread
+        self._workspace = workspace
+        # (kind, file) -> first and last time since the last drain: a burst of keystrokes
+        # is two credits, not one per keystroke
+        self._queue: dict[tuple[str, str], tuple[float, float]] = {}
+        self._answers: list[tuple[str, str | None, str, dict[str, Any], float]] = []
+        self._task: asyncio.Task[None] | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self.answers = 0
+        self.commits = 0
+        self.summary: dict[str, Any] | None = None     # the savings report, as last made
+
+    def start(self) -> None:
+        """The first settle and count wait one period: start-up has enough to do."""
+        self._timer = self._thread.restart_timer(self._timer, USE_SETTLE_SECONDS, self._tick)
+
+    def stop(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+
+    # --- what happened ------------------------------------------------------------------
+    def answered(self, kind: str, session: str | None, question: str,
+                 out: dict[str, Any]) -> None:
+        """An answer was given now (recorded with this time, before any use after it)."""
+        self.answers += 1
+        self._answers.append((kind, session, question, out, time.time()))
+        self._wake()
+
+    def used(self, kind: str, rel: str) -> None:
+        """A file was opened ("open") or changed ("edit") now."""
+        now = time.time()
+        first, _ = self._queue.get((kind, rel), (now, now))
+        self._queue[(kind, rel)] = (first, now)
+        self._wake()
+
+    def _wake(self) -> None:
+        if self._task is None or self._task.done():
+            self._task = self._thread.spawn(self._drain(), "answer-use")
+
+    async def head_moved(self, old: str | None, new: str | None) -> None:
+        if not old or not new or old == new:
+            return
+        if await asyncio.to_thread(_first_parent, self.root, new) != old:
+            return                      # a checkout, pull or rebase: not a commit of the work
+        changed = await asyncio.to_thread(diff_names, self.root, old, new)
+        await self._drain()             # the edits before the commit count first
+        self.commits += 1
+        await self._engine(lambda ws: ws.commit_made(changed or []))
+
+    # --- engine work ----------------------------------------------------------------------
+    async def _engine(self, fn: Callable[[Workspace], Any]) -> Any:
+        ws = await self._workspace()
+        try:
+            return await self._thread.run(fn, ws)
+        except EngineError:
+            return None                 # shutting down
+        except Exception:
+            log.exception("scoring answers by use failed")
+            return None
+
+    async def _drain(self) -> None:
+        """Answers first, then the uses: a use only credits answers given before it, so
+        this order loses nothing."""
+        while self._queue or self._answers:
+            answers, self._answers = self._answers, []
+            queued, self._queue = self._queue, {}
+            events = [(kind, rel, t) for (kind, rel), times in queued.items()
+                      for t in dict.fromkeys(times)]
+            await self._engine(lambda ws, a=answers, e=events: _apply(ws, a, e))
+
+    def _tick(self) -> None:
+        self._timer = self._thread.restart_timer(self._timer, USE_SETTLE_SECONDS, self._tick)
+        self._thread.spawn(self._periodic(), "answer-settle")
+
+    async def _periodic(self) -> None:
+        await self._engine(lambda ws: ws.settle_use())
+        while await self._engine(lambda ws: ws.count_codebase(CODEBASE_SLICE_FILES)) is False:
+            pass                        # None: an error (logged) or shutting down
+        report = await self._engine(lambda ws: ws.savings(count=False))
+        if report is not None:
+            self.keep(report)
+
+    def keep(self, report: dict[str, Any]) -> None:
+        """The status's savings: overall and the last STATUS_DAYS days."""
+        self.summary = {"overall": report["overall"], "days": report["days"][-STATUS_DAYS:],
+                        "codebase_tokens_now": report["codebase_tokens_now"]}
+
+
+def _apply(ws: Workspace, answers: list[tuple[str, str | None, str, dict[str, Any], float]],
+           events: list[tuple[str, str, float]]) -> None:
+    for kind, session, question, out, ts in answers:
+        ws.record_answer(kind, session, question, out, now=ts)
+    ws.note_use(events)
