@@ -377,11 +377,11 @@ class SynapseStore(SynapseDB):
                       key=lambda kv: (-kv[1], kv[0]))[:k]
 
     @fail_open(dict)
-    def question_scores(self, query: str, scan: int = 2000,
-                        unused_weight: float = config.UNUSED_WEIGHT) -> dict[str, float]:
+    def question_scores(self, query: str, scan: int = 2000) -> dict[str, float]:
         """Per file, what past questions sharing words with `query` say (weighted by set
-        cosine): + for each that led to the file, - `unused_weight` for each whose answer
+        cosine): + for each that led to the file, - UNUSED_WEIGHT for each whose answer
         returned it and the work after did not use it."""
+        unused_weight = config.UNUSED_WEIGHT
         q = set(question_tokens(query))
         if not q:
             return {}

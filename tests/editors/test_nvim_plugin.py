@@ -9,6 +9,7 @@ test asserts one step's recorded outcome. Needs the nvim 0.12 binary of the
 from __future__ import annotations
 
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -212,3 +213,7 @@ def test_decisions_fill_the_quickfix_list_and_status_reports(session: dict) -> N
     assert stale[0]["type"] == "W"
     status = ok(session, "status")
     assert "Nodes:" in status["text"] and "Last full build:" in status["text"]
+    assert re.search(r"Fresh against: [0-9a-f]{10}, index generation \d+", status["text"])
+    assert "Changed since HEAD:" in status["text"] and "Not indexed yet:" in status["text"]
+    assert re.fullmatch(r"NM \d+ nodes · (fresh|\d+ pending( · \d+ unsaved)?|\d+ unsaved)",
+                        status["statusline"]), status["statusline"]

@@ -88,8 +88,36 @@ export interface IndexingProgress {
   total: number;
 }
 
+/** What an answer (or the status) is fresh against: every answer carries one. */
+export interface Freshness {
+  head: string | null;
+  index_generation: number;
+  /** At most 20 of each, sorted; `counts` are whole. */
+  dirty_files: string[];
+  unsaved_files: string[];
+  pending_files: string[];
+  counts: { dirty: number; unsaved: number; pending: number };
+  truncated: boolean;
+}
+
+/** Savings of answers scored by use (`neuralmind savings`), overall or for one day. */
+export interface SavingsFigures {
+  answers: number;
+  tokens_served: number;
+  codebase_tokens: number;
+  tokens_saved: number;
+  ratio: number | null;
+  settled: number;
+  acted_on: number;
+  files_used_per_answer: number | null;
+  precision_at_5: number | null;
+  day?: string;
+}
+
 export interface StatusResult {
   root?: string;
+  freshness?: Freshness;
+  savings?: { overall: SavingsFigures; days: SavingsFigures[]; codebase_tokens_now: number | null } | null;
   last_full_build?: string | number | null;
   last_incremental_update?: string | number | null;
   files_pending?: number;

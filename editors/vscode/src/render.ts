@@ -53,11 +53,28 @@ export function statusView(status: StatusResult | undefined, now: number): Statu
   } else if (!status.nodes) {
     text = "$(database) NeuralMind: no index";
   } else {
-    const pending = status.files_pending ? ` · ${status.files_pending} pending` : "";
-    text = `$(database) NeuralMind ${fmt(status.nodes)} nodes${pending}`;
+    text = `$(database) NeuralMind ${fmt(status.nodes)} nodes${freshnessText(status)}`;
   }
   if (!modelOk) text = text.replace(/^\$\([^)]+\)/, "$(warning)");
   return { text, tooltip: lines.join("\n"), warning: !modelOk || (!idx && !status.nodes) };
+}
+
+/** The freshness indicator: "· fresh", or what is not in the index yet (pending files,
+ * unsaved buffers the index holds). Servers without a stamp: their pending count only. */
+export function freshnessText(status: StatusResult): string {
+  const f = status.freshness;
+  if (!f) return status.files_pending ? ` · ${status.files_pending} pending` : "";
+  const parts: string[] = [];
+  if (f.counts.pending) parts.push(`${fmt(f.counts.pending)} pending`);
+  if (f.counts.unsaved) parts.push(`${fmt(f.counts.unsaved)} unsaved`);
+  return ` · ${parts.length ? parts.join(" · ") : "fresh"}`;
+}
+
+function listed(files: string[], count: number): string {
+  if (!files.length) return "";
+  const shown = files.slice(0, 5);
+  const more = count - shown.length;
+  return `: ${shown.join(", ")}${more > 0 ? ` (+${fmt(more)} more)` : ""}`;
 }
 
 /** Every status field as a human line (tooltip and the details view). */
@@ -76,6 +93,21 @@ export function statusLines(status: StatusResult, now: number): string[] {
     lines.push(`Embedding model: ${status.model_state}${mode}${status.model_error ? ` — ${status.model_error}` : ""}`);
   }
   lines.push(`MCP endpoint: ${status.mcp_endpoint ? status.mcp_endpoint : "off"}`);
+  const f = status.freshness;
+  if (f) {
+    lines.push(`Fresh against: ${f.head ? f.head.slice(0, 10) : "no git"}, index generation ${f.index_generation}`);
+    lines.push(`Changed since HEAD: ${fmt(f.counts.dirty)}${listed(f.dirty_files, f.counts.dirty)}`);
+    lines.push(`Unsaved buffers indexed: ${fmt(f.counts.unsaved)}${listed(f.unsaved_files, f.counts.unsaved)}`);
+    lines.push(`Not indexed yet: ${fmt(f.counts.pending)}${listed(f.pending_files, f.counts.pending)}`);
+  }
+  const s = status.savings?.overall;
+  if (s && s.answers) {
+    const ratio = s.ratio ? ` (${s.ratio}x fewer)` : "";
+    lines.push(`Answers: ${fmt(s.answers)}, ${fmt(s.tokens_served)} tokens instead of ${fmt(s.codebase_tokens)}${ratio}`);
+    if (s.precision_at_5 !== null) {
+      lines.push(`Used: ${s.files_used_per_answer} files per answer, precision@5 ${s.precision_at_5} (${fmt(s.acted_on)} answers acted on)`);
+    }
+  }
   if (status.last_error) lines.push(`Last error: ${status.last_error}`);
   return lines;
 }

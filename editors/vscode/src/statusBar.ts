@@ -1,5 +1,6 @@
 // The status bar item: polls `neuralmind/status` of the current folder's server, often while
-// it indexes, rarely when idle; clicking it shows every status field.
+// it indexes or files are pending, rarely when idle, and once typing pauses; it shows the
+// freshness indicator (fresh, or what is pending and unsaved); clicking it shows every field.
 import * as vscode from "vscode";
 import { Methods, StatusResult } from "./protocol";
 import { statusLines, statusView } from "./render";
@@ -7,6 +8,7 @@ import { ServerManager } from "./server";
 
 const BUSY_MS = 2000;
 const IDLE_MS = 15000;
+const AFTER_EDIT_MS = 1200;
 
 export class StatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 50);
@@ -20,8 +22,18 @@ export class StatusBar implements vscode.Disposable {
     this.subscriptions.push(
       servers.onDidChange(() => this.refresh()),
       vscode.window.onDidChangeActiveTextEditor(() => this.refresh()),
+      // typing makes a buffer unsaved and pending until the server extracts it: look again
+      // once typing pauses (the server's own pause is shorter), and after saves
+      vscode.workspace.onDidChangeTextDocument(() => this.refreshSoon()),
+      vscode.workspace.onDidSaveTextDocument(() => this.refreshSoon()),
     );
     this.refresh();
+  }
+
+  /** Refresh once edits pause for AFTER_EDIT_MS. */
+  refreshSoon(): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.refresh(), AFTER_EDIT_MS);
   }
 
   refresh(): void {
@@ -61,7 +73,7 @@ export class StatusBar implements vscode.Disposable {
     this.item.text = view.text;
     this.item.tooltip = `NeuralMind (${server.folder.name})\n${view.tooltip}`;
     this.item.backgroundColor = view.warning ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
-    return Boolean(this.last?.indexing) || !this.last;
+    return Boolean(this.last?.indexing) || !this.last || Boolean(this.last.freshness?.counts.pending);
   }
 
   async showDetails(): Promise<void> {

@@ -52,6 +52,22 @@ test("status bar: indexing progress, then node count; warnings for keyword-only 
   assert.equal(statusView({ nodes: 0 }, NOW).text, "$(database) NeuralMind: no index");
 });
 
+test("the status bar says fresh, or what is pending and unsaved", () => {
+  const fresh = { head: "0123456789abcdef", index_generation: 7, dirty_files: [], unsaved_files: [], pending_files: [], counts: { dirty: 0, unsaved: 0, pending: 0 }, truncated: false };
+  assert.equal(statusView({ nodes: 12, model_state: "loaded", freshness: fresh }, NOW).text, "$(database) NeuralMind 12 nodes · fresh");
+  const busy = { ...fresh, unsaved_files: ["a.py"], pending_files: ["a.py", "b.py"], counts: { dirty: 3, unsaved: 1, pending: 2 } };
+  const view = statusView({ nodes: 12, model_state: "loaded", freshness: busy }, NOW);
+  assert.equal(view.text, "$(database) NeuralMind 12 nodes · 2 pending · 1 unsaved");
+  assert.match(view.tooltip, /Fresh against: 0123456789, index generation 7/);
+  assert.match(view.tooltip, /Unsaved buffers indexed: 1: a\.py/);
+  const many = { ...busy, dirty_files: ["1", "2", "3", "4", "5", "6"], counts: { dirty: 40, unsaved: 1, pending: 2 } };
+  assert.match(statusLines({ nodes: 1, freshness: many }, NOW).join("\n"), /Changed since HEAD: 40: 1, 2, 3, 4, 5 \(\+35 more\)/);
+  const savings = { answers: 3, tokens_served: 3000, codebase_tokens: 300000, tokens_saved: 297000, ratio: 100, settled: 2, acted_on: 1, files_used_per_answer: 1.5, precision_at_5: 0.4 };
+  const lines = statusLines({ nodes: 1, savings: { overall: savings, days: [], codebase_tokens_now: 100000 } }, NOW);
+  assert.ok(lines.includes("Answers: 3, 3,000 tokens instead of 300,000 (100x fewer)"));
+  assert.ok(lines.includes("Used: 1.5 files per answer, precision@5 0.4 (1 answers acted on)"));
+});
+
 test("status lines name every freshness field", () => {
   const lines = statusLines(
     { last_full_build: "2026-01-01T09:00:00+00:00", last_incremental_update: null, files_pending: 0, files: 2, nodes: 3, embedded_nodes: 2, model_state: "loaded", mcp_endpoint: "http://127.0.0.1:1234/mcp", last_error: null },

@@ -22,6 +22,9 @@ M.config = {
   autostart = true,
   -- Where :NeuralMindAsk opens its scratch buffer: a command run before showing it.
   ask_split = "botright split",
+  -- How often (ms) the statusline's freshness is asked for while a server runs (0: only
+  -- on :NeuralMindStatus); it is also asked for once typing or a save pauses.
+  status_poll_ms = 5000,
 }
 
 local function notify(msg, level)
@@ -319,6 +322,27 @@ function M.status_lines(st)
     table.insert(lines, "Embedding model: " .. tostring(st.model_state))
   end
   table.insert(lines, "MCP endpoint: " .. (is_nil(st.mcp_endpoint) and "off" or tostring(st.mcp_endpoint)))
+  local f = st.freshness
+  if not is_nil(f) then
+    local head = is_nil(f.head) and "no git" or f.head:sub(1, 10)
+    table.insert(lines, ("Fresh against: %s, index generation %s"):format(head, f.index_generation))
+    for _, row in ipairs({ { "Changed since HEAD", "dirty" }, { "Unsaved buffers indexed", "unsaved" },
+      { "Not indexed yet", "pending" } }) do
+      local files = f[row[2] .. "_files"] or {}
+      local shown = table.concat(vim.list_slice(files, 1, 5), ", ")
+      local more = (f.counts[row[2]] or 0) - math.min(#files, 5)
+      table.insert(lines, ("%s: %d%s%s"):format(row[1], f.counts[row[2]] or 0, shown ~= "" and (": " .. shown) or "",
+        more > 0 and (" (+%d more)"):format(more) or ""))
+    end
+  end
+  local sv = not is_nil(st.savings) and st.savings.overall or nil
+  if sv and not is_nil(sv) and (sv.answers or 0) > 0 then
+    table.insert(lines, ("Answers: %d, %d tokens instead of %d"):format(sv.answers, sv.tokens_served, sv.codebase_tokens))
+    if not is_nil(sv.precision_at_5) then
+      table.insert(lines, ("Used: %s files per answer, precision@5 %s (%d answers acted on)"):format(
+        sv.files_used_per_answer, sv.precision_at_5, sv.acted_on))
+    end
+  end
   return lines
 end
 
@@ -329,7 +353,8 @@ function M.status()
   end)
 end
 
---- A short string for a statusline: indexing progress or node count (from the last status).
+--- A short string for a statusline: indexing progress, or the node count and freshness:
+--- "fresh", or how many files are pending (not indexed yet) and unsaved (from the last status).
 function M.statusline()
   local st = M.last_status
   if not st then
@@ -338,7 +363,63 @@ function M.statusline()
   if not is_nil(st.indexing) and st.indexing.total and st.indexing.total > 0 then
     return ("NM %s %d%%"):format(st.indexing.phase, math.floor(100 * st.indexing.done / st.indexing.total))
   end
-  return ("NM %s nodes"):format(st.nodes or "?")
+  local text = ("NM %s nodes"):format(st.nodes or "?")
+  local f = st.freshness
+  if is_nil(f) then
+    return text
+  end
+  local parts = {}
+  if (f.counts.pending or 0) > 0 then
+    table.insert(parts, ("%d pending"):format(f.counts.pending))
+  end
+  if (f.counts.unsaved or 0) > 0 then
+    table.insert(parts, ("%d unsaved"):format(f.counts.unsaved))
+  end
+  return text .. " · " .. (#parts > 0 and table.concat(parts, " · ") or "fresh")
+end
+
+--- Ask for the status quietly and redraw the statuslines (the poll and the edit hooks).
+function M.refresh_status()
+  local client = M.client()
+  if not client then
+    return
+  end
+  request(client, "neuralmind/status", vim.empty_dict(), function(err, st)
+    if not err and st then
+      M.last_status = st
+      vim.schedule(function()
+        vim.cmd("redrawstatus!")
+      end)
+    end
+  end)
+end
+
+local poll, soon = nil, nil
+
+local function start_polling(group)
+  local uv = vim.uv or vim.loop
+  if M.config.status_poll_ms > 0 and not poll then
+    poll = uv.new_timer()
+    poll:start(0, M.config.status_poll_ms, vim.schedule_wrap(function()
+      if not M.client() then
+        poll:stop()
+        poll:close()
+        poll = nil
+        return
+      end
+      M.refresh_status()
+    end))
+  end
+  if not soon then
+    soon = uv.new_timer()
+    vim.api.nvim_create_autocmd({ "TextChanged", "TextChangedI", "BufWritePost" }, {
+      group = group,
+      callback = function()
+        soon:stop()
+        soon:start(1200, 0, vim.schedule_wrap(M.refresh_status))
+      end,
+    })
+  end
 end
 
 -- setup ---------------------------------------------------------------------------------
@@ -376,6 +457,15 @@ function M.setup(opts)
     desc = "NeuralMind: decisions in the quickfix list",
   })
   cmd("NeuralMindStatus", M.status, { nargs = 0, desc = "NeuralMind: index freshness" })
+  vim.api.nvim_create_autocmd("LspAttach", {
+    group = group,
+    callback = function(ev)
+      local client = vim.lsp.get_client_by_id(ev.data.client_id)
+      if client and client.name == NAME then
+        start_polling(group)
+      end
+    end,
+  })
   -- Buffers already open when setup runs (lazy loading).
   if M.config.autostart then
     for _, buf in ipairs(vim.api.nvim_list_bufs()) do
