@@ -44,7 +44,7 @@ export class StatusBar implements vscode.Disposable {
       const text: Record<string, string> = {
         missing: "$(error) NeuralMind: not installed",
         starting: "$(sync~spin) NeuralMind starting",
-        restarting: "$(debug-restart) NeuralMind restarting",
+        restarting: `$(debug-restart) NeuralMind restarting${server.restartDelayMs !== undefined ? ` in ${Math.round(server.restartDelayMs / 1000)} s` : ""}`,
         stopped: "$(circle-slash) NeuralMind stopped",
         running: "$(sync~spin) NeuralMind",
       };
