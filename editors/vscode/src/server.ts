@@ -194,8 +194,9 @@ export class FolderServer implements vscode.Disposable {
     }
   }
 
+  /** Running as far as the extension knows: a crash is "restarting" before the client notices. */
   get running(): boolean {
-    return this.client?.state === State.Running;
+    return this.state === "running" && this.client?.state === State.Running;
   }
 
   /** The executeCommand ids the running server advertised. */
