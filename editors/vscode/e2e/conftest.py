@@ -162,11 +162,27 @@ def bare_wb(context: BrowserContext, console: Console, dirs: Dirs, code_server: 
 _counter = iter(range(1, 1000))
 
 
+def _windows(item: pytest.Item) -> list[Workbench]:
+    return [v for v in getattr(item, "funcargs", {}).values() if isinstance(v, Workbench)]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
+    """A failed check's report also lists the dialogs and notifications on screen: they
+    often say why (e.g. "command 'neuralmind.x' not found")."""
+    report = yield
+    if report.when == "call" and report.failed:
+        for w in _windows(item):
+            shown = "\n".join(w.messages_on_screen()) or "(none)"
+            report.sections.append(("workbench: on screen", shown))
+    return report
+
+
 @pytest.fixture(autouse=True)
 def evidence(request: pytest.FixtureRequest) -> Iterator[None]:
     """After each check, a screenshot of every window it drove, pass or fail."""
     yield
-    windows = [v for v in request.node.funcargs.values() if isinstance(v, Workbench)]
+    windows = _windows(request.node)
     n = next(_counter)
     for i, w in enumerate(windows):
         suffix = f"-{i + 1}" if len(windows) > 1 else ""

@@ -69,6 +69,7 @@ def test_ask_opens_the_answer_view(wb: Workbench):
     assert "def compute_invoice_total(items, tax_rate):" in context
     hits = view.locator("details li a").all_text_contents()
     assert hits and hits[0].startswith("shop/invoice.py:"), hits
+    wb.screenshot("answer-view")
 
 
 def test_answer_view_copy_from_the_keyboard(wb: Workbench):
@@ -148,6 +149,7 @@ def test_decisions_view_groups_by_status(wb: Workbench, project: Project):
         wb.view_row(DECISIONS, group).click()
         wait_until(f"{title} under {group}", lambda t=title, g=group: any(
             r.startswith(f"{t}, {g}") for r in wb.view_rows(DECISIONS)))
+    wb.screenshot("decisions-view")
 
 
 def test_stale_decision_in_problems_and_restore(wb: Workbench, project: Project):
@@ -158,6 +160,8 @@ def test_stale_decision_in_problems_and_restore(wb: Workbench, project: Project)
     wb.go_to_line(1)
     menu = wb.code_actions()
     restore = menu.locator(".monaco-list-row", has_text=f"Restore decision: {STALE_TITLE}")
+    restore.wait_for()
+    wb.screenshot("quick-fix")
     restore.click()
     wait_until("Problems without the decision", lambda: not any(STALE_TITLE in p for p in wb.problems()))
     wait_until("the view to count it ACTIVE", lambda: "ACTIVE (2)" in _groups(wb))
@@ -239,6 +243,7 @@ def test_not_found_names_the_install_command(bare_wb: Workbench):
     assert "~/.local/bin" in message
     assert "In a remote window" in message and "user settings are ignored there" in message
     assert bare_wb.toast_buttons(toast)[:2] == ["Select executable…", "Copy install command"]
+    bare_wb.screenshot("not-found")
     assert "not installed" in bare_wb.status_text(STATUS)
 
 

@@ -164,6 +164,11 @@ class Workbench:
     def toast_buttons(self, toast: Locator) -> list[str]:
         return toast.locator(".monaco-button").all_inner_texts()
 
+    def messages_on_screen(self) -> list[str]:
+        """The text of every dialog and notification toast shown now."""
+        boxes = self.page.locator(".monaco-dialog-box, .notifications-toasts .notification-toast")
+        return [" ".join(t.split()) for t in boxes.all_inner_texts()]
+
     def clear_notifications(self) -> None:
         self.run_command("Notifications: Clear All Notifications")
 
