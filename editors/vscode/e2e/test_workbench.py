@@ -173,9 +173,16 @@ def test_stale_decision_in_problems_and_restore(wb: Workbench, project: Project)
 
 
 def _next_likely(wb: Workbench) -> dict[str, int]:
-    """Runs the command from the active file; {file name: percent}, in the order shown."""
+    """Runs the command from the active file; {file name: percent}, in the order shown
+    ({} when it says nothing is learned yet)."""
     wb.run_command("NeuralMind: Next likely files")
-    rows = wait_until("the next-likely pick", lambda: wb.pick_rows() or None, timeout=30)
+    nothing = wb.page.locator(".notifications-toasts .notification-list-item-message",
+                              has_text="no next-likely files yet")
+    rows = wait_until("the next-likely pick or its 'nothing yet'", lambda: wb.pick_rows() or (
+        ["(nothing yet)"] if nothing.count() and nothing.first.is_visible() else None))
+    if rows == ["(nothing yet)"]:
+        wb.clear_notifications()
+        return {}
     out = {}
     for r in rows:
         m = re.match(r"(\S+),.*?(\d+)% likely next", r)

@@ -85,9 +85,10 @@ class Workbench:
         self.page.keyboard.press("Enter")
 
     def pick_rows(self) -> list[str]:
-        """The labels of the rows a quick pick shows now (its title first excluded)."""
+        """The labels of the rows a quick pick shows now ([] when none is open)."""
         widget = self.quick_input()
-        widget.wait_for(state="visible")
+        if not widget.is_visible():
+            return []
         rows = widget.locator(".quick-input-list .monaco-list-row")
         return [rows.nth(i).get_attribute("aria-label") or "" for i in range(rows.count())]
 
