@@ -279,7 +279,11 @@ def test_select_executable_sets_the_remote_setting(bare_wb: Workbench, code_serv
     dialog = bare_wb.quick_input()
     dialog.wait_for(state="visible")
     wait_until("the file dialog", lambda: "Select the neuralmind-lsp executable" in dialog.inner_text())
-    dialog.locator("input").fill(exe)
+    box = dialog.locator("input")
+    # The dialog fills in its start folder once it has listed it: type only after that.
+    wait_until("the dialog to start in the folder", lambda: box.input_value().rstrip("/") == str(bare_folder))
+    box.fill(exe)
+    wait_until("the path typed in", lambda: box.input_value() == exe)
     dialog.locator(".monaco-button", has_text="Use this neuralmind-lsp").click()
     _indexed_nodes(bare_wb)
     # Machine-overridable: in this remote window VS Code wrote it to the remote's settings.
