@@ -88,3 +88,163 @@ VARIANTS: dict[str, tuple[Any, dict[str, Any], dict[str, list[Any]]]] = {
     "hybrid_ref": (hybrid_ref, {"k1": 1.2, "b": 0.75, "k": 60.0, "w_bm25": 1.0, "w_dense": 1.0},
                    {"k": [10.0, 60.0], "w_dense": [0.5, 1.0, 2.0], "b": [0.5, 0.75]}),
 }
+
+
+def _prep(repo: Any) -> None:
+    """Per-repository structures the file variants share (computed once)."""
+    if hasattr(repo, "pairs"):
+        return
+    from neuralmind.index.pairing import file_references, pair_tests
+    from neuralmind.index.tokens import code_tokens
+
+    node_file = {n.id: n.file for n in repo.graph.nodes.values()}
+    repo.pairs = pair_tests(repo.files, file_references(repo.graph.edges, node_file))
+    repo.path_terms = {}
+    for f in repo.files:
+        parts = f.rsplit(".", 1)[0] if "." in f.rsplit("/", 1)[-1] else f
+        repo.path_terms[f] = set(code_tokens(parts.replace("/", " ")))
+    df: dict[str, int] = defaultdict(int)
+    for ts in repo.path_terms.values():
+        for t in ts:
+            df[t] += 1
+    n = len(repo.files)
+    repo.path_idf = {t: math.log(1 + (n - d + 0.5) / (d + 0.5)) for t, d in df.items()}
+
+
+def path_scores(repo: Any, s: Any) -> dict[str, float]:
+    out = {}
+    for f, ts in repo.path_terms.items():
+        sc = sum(repo.path_idf[t] for t in s.extra["terms"] if t in ts)
+        if sc > 0:
+            out[f] = sc
+    return out
+
+
+def node_fused_files(repo: Any, q: Any, s: Any, p: dict[str, Any] | None = None
+                     ) -> dict[str, float]:
+    """Files by a node-level ranking (first occurrence among the best 40 nodes): the
+    engine's own (p None), or RRF of node BM25 and node vectors, + exact-name boost and
+    the file group list, with node-level test factor `node_tf`."""
+    key = ("node_files", tuple(sorted((p or {}).items())))
+    if key in s.extra:
+        return s.extra[key]
+    if p is None:
+        files = shipped(repo, q, s, {})
+    else:
+        from neuralmind.index.fusion import group_rrf, rrf
+        from neuralmind.index.pairing import is_test_path
+
+        cand = 100
+        bm = [i for i, _ in sorted(s.node_bm25.items(), key=lambda kv: (-kv[1], kv[0]))[:cand]]
+        top = np.argsort(-s.node_cos)[:cand]
+        ve = [repo.vec_ids[i] for i in top]
+        fused = {f.id: f.score for f in rrf({"bm25": bm, "vector": ve}, None, p["nk"])}
+        for i in s.exact:
+            fused[i] = fused.get(i, 0.0) + 1.0
+        if p["gw"]:
+            g = group_rrf(fused, lambda i: i.split("::", 1)[0], p["gw"], p["nk"])
+            fused = {i: v + g[i] for i, v in fused.items()}
+        if not s.about_tests:
+            fused = {i: v * (p["node_tf"] if is_test_path(i.split("::", 1)[0]) else 1.0)
+                     for i, v in fused.items()}
+        order = sorted(fused, key=lambda i: (-fused[i], i))[:40]
+        files = list(dict.fromkeys(i.split("::", 1)[0] for i in order))
+    s.extra[key] = {f: 1.0 / i for i, f in enumerate(files, 1)}
+    return s.extra[key]
+
+
+def files_v1(repo: Any, q: Any, s: Any, p: dict[str, Any]) -> list[str]:
+    """File-level RRF of whole-file BM25, dense (best node), node ranking and path match;
+    tests scaled down unless asked about, then lifted to a share of their paired source."""
+    from neuralmind.index.pairing import is_test_path
+
+    _prep(repo)
+    k = p["k"]
+    nodep = None if p.get("node_tf") is None else {
+        "node_tf": p["node_tf"], "gw": p["gw"], "nk": p["nk"]}
+    key = ("lists", p["k1"], p["b"], str(nodep))
+    if key not in s.extra:
+        s.extra[key] = {"bm25": ranks(file_bm25(repo, s, p["k1"], p["b"])),
+                        "dense": ranks(dense_file(repo, s)),
+                        "nodes": ranks(node_fused_files(repo, q, s, nodep)),
+                        "path": ranks(path_scores(repo, s))}
+    lists = s.extra[key]
+    sc: dict[str, float] = defaultdict(float)
+    for name, rk in lists.items():
+        w = p["w_" + name]
+        if not w:
+            continue
+        for f, r in rk.items():
+            sc[f] += w / (k + r)
+    if not s.about_tests:
+        for f in sc:
+            if is_test_path(f):
+                sc[f] *= p["test_factor"]
+    if p["doc_factor"] != 1.0 and not s.extra.get("about_docs"):
+        for f in sc:
+            if f.lower().endswith((".md", ".rst", ".txt", ".adoc")):
+                sc[f] *= p["doc_factor"]
+    if p["pair_share"]:
+        for t, srcs in repo.pairs.items():
+            inherited = max((sc.get(x, 0.0) for x in srcs), default=0.0) * p["pair_share"]
+            if inherited > sc.get(t, 0.0):
+                sc[t] = inherited
+    return sorted(sc, key=lambda f: (-sc[f], f))
+
+
+VARIANTS["files_v1"] = (files_v1, {"k1": 1.2, "b": 0.75, "k": 10.0, "w_bm25": 1.0,
+                                   "w_dense": 1.0, "w_nodes": 1.0, "w_path": 0.5,
+                                   "test_factor": 0.5, "pair_share": 0.9, "doc_factor": 1.0},
+                        {"k": [10.0, 30.0], "w_nodes": [1.0, 2.0, 3.0],
+                         "w_dense": [0.5, 1.0], "w_path": [0.0, 0.5],
+                         "test_factor": [0.5, 1.0], "doc_factor": [0.5, 1.0],
+                         "pair_share": [0.0, 0.5, 0.8]})
+
+
+def product(repo: Any, q: Any, s: Any, p: dict[str, Any]) -> list[str]:
+    """The engine's own file ranking (`SearchIndex.search` -> `file_rank.rank_files`).
+
+    The file lists of each question are recorded from one real search, then every grid
+    point re-runs only `rank_files` on them (the same function the engine calls)."""
+    import neuralmind.index.search_index as si
+    from neuralmind.context.retrieve import source_pairs
+    from neuralmind.index import file_rank
+
+    if "product_lists" not in s.extra:
+        seen: dict[str, Any] = {}
+
+        def record(lists: Any, pairs: Any, **kw: Any) -> Any:
+            seen.update(lists=lists, pairs=pairs, kw=kw)
+            return file_rank.rank_files(lists, pairs, **kw)
+
+        idx = repo.index
+        idx._embedder = FixedEmbedder(s.extra["qv"], idx._vectors.model_id)
+        si.rank_files, original = record, si.rank_files
+        try:
+            idx.search(q.text, k=40, pairs=source_pairs(repo.graph))
+        finally:
+            si.rank_files = original
+        s.extra["product_lists"] = seen
+    seen = s.extra["product_lists"]
+    kw = dict(seen["kw"])
+    kw["params"] = file_rank.FileRankParams(
+        k=p["k"], weights={"symbols": p["w_symbols"], "keywords": p["w_keywords"],
+                           "meaning": p["w_meaning"]},
+        test_factor=p["test_factor"], doc_factor=p["doc_factor"], pair_share=p["pair_share"])
+    return [f.file for f in file_rank.rank_files(seen["lists"], seen["pairs"], **kw)]
+
+
+def _product_defaults() -> dict[str, Any]:
+    from neuralmind import config as c
+
+    return {"k": c.FILE_RRF_K, "w_symbols": c.FILE_LIST_WEIGHTS["symbols"],
+            "w_keywords": c.FILE_LIST_WEIGHTS["keywords"],
+            "w_meaning": c.FILE_LIST_WEIGHTS["meaning"], "test_factor": c.FILE_TEST_FACTOR,
+            "doc_factor": c.DOC_FACTOR, "pair_share": c.PAIR_SHARE}
+
+
+VARIANTS["product"] = (product, _product_defaults(),
+                       {"k": [5.0, 10.0, 20.0], "w_symbols": [2.0, 3.0, 4.0],
+                        "w_keywords": [0.5, 1.0], "w_meaning": [0.5, 1.0],
+                        "test_factor": [0.5, 1.0], "doc_factor": [0.5, 1.0],
+                        "pair_share": [0.0, 0.5, 0.8]})

@@ -73,6 +73,7 @@ def source_lines(root: Path, rel: str) -> Sequence[str]:
 
 
 MAX_SCANNED_LINES = 400  # a huge class is scanned only this far for query matches
+MAX_SCANNED_FILE_LINES = 5000  # a whole file standing for itself is scanned this far
 
 
 @functools.lru_cache(maxsize=65536)
@@ -87,11 +88,14 @@ def relevant_lines(lines: Sequence[str], node: Node, query_tokens: set[str], max
     declaration line always comes first so the reader knows where they are.
     """
     start, end = max(1, node.start_line), min(len(lines), node.end_line)
+    if node.kind == "file":
+        end = len(lines)
     if start > end:
         return []
     chosen = [start]
     scored = []
-    for ln in range(start + 1, min(end, start + MAX_SCANNED_LINES) + 1):
+    scan = MAX_SCANNED_FILE_LINES if node.kind == "file" else MAX_SCANNED_LINES
+    for ln in range(start + 1, min(end, start + scan) + 1):
         text = lines[ln - 1]
         if not text.strip():
             continue
@@ -122,3 +126,18 @@ def render_snippet(lines: Sequence[str], numbers: list[int]) -> str:
 
 def query_token_set(question: str) -> set[str]:
     return set(code_tokens(question))
+
+
+def bears_on(node: Node, words: set[str]) -> bool:
+    """Whether a symbol's name, signature or docstring shares a word with the question
+    (stopwords and change words like "fix" never count: `code_tokens` drops the former,
+    and a word shared by most symbols says nothing)."""
+    if not words:
+        return False
+    own = _line_tokens(" ".join((node.name, node.signature, first_line(node.docstring, 200))))
+    return bool(words & own - _WEAK_WORDS)
+
+
+_WEAK_WORDS = frozenset(code_tokens(
+    "fix add added support allow use make remove update change new get set value data "
+    "name type error default option"))
