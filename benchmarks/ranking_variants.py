@@ -248,3 +248,71 @@ VARIANTS["product"] = (product, _product_defaults(),
                         "w_keywords": [0.5, 1.0], "w_meaning": [0.5, 1.0],
                         "test_factor": [0.5, 1.0], "doc_factor": [0.5, 1.0],
                         "pair_share": [0.0, 0.5, 0.8]})
+
+
+def product_plus(repo: Any, q: Any, s: Any, p: dict[str, Any]) -> list[str]:
+    """The product's lists plus experimental ones: "chunks" (best cosine of the file's
+    line-window vectors, when cached), "symsum" (files by their symbols' summed fused
+    scores), "deep" (the symbol list read 150 nodes deep)."""
+    import rank_lab
+
+    from neuralmind.index import file_rank
+
+    product(repo, q, s, _product_defaults())
+    seen = s.extra["product_lists"]
+    lists = dict(seen["lists"])
+    if p.get("w_chunks"):
+        if not hasattr(repo, "chunks"):
+            path = rank_lab.CACHE / f"chunks-minilm-{repo.src.replace('/', '__')}.pkl"
+            repo.chunks = rank_lab.pickle.loads(path.read_bytes()) if path.exists() else None
+        if repo.chunks is not None:
+            if "chunk_list" not in s.extra:
+                vecs, owner = repo.chunks
+                cos = vecs @ s.extra["qv"].astype(np.float32)
+                best: dict[str, float] = {}
+                for i in np.argsort(-cos)[:300]:
+                    best.setdefault(repo.files[owner[i]], float(cos[i]))
+                s.extra["chunk_list"] = list(best)
+            lists["chunks"] = s.extra["chunk_list"]
+    if p.get("w_deep"):
+        if "deep_list" not in s.extra:
+            nodep = {"node_tf": 0.5, "gw": 0.25, "nk": 10.0}
+            from neuralmind.index.fusion import rrf
+
+            cand = 150
+            bm = [i for i, _ in sorted(s.node_bm25.items(), key=lambda kv: (-kv[1], kv[0]))[:cand]]
+            top = np.argsort(-s.node_cos)[:cand]
+            ve = [repo.vec_ids[i] for i in top]
+            fused = {f.id: f.score for f in rrf({"bm25": bm, "vector": ve}, None, nodep["nk"])}
+            tot: dict[str, float] = defaultdict(float)
+            for i, v in fused.items():
+                tot[i.split("::", 1)[0]] += v
+            s.extra["deep_list"] = sorted(tot, key=lambda f: (-tot[f], f))
+        lists["deep"] = s.extra["deep_list"]
+    if p.get("w_central") or p.get("w_size"):
+        if not hasattr(repo, "central"):
+            from neuralmind.index.pairing import file_references
+
+            node_file = {n.id: n.file for n in repo.graph.nodes.values()}
+            indeg: dict[str, int] = defaultdict(int)
+            for _a, b in file_references(repo.graph.edges, node_file):
+                indeg[b] += 1
+            repo.central = sorted(repo.files, key=lambda f: (-indeg[f], f))
+            repo.size = sorted(repo.files, key=lambda f: (-len(repo.text[f]), f))
+        # a prior only among the files the evidence found (not the whole repository)
+        found = set(lists["symbols"]) | set(lists["keywords"]) | set(lists["meaning"][:20])
+        lists["central"] = [f for f in repo.central if f in found]
+        lists["size"] = [f for f in repo.size if f in found]
+    kw = dict(seen["kw"])
+    weights = {"symbols": p["w_symbols"], "keywords": p["w_keywords"], "meaning": p["w_meaning"],
+               "chunks": p.get("w_chunks", 0.0), "deep": p.get("w_deep", 0.0),
+               "central": p.get("w_central", 0.0), "size": p.get("w_size", 0.0)}
+    kw["params"] = file_rank.FileRankParams(
+        k=p["k"], weights=weights, test_factor=p["test_factor"], doc_factor=p["doc_factor"],
+        pair_share=p["pair_share"])
+    return [f.file for f in file_rank.rank_files(lists, seen["pairs"], **kw)]
+
+
+VARIANTS["product_plus"] = (product_plus, _product_defaults() | {"w_chunks": 0.0, "w_deep": 0.0},
+                            {"w_chunks": [0.0, 0.5, 1.0], "w_deep": [0.0, 0.5, 1.0],
+                             "pair_share": [0.5, 0.8]})

@@ -16,7 +16,6 @@ from typing import Any
 
 from neuralmind.config import (
     DEFAULT_BUDGET,
-    L1_MAX_COMMUNITIES,
     L2_MAX_COMMUNITIES,
     L2_SYMBOLS_PER_COMMUNITY,
     L3_LINES_PER_HIT,
@@ -35,6 +34,7 @@ from neuralmind.context.layers import (
     render_snippet,
     source_lines,
 )
+from neuralmind.context.summary import render_summary
 from neuralmind.context.tokens import count_tokens, truncate_to_tokens
 from neuralmind.graph.model import Node
 from neuralmind.index.file_rank import RankedFile
@@ -84,18 +84,6 @@ def layer_budgets(budget: int, layers: Sequence[str]) -> dict[str, int]:
     usable = max(0, budget - 2 * (len(layers) - 1))
     total = sum(LAYER_BUDGETS[name] for name in layers)
     return {name: usable * LAYER_BUDGETS[name] // total for name in layers}
-
-
-def render_summary(communities: Sequence[Any], budget: int) -> tuple[str, list[Piece]]:
-    """L1: the largest communities, one line each: name, where, what, key symbols."""
-    pieces = []
-    for c in list(communities)[:L1_MAX_COMMUNITIES]:
-        where = f" (`{c.path}`)" if getattr(c, "path", "") else ""
-        desc = f": {first_line(c.description, 110)}" if c.description else ""
-        key = ", ".join(s.split("::")[-1] for s in c.top_symbols[:3])
-        pieces.append(Piece(f"- **{c.name}**{where}{desc}" + (f" Key: {key}." if key else ""),
-                            why=f"community {c.id}, {c.size} nodes"))
-    return fill("## Architecture", pieces, budget)
 
 
 def render_communities(graph: Any, hits: Sequence[RankedHit], shown: set[str], budget: int,
@@ -175,7 +163,7 @@ def assemble(root: Path, graph: Any, question: str | None, hits: Sequence[Ranked
         l0 = render_identity(root, langs, len(graph.files), len(graph.nodes))
         texts["L0"] = truncate_to_tokens(l0, budgets["L0"])
         kept["L0"] = [Piece(texts["L0"], why="identity")] if texts["L0"] else []
-        texts["L1"], kept["L1"] = render_summary(graph.communities, budgets["L1"])
+        texts["L1"], kept["L1"] = render_summary(graph, budgets["L1"])
     if question is not None:
         # L3 takes all but L2's share of what L0 and L1 left; L2 then what L3 left
         left = budget - 2 * (len(names) - 1) - sum(count_tokens(t) for t in texts.values())
