@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from collections import defaultdict
 from typing import Any
 
@@ -303,8 +304,18 @@ def product_plus(repo: Any, q: Any, s: Any, p: dict[str, Any]) -> list[str]:
         found = set(lists["symbols"]) | set(lists["keywords"]) | set(lists["meaning"][:20])
         lists["central"] = [f for f in repo.central if f in found]
         lists["size"] = [f for f in repo.size if f in found]
+    if p.get("w_kw2"):
+        if not hasattr(repo, "kw2"):
+            sys.path.insert(0, "/work/shared/bench")
+            import baselines
+
+            repo.kw2 = baselines.BM25({f: repo.text[f] for f in repo.files})
+        if "kw2" not in s.extra:
+            s.extra["kw2"] = repo.kw2.rank(q.text)[:20]
+        lists["kw2"] = s.extra["kw2"]
     kw = dict(seen["kw"])
     weights = {"symbols": p["w_symbols"], "keywords": p["w_keywords"], "meaning": p["w_meaning"],
+               "kw2": p.get("w_kw2", 0.0),
                "chunks": p.get("w_chunks", 0.0), "deep": p.get("w_deep", 0.0),
                "central": p.get("w_central", 0.0), "size": p.get("w_size", 0.0)}
     kw["params"] = file_rank.FileRankParams(

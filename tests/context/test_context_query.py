@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
+from sample_workspace import built_workspace
 
 from neuralmind.context.pack import layer_budgets
 from neuralmind.context.tokens import count_tokens, truncate_to_tokens
@@ -67,14 +67,7 @@ FILES = {
 
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
-    root = tmp_path_factory.mktemp("invoicer")
-    for rel, text in FILES.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
-    ws = Workspace(root)
-    ws.build()
-    return ws
+    return built_workspace(tmp_path_factory.mktemp("invoicer"), FILES)
 
 
 def test_query_finds_the_defining_file_first(workspace: Workspace) -> None:

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import textwrap
 
 import pytest
+from sample_workspace import built_workspace
 
 from neuralmind.context.retrieve import source_pairs
 from neuralmind.engine import Workspace
@@ -88,14 +88,7 @@ FILES = {
 
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
-    root = tmp_path_factory.mktemp("shipyard")
-    for rel, text in FILES.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
-    ws = Workspace(root)
-    ws.build()
-    return ws
+    return built_workspace(tmp_path_factory.mktemp("shipyard"), FILES)
 
 
 def test_pairing_follows_each_languages_conventions() -> None:
