@@ -10,6 +10,18 @@ from typing import Any
 import numpy as np
 
 
+def file_references(edges: Any, node_file: dict[str, str]) -> list[tuple[str, str]]:
+    """(source file, target file) for each non-containment edge between two files."""
+    out = []
+    for e in edges:
+        if e.kind == "contains":
+            continue
+        a, b = node_file.get(e.source), node_file.get(e.target)
+        if a and b and a != b:
+            out.append((a, b))
+    return out
+
+
 class FixedEmbedder:
     """Hands the index a question vector computed once (the real model's output)."""
 
@@ -95,7 +107,7 @@ def _prep(repo: Any) -> None:
     """Per-repository structures the file variants share (computed once)."""
     if hasattr(repo, "pairs"):
         return
-    from neuralmind.index.pairing import file_references, pair_tests
+    from neuralmind.index.pairing import pair_tests
     from neuralmind.index.tokens import code_tokens
 
     node_file = {n.id: n.file for n in repo.graph.nodes.values()}
@@ -292,8 +304,6 @@ def product_plus(repo: Any, q: Any, s: Any, p: dict[str, Any]) -> list[str]:
         lists["deep"] = s.extra["deep_list"]
     if p.get("w_central") or p.get("w_size"):
         if not hasattr(repo, "central"):
-            from neuralmind.index.pairing import file_references
-
             node_file = {n.id: n.file for n in repo.graph.nodes.values()}
             indeg: dict[str, int] = defaultdict(int)
             for _a, b in file_references(repo.graph.edges, node_file):
@@ -327,3 +337,33 @@ def product_plus(repo: Any, q: Any, s: Any, p: dict[str, Any]) -> list[str]:
 VARIANTS["product_plus"] = (product_plus, _product_defaults() | {"w_chunks": 0.0, "w_deep": 0.0},
                             {"w_chunks": [0.0, 0.5, 1.0], "w_deep": [0.0, 0.5, 1.0],
                              "pair_share": [0.5, 0.8]})
+
+
+def product_follow(repo: Any, q: Any, s: Any, p: dict[str, Any]) -> list[str]:
+    """The product's ranking, then each of the top `follow` source files' paired test moved
+    to just below it (a position rule instead of a score share)."""
+    from neuralmind.index.pairing import is_test_path
+
+    files = product(repo, q, s, p)
+    pairs = s.extra["product_lists"]["pairs"]
+    tests_of: dict[str, list[str]] = defaultdict(list)
+    for t, srcs in pairs.items():
+        if srcs:
+            tests_of[srcs[0]].append(t)
+    out: list[str] = []
+    n = 0
+    for f in files:
+        if f in out:
+            continue
+        out.append(f)
+        if not is_test_path(f) and n < p["follow"]:
+            n += 1
+            for t in sorted(tests_of.get(f, []))[:p["per_source"]]:
+                if t not in out:
+                    out.append(t)
+    return out
+
+
+VARIANTS["product_follow"] = (product_follow, _product_defaults() | {"follow": 1, "per_source": 1},
+                              {"follow": [0, 1, 2, 3], "per_source": [1, 2],
+                               "pair_share": [0.0, 0.5, 0.8]})

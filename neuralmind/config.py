@@ -51,6 +51,13 @@ DOC_FACTOR = 0.5               # README/CHANGELOG match every question's words: 
 PAIR_SHARE = 0.5               # a test scores this share of the best source it exercises
 #   (0, 0.5, 0.8 measured; 0.5 best on history rows, test files R@5 +0.05 on history2)
 MAX_RANKED_FILES = 20          # files an answer ranks (and whose best symbol leads the hits)
+PAIR_MIN_REFS = 2              # references from a test to a source file that pair them when
+#   names do not (one helper import is not a pairing)
+# Learned boost (context/retrieve.py), measured before issue #14 on the history sets warm.
+SEED_FILES = 3                 # top files that seed spreading activation
+SYNAPSE_BOOST = 0.10           # max spread boost, as a fraction of the best file's score
+SYNAPSE_NEW_FILE_SHARE = 0.5   # a file reached only through synapses scores at most this share
+QUESTION_BOOST = 0.25          # max boost for files that earlier, similar questions led to
 
 # --- Context budgets (tokens, o200k_base) ----------------------------------------------------
 DEFAULT_BUDGET = 1500
@@ -59,6 +66,10 @@ DEFAULT_BUDGET = 1500
 # the history sets); now L0/L1/L2 are capped at 6/15/13% and L3 gets >= 60% of 1,000.
 LAYER_BUDGETS = {"L0": 90, "L1": 220, "L2": 200, "L3": 990}
 L1_MAX_COMMUNITIES = 8
+L1_KEY_SYMBOLS = 3             # entry points named per community
+PAGERANK_DAMPING = 0.85        # the usual value; 20 passes name the same key symbols as 100
+#   on rich, werkzeug and just
+PAGERANK_ITERATIONS = 20
 L2_MAX_COMMUNITIES = 2
 L2_SYMBOLS_PER_COMMUNITY = 4
 L3_MAX_HITS = 10               # pieces L3 may show, budget permitting (one per top file first)

@@ -15,16 +15,13 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from neuralmind.config import QUESTION_BOOST, SEED_FILES, SYNAPSE_BOOST, SYNAPSE_NEW_FILE_SHARE
 from neuralmind.context.pack import RankedHit
 from neuralmind.index.file_rank import RankedFile, interleave
 from neuralmind.index.pairing import is_test_path, pair_tests
 
 log = logging.getLogger("neuralmind.context")
 
-SEED_FILES = 3           # top files that seed spreading activation
-SYNAPSE_BOOST = 0.10     # max spread boost, as a fraction of the best file's score
-SYNAPSE_NEW_FILE_SHARE = 0.5  # a file reached only through synapses scores at most this share
-QUESTION_BOOST = 0.25    # max boost for files that earlier, similar questions led to
 
 _pairs_lock = threading.Lock()
 _pairs_cache: dict[str, Any] = {"key": None, "pairs": {}}

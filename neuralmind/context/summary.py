@@ -17,14 +17,16 @@ from typing import Any
 
 import numpy as np
 
-from neuralmind.config import L1_MAX_COMMUNITIES
+from neuralmind.config import (
+    L1_KEY_SYMBOLS,
+    L1_MAX_COMMUNITIES,
+    PAGERANK_DAMPING,
+    PAGERANK_ITERATIONS,
+)
 from neuralmind.context.layers import Piece, fill, first_line
 from neuralmind.index.file_rank import is_doc_path
 from neuralmind.index.pairing import is_test_path
 
-DAMPING = 0.85
-ITERATIONS = 20
-KEY_SYMBOLS = 3
 _SYMBOL_KINDS = frozenset({"class", "struct", "interface", "trait", "enum", "function",
                            "method", "module"})
 
@@ -46,9 +48,9 @@ def pagerank(ids: Sequence[str], edges: Sequence[tuple[int, int]]) -> np.ndarray
     out_deg = np.bincount(src, minlength=n).astype(np.float64)
     dangling = out_deg == 0
     weight = 1.0 / out_deg[src]
-    for _ in range(ITERATIONS):
+    for _ in range(PAGERANK_ITERATIONS):
         spread = np.bincount(dst, weights=rank[src] * weight, minlength=n)
-        rank = (1 - DAMPING) / n + DAMPING * (spread + rank[dangling].sum() / n)
+        rank = (1 - PAGERANK_DAMPING) / n + PAGERANK_DAMPING * (spread + rank[dangling].sum() / n)
     return rank
 
 
@@ -85,7 +87,7 @@ def community_roles(graph: Any) -> dict[int, tuple[str, list[str], str]]:
         members = [n for f in c.files for n in graph.nodes_by_file(f)]
         public = [n for n in members if n.kind in _SYMBOL_KINDS and _public(n)]
         key_nodes = sorted(public, key=lambda n: (n.id not in entry, -rank[n.id], n.id))
-        key_nodes = key_nodes[:KEY_SYMBOLS]
+        key_nodes = key_nodes[:L1_KEY_SYMBOLS]
         files = sorted((f for f in c.files if not is_test_path(f) and not is_doc_path(f)),
                        key=lambda f: (-sum(rank[n.id] for n in graph.nodes_by_file(f)), f))
         desc = ""

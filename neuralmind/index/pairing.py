@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
+from neuralmind.config import PAIR_MIN_REFS
 from neuralmind.index.tokens import stem
 
 _TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "e2e"})
@@ -36,7 +37,6 @@ _CODE_EXT = re.compile(r"\.(py|pyi|go|rs|js|jsx|mjs|cjs|ts|tsx|java|kt|rb|php|cs
                        r"|swift|scala|lua|ex|exs)$")
 _GENERIC = frozenset({"mod", "index", "main", "lib", "init", "__init__", "conftest", "util",
                       "utils", "helper", "helpers", "common", "fixture", "fixtures", "setup"})
-PAIR_MIN_REFS = 2
 
 
 def is_test_path(path: str) -> bool:
@@ -114,16 +114,4 @@ def pair_tests(files: Iterable[str], references: Iterable[tuple[str, str]] = ()
             paired = [s for s, n in refs[t].most_common() if n >= PAIR_MIN_REFS][:3]
         if paired:
             out[t] = list(dict.fromkeys(paired))
-    return out
-
-
-def file_references(edges: Iterable[object], node_file: Mapping[str, str]) -> list[tuple[str, str]]:
-    """(source file, target file) for each resolved non-containment edge of the graph."""
-    out = []
-    for e in edges:
-        if getattr(e, "kind", "") == "contains":
-            continue
-        a, b = node_file.get(e.source), node_file.get(e.target)  # type: ignore[attr-defined]
-        if a and b and a != b:
-            out.append((a, b))
     return out
