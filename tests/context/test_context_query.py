@@ -146,7 +146,9 @@ def test_cli_query_json_shape(workspace: Workspace) -> None:
     assert set(data) >= {"context", "tokens", "layers", "mode", "hits"}
     assert data["tokens"] <= 800 and set(data["layers"]) == {"L0", "L1", "L2", "L3"}
     assert data["hits"][0]["file"] == "mail/sender.py"
-    assert set(data["hits"][0]) == {"file", "line", "end_line", "symbol", "kind", "score"}
+    assert set(data["hits"][0]) == {"file", "line", "end_line", "symbol", "kind", "score", "stale"}
+    assert set(data["freshness"]) >= {"head", "dirty_files", "unsaved_files", "index_generation",
+                                      "pending_files"}
 
 
 def test_cli_rejects_bad_input(workspace: Workspace, tmp_path: Path) -> None:

@@ -53,11 +53,11 @@ async def test_an_unsaved_edit_is_searchable_and_in_the_context(client: Language
     assert pending["pending_files"] == ["app/billing.py"]
 
     async def found() -> bool:
-        return ("apply_loyalty_discount", False) in await _symbols(client, "apply loyalty discount")
+        return ("apply_loyalty_discount", False) in await _symbols(client, "apply_loyalty_discount")
 
     await eventually(found, 30, "the unsaved function to become searchable")
     assert billing.read_text() == disk                          # nothing was written
-    out = await request(client, "neuralmind/context", {"query": "loyalty discount for members"})
+    out = await request(client, "neuralmind/context", {"query": "apply_loyalty_discount for members"})
     assert "return total * 0.9" in out["context"]               # the buffer's lines
     assert out["freshness"]["unsaved_files"] == ["app/billing.py"]
     assert out["freshness"]["pending_files"] == []
@@ -66,13 +66,13 @@ async def test_an_unsaved_edit_is_searchable_and_in_the_context(client: Language
 
     # more typing: until it is extracted, hits from the buffer are stale
     _append(client, billing, disk + ADDED, "\n# more\n", 3)
-    assert ("apply_loyalty_discount", True) in await _symbols(client, "apply loyalty discount")
+    assert ("apply_loyalty_discount", True) in await _symbols(client, "apply_loyalty_discount")
 
     client.text_document_did_close(types.DidCloseTextDocumentParams(
         text_document=types.TextDocumentIdentifier(uri=uri(billing))))
 
     async def reverted() -> bool:
-        found = [s for s, _ in await _symbols(client, "apply loyalty discount")]
+        found = [s for s, _ in await _symbols(client, "apply_loyalty_discount")]
         status = await request(client, "neuralmind/status", {})
         return "apply_loyalty_discount" not in found and not status["freshness"]["unsaved_files"]
 
@@ -102,7 +102,7 @@ async def test_a_saved_buffer_is_embedded(client: LanguageClient, repo: Path) ->
     disk = _open(client, storage)
     added = "\n\ndef vacuum_deleted_rows(store):\n    \"\"\"Reclaim space.\"\"\"\n    return 0\n"
     _append(client, storage, disk, added, 2)
-    await eventually(lambda: _has(client, "vacuum deleted rows", "vacuum_deleted_rows"), 30,
+    await eventually(lambda: _has(client, "vacuum_deleted_rows", "vacuum_deleted_rows"), 30,
                      "the unsaved function")
     storage.write_text(disk + added)
     client.text_document_did_save(types.DidSaveTextDocumentParams(

@@ -37,10 +37,8 @@ async def request(client: LanguageClient, method: str, params: object) -> object
 
 
 def _file_scores(out: dict) -> dict[str, float]:
-    scores: dict[str, float] = {}
-    for h in out["hits"]:
-        scores.setdefault(h["file"], h["score"])
-    return scores
+    """The answer's file ranking (best first) with its scores."""
+    return {f["file"]: f["score"] for f in out["files"]}
 
 
 async def test_an_answer_is_scored_by_use_and_teaches_the_ranking(client: LanguageClient,

@@ -94,9 +94,9 @@ async def test_a_small_checkout_reindexes_what_differs_through_the_save_path(
     git(repo, "checkout", "-q", "small")
     await service.worktree.head_moved()
     assert service.worktree.checkout_pending <= {"app/billing.py"}   # may be drained already
-    await eventually(lambda: _found(service, "refund invoice small branch",
+    await eventually(lambda: _found(service, "refund_invoice_on_small_branch",
                                     "refund_invoice_on_small_branch"), 30, "the new symbol")
-    out = await service.search("compute invoice total", 5)
+    out = await service.search("compute_invoice_total", 5)
     assert "compute_invoice_total" not in [h["symbol"] for h in out["hits"]]
     assert out["partial"] is False and out["freshness"]["pending_files"] == []
     assert out["freshness"]["head"] == git(repo, "rev-parse", "HEAD").strip()
@@ -104,7 +104,7 @@ async def test_a_small_checkout_reindexes_what_differs_through_the_save_path(
     assert service.indexing.state is None          # no background build for one file
     git(repo, "checkout", "-q", "main")
     await service.worktree.head_moved()
-    await eventually(lambda: _found(service, "compute invoice total", "compute_invoice_total"),
+    await eventually(lambda: _found(service, "compute_invoice_total", "compute_invoice_total"),
                      30, "main's symbols back")
 
 
@@ -123,7 +123,7 @@ async def test_a_big_checkout_answers_partial_until_the_background_build_is_in(
     assert first["freshness"]["counts"]["pending"] >= MANY and first["freshness"]["truncated"]
 
     async def settled() -> bool:
-        out = await service.search("generated helper 7", 5)
+        out = await service.search("generated_helper_7", 5)
         return not out["partial"] and "generated_helper_7" in [h["symbol"] for h in out["hits"]]
 
     await eventually(settled, 120, "the checkout indexed")
@@ -134,5 +134,5 @@ async def test_a_big_checkout_answers_partial_until_the_background_build_is_in(
 
 
 async def _gone(service: EngineService) -> bool:
-    out = await service.search("generated helper 7", 5)
+    out = await service.search("generated_helper_7", 5)
     return not out["partial"] and "generated_helper_7" not in [h["symbol"] for h in out["hits"]]
