@@ -66,6 +66,12 @@ class Buffers:
         """Buffers with edits the index has not seen."""
         return {r for r, b in self.open.items() if b.version != b.extracted}
 
+    def texts(self) -> dict[str, str | None]:
+        """The unsaved buffers for a review of the pending change: path -> text, or None
+        when edits since the last extraction are not applied yet (read the file)."""
+        return {r: (b.text if not b.edits else None) for r, b in self.open.items()
+                if b.unsaved or b.version != b.extracted}
+
     # --- document events (event loop) -------------------------------------------------
     def opened(self, rel: str, text: str) -> None:
         """The editor's text may differ from the file (a buffer restored unsaved)."""
