@@ -15,13 +15,14 @@ answer is served without being recorded.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -139,6 +140,18 @@ class UsageStore:
         if type(error) is sqlite3.DatabaseError or "malformed" in str(error):
             move_aside(self.path, str(error))
 
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One IMMEDIATE transaction: all of it lands or none."""
+        db = self._db()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield db
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
     def close(self) -> None:
         with self._lock:
             if self._conn is not None:
@@ -154,9 +167,7 @@ class UsageStore:
                tokens: int, codebase_tokens: int | None, now: float | None = None,
                ) -> int | None:
         """Keep an answer and the files it returned (best first); its id."""
-        db = self._db()
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with self._write() as db:
             cur = db.execute(
                 "INSERT INTO answers(ts, kind, session, question, tokens, codebase_tokens) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
@@ -164,20 +175,14 @@ class UsageStore:
             answer = int(cur.lastrowid or 0)
             db.executemany("INSERT OR IGNORE INTO returned(answer, rank, file) VALUES (?, ?, ?)",
                            [(answer, i, f) for i, f in enumerate(dict.fromkeys(files), 1)])
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
         return answer
 
     @_fail_open(lambda: 0)
     def note(self, events: Iterable[tuple[str, str, float]]) -> int:
         """Credit answers whose window holds each (kind "open" or "edit", file, time);
         returns how many credits were written."""
-        db = self._db()
         written = 0
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with self._write() as db:
             for kind, file, ts in events:
                 window = {"f": file, "lo": ts - self.window, "hi": ts}
                 if kind == "edit":
@@ -189,10 +194,6 @@ class UsageStore:
                     f"UPDATE returned SET {column} = 1 WHERE file = :f AND {column} = 0 AND "
                     "answer IN (SELECT id FROM answers WHERE ts BETWEEN :lo AND :hi)",
                     window).rowcount
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
         return written
 
     @_fail_open(lambda: 0)
@@ -200,9 +201,7 @@ class UsageStore:
         """A commit was made: every touched file not resolved yet is kept when the commit
         changes it. Returns how many touched files it resolved."""
         files = sorted(set(changed))
-        db = self._db()
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with self._write() as db:
             db.execute("CREATE TEMP TABLE IF NOT EXISTS committed (file TEXT PRIMARY KEY)")
             db.execute("DELETE FROM committed")
             db.executemany("INSERT OR IGNORE INTO committed VALUES (?)", [(f,) for f in files])
@@ -210,10 +209,6 @@ class UsageStore:
                 "UPDATE touched SET kept = (file IN (SELECT file FROM committed)) "
                 "WHERE kept IS NULL AND answer IN (SELECT id FROM answers WHERE ts <= ?)",
                 (self._now(now),)).rowcount
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
         return n
 
     @_fail_open(list)
@@ -221,9 +216,7 @@ class UsageStore:
         """The answers whose use is now known (window closed, touched files resolved or
         waited on long enough), marked settled: each is returned once."""
         t = self._now(now)
-        db = self._db()
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with self._write() as db:
             rows = db.execute(
                 "SELECT id, ts, kind, session, question FROM answers a WHERE settled = 0 "
                 "AND ts <= :closed AND (ts <= :waited OR NOT EXISTS (SELECT 1 FROM touched "
@@ -243,10 +236,6 @@ class UsageStore:
                         f"SELECT answer, file, kept FROM touched WHERE answer IN ({marks})", ids):
                     by_id[a].touched[f] = bool(kept)
                 db.executemany("UPDATE answers SET settled = 1 WHERE id = ?", [(i,) for i in ids])
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
         return out
 
     # --- reading --------------------------------------------------------------------------
