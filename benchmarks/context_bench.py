@@ -105,21 +105,26 @@ def workspace(src: str, learning: bool) -> Any:
     return Workspace(dst, WorkspaceConfig(learning=learning))
 
 
+def replay_row(ws: Any, session: str, r: dict[str, Any], with_questions: bool) -> None:
+    """One history commit as an editing session (its question asked first, if wanted):
+    open each gold file, then edit and save each."""
+    if with_questions:
+        ws.synapses.editing_event(session, "session_start", "", query=r["question"])
+        hits, _, _ = ws.search(r["question"], k=10)
+        ws.synapses.record_query(session, r["question"], [h.node.id for h in hits])
+    else:
+        ws.synapses.editing_event(session, "session_start", "")
+    for f in r["gold"]:
+        ws.synapses.editing_event(session, "open", f)
+    for f in r["gold"]:
+        ws.synapses.editing_event(session, "edit", f)
+        ws.synapses.editing_event(session, "save", f)
+    ws.synapses.editing_event(session, "session_end", "")
+
+
 def replay_history(ws: Any, rows: list[dict[str, Any]], with_questions: bool) -> None:
     for i, r in enumerate(rows):
-        session = f"hist-{i}"
-        if with_questions:
-            ws.synapses.editing_event(session, "session_start", "", query=r["question"])
-            hits, _, _ = ws.search(r["question"], k=10)
-            ws.synapses.record_query(session, r["question"], [h.node.id for h in hits])
-        else:
-            ws.synapses.editing_event(session, "session_start", "")
-        for f in r["gold"]:
-            ws.synapses.editing_event(session, "open", f)
-        for f in r["gold"]:
-            ws.synapses.editing_event(session, "edit", f)
-            ws.synapses.editing_event(session, "save", f)
-        ws.synapses.editing_event(session, "session_end", "")
+        replay_row(ws, f"hist-{i}", r, with_questions)
     ws.synapses.flush()
 
 

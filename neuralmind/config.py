@@ -57,11 +57,10 @@ PAIR_MIN_REFS = 2              # references from a test to a source file that pa
 SEED_FILES = 3                 # top files that seed spreading activation
 SYNAPSE_BOOST = 0.10           # max spread boost, as a fraction of the best file's score
 SYNAPSE_NEW_FILE_SHARE = 0.5   # a file reached only through synapses scores at most this share
-QUESTION_BOOST = 0.25          # max boost for files that earlier, similar questions led to
-# The most taken off a file that similar questions' answers returned unused (learning from use,
-# engine/use.py), as a share of the best file's score: it reorders near-ties, never buries a
-# strong match (benchmarks/use_bench.py --dev).
-QUESTION_PENALTY = 0.15
+# Max boost for files that earlier, similar questions led to. 0.25 before issue #14; on the
+# file ranking of #14 it cost history2's dev split 0.021 MRR warm (R@1 0.39 -> 0.33), 0.10
+# gains on both dev splits (benchmarks/use_bench.py --dev; a lab sweep of 0.05-1.0).
+QUESTION_BOOST = 0.10
 
 # --- Context budgets (tokens, o200k_base) ----------------------------------------------------
 DEFAULT_BUDGET = 1500          # what an agent turn affords for context: ~1% of a 128k window
@@ -150,10 +149,12 @@ USE_WINDOW_SECONDS = 1800.0
 KEEP_WAIT_SECONDS = 2 * 86400.0
 USE_RETURNED_FILES = 10        # files of an answer kept for scoring (best first)
 USE_UNUSED_TOP = 5             # of those, the best ones that count as unused when not used
+USE_UNUSED_ABOVE_USED = True   # only those ranked above the first used file count as unused
 USE_SETTLE_SECONDS = 60.0      # how often a server settles answers whose window closed
-# A file an earlier similar question's answer returned without the work using it counts this
-# much against it, per question, as a file the question led to counts for it
-# (benchmarks/use_bench.py --tune, history dev splits).
+# A file an earlier similar question's answer returned above what the work used, and that the
+# work did not use, takes this much off that file's question -> file association (per question,
+# as a file the question led to adds 1), down to no association: weakened, never a penalty below
+# the cold ranking (penalties cost 0.002-0.03 MRR on the dev splits; 0.25-1.0 measured).
 UNUSED_WEIGHT = 0.5
 
 # --- Decisions ---------------------------------------------------------------------------------

@@ -15,13 +15,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from neuralmind.config import (
-    QUESTION_BOOST,
-    QUESTION_PENALTY,
-    SEED_FILES,
-    SYNAPSE_BOOST,
-    SYNAPSE_NEW_FILE_SHARE,
-)
+from neuralmind.config import QUESTION_BOOST, SEED_FILES, SYNAPSE_BOOST, SYNAPSE_NEW_FILE_SHARE
 from neuralmind.context.pack import RankedHit
 from neuralmind.index.file_rank import RankedFile, interleave
 from neuralmind.index.pairing import is_test_path, pair_tests
@@ -102,27 +96,18 @@ def _boost(files: list[RankedFile], graph: Any, synapses: Any,
     seeds = [f.file for f in files[:SEED_FILES]]
     try:
         spread = dict(synapses.spread(seeds, top_k=12, namespaces=_learned_namespaces(synapses)))
-        said = synapses.question_scores(question)
+        asked = _normalised(dict(synapses.question_files(question, k=10)))
     except Exception as e:  # learning paths fail open
         log.warning("synapse recall failed, ranking without it: %s", e)
         return files
-    asked = _normalised(dict(sorted(((f, s) for f, s in said.items() if s > 0),
-                                    key=lambda kv: (-kv[1], kv[0]))[:10]))
-    unused = _normalised({f: -s for f, s in said.items() if s < 0})
-    if not spread and not asked and not unused:
+    if not spread and not asked:
         return files
     best = files[0].score
     boost = {f: SYNAPSE_BOOST * best * min(1.0, e) for f, e in spread.items()}
     for f, p in asked.items():
         boost[f] = boost.get(f, 0.0) + QUESTION_BOOST * best * p
-    for f, p in unused.items():     # returned before, not used: down, at most QUESTION_PENALTY
-        boost[f] = boost.get(f, 0.0) - QUESTION_PENALTY * best * p
     ranked = {f.file: f for f in files}
     for f, b in sorted(boost.items()):
-        if b < 0 and f in ranked:
-            ranked[f].score += b
-            ranked[f].reasons.append("returned unused before")
-            continue
         if b <= 0:
             continue
         if f in ranked:

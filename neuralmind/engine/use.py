@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from neuralmind import config
 from neuralmind.config import USE_RETURNED_FILES, USE_UNUSED_TOP
 from neuralmind.context.tokens import count_tokens
 from neuralmind.engine.codebase import CodebaseTokens
@@ -26,7 +27,7 @@ from neuralmind.engine.freshness import answer_files
 if TYPE_CHECKING:
     from neuralmind.graph.store import Graph
     from neuralmind.synapse.layer import SynapseLayer
-    from neuralmind.usage.store import UsageStore
+    from neuralmind.usage.store import Settled, UsageStore
 
 log = logging.getLogger("neuralmind.engine")
 
@@ -77,8 +78,7 @@ class AnswerUse:
         for a in settled if layer is not None else ():
             if not a.touched:
                 continue
-            unused = [r.file for r in a.returned[:USE_UNUSED_TOP]
-                      if not r.used and r.file not in a.touched]
+            unused = unused_files(a)
             try:
                 layer.learn_use(a.session, a.question, a.kept, unused, a.ts)
             except Exception as e:  # learning fails open
@@ -92,3 +92,13 @@ class AnswerUse:
             self.count_codebase(graph)
         return savings(self.store.answers(), self.codebase.total if self.codebase_complete
                        else None)
+
+
+def unused_files(a: Settled) -> list[str]:
+    """The answer's files that the work after it did not use and that it ranked above the
+    first file the work did use (those are what cost the answer its rank; below it they
+    cost nothing), among its top USE_UNUSED_TOP; all of those when it used none."""
+    used = [r.rank for r in a.returned if r.used or r.file in a.touched]
+    first = min(used) if used and config.USE_UNUSED_ABOVE_USED else None
+    return [r.file for r in a.returned[:USE_UNUSED_TOP]
+            if not r.used and r.file not in a.touched and (first is None or r.rank < first)]

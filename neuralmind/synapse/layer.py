@@ -238,17 +238,12 @@ class SynapseLayer:
         """Files that earlier questions sharing words with `query` led to."""
         return self.store.question_files(query, k)
 
-    def question_scores(self, query: str) -> dict[str, float]:
-        """Per file, + for earlier similar questions it answered, - for their answers that
-        returned it unused (see SynapseStore.question_scores)."""
-        return self.store.question_scores(query)
-
     def learn_use(self, session: str, question: str, kept: Sequence[str],
                   unused: Sequence[str], ts: float | None = None) -> None:
         """What an answer's use taught: the question led to the `kept` files (changed and
         still changed at the next commit), and its answer returned `unused` files the work
         did not open or change. Kept files strengthen the question -> files association;
-        unused ones weaken it, boundedly (retrieval caps the penalty)."""
+        unused ones weaken it, down to none (SynapseStore.question_scores)."""
         if question.strip() and (kept or unused):
             self.store.record_question(self.namespace, session, question.strip(), [],
                                        list(kept), ts, unused=list(unused))

@@ -371,7 +371,8 @@ class SynapseStore(SynapseDB):
 
     @fail_open(list)
     def question_files(self, query: str, k: int = 10, scan: int = 2000) -> list[tuple[str, float]]:
-        """Files that past questions sharing words with `query` led to, scored by set cosine."""
+        """Files that past questions sharing words with `query` led to, scored by set cosine,
+        less what their answers returning them unused took off (never below none)."""
         scores = self.question_scores(query, scan)
         return sorted(((f, s) for f, s in scores.items() if s > 0),
                       key=lambda kv: (-kv[1], kv[0]))[:k]

@@ -41,42 +41,60 @@ def _file_scores(out: dict) -> dict[str, float]:
     return {f["file"]: f["score"] for f in out["files"]}
 
 
+def _edit_and_commit(client: LanguageClient, repo: Path, rel: str, added: str) -> None:
+    path = repo / rel
+    client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
+        uri=uri(path), language_id="python", version=1, text=path.read_text())))
+    path.write_text(path.read_text() + added)
+    client.text_document_did_save(types.DidSaveTextDocumentParams(
+        text_document=types.TextDocumentIdentifier(uri=uri(path))))
+
+
+async def _settled(client: LanguageClient, count: int) -> dict:
+    async def done() -> dict:
+        report = await request(client, "neuralmind/savings", {})
+        return report if report["overall"]["acted_on"] >= count else {}
+
+    return await eventually(done, 30, f"{count} answers settled at the commits")
+
+
 async def test_an_answer_is_scored_by_use_and_teaches_the_ranking(client: LanguageClient,
                                                                    repo: Path) -> None:
-    before = await request(client, "neuralmind/context", {"query": QUESTION})
-    returned = list(_file_scores(before))
+    cold = _file_scores(await request(client, "neuralmind/context", {"query": QUESTION}))
+    returned = list(cold)
     assert returned[0] == "app/billing.py" and len(returned) >= 2
-    billing = repo / "app" / "billing.py"
-    client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
-        uri=uri(billing), language_id="python", version=1, text=billing.read_text())))
-    billing.write_text(billing.read_text() + "\n\ndef rounding_mode():\n    return 'half-even'\n")
-    client.text_document_did_save(types.DidSaveTextDocumentParams(
-        text_document=types.TextDocumentIdentifier(uri=uri(billing))))
+    _edit_and_commit(client, repo, "app/billing.py", "\n\ndef rounding_mode():\n    return 1\n")
     await asyncio.sleep(WINDOW)              # the answer's window closes before the commit
     git(repo, "commit", "-qam", "rounding mode")
-
-    async def settled() -> dict:
-        report = await request(client, "neuralmind/savings", {})
-        return report if report["overall"]["acted_on"] else {}
-
-    report = await eventually(settled, 30, "the answer settled at the commit")
+    report = await _settled(client, 1)
     overall = report["overall"]
     assert overall["answers"] == 1 and overall["by_kind"] == {"context": 1}
-    assert overall["tokens_served"] == before["tokens"]
-    oracle = bpe_openai.get_encoding("o200k_base")           # the real o200k, independently
-    indexed = [p for p in repo.rglob("*") if p.is_file() and ".git" not in p.parts
-               and ".neuralmind" not in p.parts]
-    assert report["codebase_tokens_now"] == sum(len(oracle.encode(p.read_text(), disallowed_special=()))
-                                                for p in indexed)
-    assert overall["tokens_saved"] == overall["codebase_tokens"] - overall["tokens_served"]
     assert overall["files_used_per_answer"] == 1.0
     assert overall["precision_at_5"] == round(1 / min(5, len(returned)), 3)
     assert report["days"][0]["day"] == time.strftime("%Y-%m-%d", time.gmtime())
+    oracle = bpe_openai.get_encoding("o200k_base")           # the real o200k, independently
+    indexed = [p for p in repo.rglob("*") if p.is_file() and ".git" not in p.parts
+               and ".neuralmind" not in p.parts]
+    assert report["codebase_tokens_now"] == sum(
+        len(oracle.encode(p.read_text(), disallowed_special=())) for p in indexed)
+    assert overall["tokens_served"] > 0
+    assert overall["tokens_saved"] == overall["codebase_tokens"] - overall["tokens_served"]
 
+    # the kept file is up for the question; the others are where they were
+    warm = _file_scores(await request(client, "neuralmind/context", {"query": QUESTION}))
+    assert warm["app/billing.py"] > cold["app/billing.py"]
+    assert all(warm[f] == cold[f] for f in returned[1:] if f in warm)
+
+    # a similar question whose work used another file: billing.py, returned above it and
+    # unused, loses what it had learned for such questions, down to its cold score at most
+    similar = f"{QUESTION} for users"
+    before = _file_scores(await request(client, "neuralmind/context", {"query": similar}))
+    assert list(before)[0] == "app/billing.py"
+    _edit_and_commit(client, repo, "app/users.py", "\n\ndef user_tax_exempt():\n    return 0\n")
+    await asyncio.sleep(WINDOW)
+    git(repo, "commit", "-qam", "tax exempt users")
+    await _settled(client, 3)                # the warm context counts too: nothing followed it
     after = _file_scores(await request(client, "neuralmind/context", {"query": QUESTION}))
-    first = _file_scores(before)
-    assert after["app/billing.py"] > first["app/billing.py"]          # kept: up
-    unused = [f for f in returned[1:5] if f in after]
-    assert unused and all(after[f] < first[f] for f in unused)        # returned, unused: down
+    assert cold["app/billing.py"] <= after["app/billing.py"] < warm["app/billing.py"]
     status = await request(client, "neuralmind/status", {})      # the last report's summary
-    assert status["savings"]["overall"]["acted_on"] == 1
+    assert status["savings"]["overall"]["acted_on"] >= 2
