@@ -40,7 +40,7 @@ from neuralmind.errors import InvalidArgument, NotFound
 from neuralmind.graph import big_file_worker
 from neuralmind.graph.build import BuildReport, GraphBuilder, prepare_incremental
 from neuralmind.graph.languages import language_for
-from neuralmind.graph.store import Graph, graph_path, load_graph
+from neuralmind.graph.store import Graph, graph_path, load_graph, stored_token
 from neuralmind.graph.validate import validate_graph
 from neuralmind.repo.git import changed_files, head_commit
 from neuralmind.repo.learned import learned_dir
@@ -281,6 +281,8 @@ class Workspace:
         those node ids; `index.update(report.graph, ids, embed=True)` adds their vectors.
         `texts`: unsaved buffers extracted instead of their files (see `set_buffer`); a
         path without a text is read from disk (a save: its buffer is the file again)."""
+        if stored_token(self.state) not in (None, self.graph.token):
+            self.swap_in()  # another process wrote a generation: graph and index together
         for p in paths:
             if not texts or p not in texts:
                 self._buffers.pop(p, None)
@@ -336,6 +338,7 @@ class Workspace:
         ws = cls(root, config)
         _ = ws.graph
         ws.index.defer_writes = True
+        ws.index.follow_writers = False     # graph and index are reloaded together
         heap.settle_after_load()
         return ws
 

@@ -130,6 +130,10 @@ class SearchIndex:
         # A long-lived writer (the LSP server) sets this: `_save` then only marks what is
         # unsaved and `flush()` writes it when the editor is idle; in memory it is current.
         self.defer_writes = False
+        # A one-off process follows another process's writes at every search; a server
+        # does not: it reloads graph and index together (Workspace.reload), so an answer
+        # never mixes a new index with an old graph.
+        self.follow_writers = True
         self._unsaved = {"keyword": False, "vectors": False}
         self._load()
 
@@ -400,7 +404,8 @@ class SearchIndex:
         """Ranked files and symbols for a question; `mode="keyword"` skips the model.
 
         `pairs` maps each test file to the source files it exercises (`pairing.py`)."""
-        self.reload_if_changed()
+        if self.follow_writers:
+            self.reload_if_changed()
         q = parse_question(query)
         # 1. evidence: node BM25, nearest node vectors, exact names, whole-file BM25
         qv, notice = self._question_vector(q, mode)

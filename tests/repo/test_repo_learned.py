@@ -96,3 +96,23 @@ def test_change_set_and_commit_diff_are_relative_to_a_subfolder_root(tmp_path: P
     assert first is not None and diff_names(sub, first, "HEAD") == ["billing.py", "new.py"]
     assert diff_names(sub, "0" * 40, "HEAD") is None
     assert changed_files(tmp_path) is None
+
+
+def test_a_server_never_mixes_another_writers_index_with_its_graph(tmp_path: Path) -> None:
+    from neuralmind.config import WorkspaceConfig
+
+    repo = make_repo(tmp_path / "shop")
+    Workspace(repo).build(embed=False)
+    served = Workspace.open_for_serving(repo, WorkspaceConfig())
+    generation, indexed = served.graph.generation, served.index.node_count
+    (repo / "app" / "extra.py").write_text("def brand_new_helper():\n    return 1\n")
+    Workspace(repo).build(embed=False)              # another process writes a generation
+    hits, _, _ = served.search("brand_new_helper", 5)
+    assert served.index.node_count == indexed        # the served generation, graph and index
+    assert "app/extra.py" not in {h.node.file for h in hits}
+    out = served.stamp_answer({"hits": [h.to_json() for h in hits]}, head=None, dirty=None)
+    assert out["freshness"]["index_generation"] == generation
+    served.update_files(["app/users.py"])           # the next save follows it: both together
+    hits, _, _ = served.search("brand_new_helper", 5)
+    assert hits[0].node.file == "app/extra.py"
+    assert served.graph.generation > generation and served.index.node_count > indexed

@@ -71,3 +71,19 @@ def test_a_damaged_store_is_moved_aside_and_answers_go_on(tmp_path: Path) -> Non
     assert store.record("context", "s", "q", ["a.py"], 1, None, now=T0) is None
     assert any(p.name.startswith("usage.db.corrupt-") for p in tmp_path.iterdir())
     assert store.record("context", "s", "q", ["a.py"], 1, None, now=T0) is not None
+
+
+def test_unused_files_are_those_ranked_above_the_first_used_one() -> None:
+    from neuralmind.engine.use import unused_files
+    from neuralmind.usage.store import Returned, Settled
+
+    def settled(used: set[str], touched: dict[str, bool]) -> Settled:
+        files = ["a.py", "b.py", "c.py", "d.py", "e.py", "f.py"]
+        return Settled(1, T0, "context", "s", "q",
+                       [Returned(f, i, f in used, False) for i, f in enumerate(files, 1)], touched)
+
+    assert unused_files(settled({"c.py"}, {})) == ["a.py", "b.py"]
+    assert unused_files(settled(set(), {"b.py": True})) == ["a.py"]          # touched counts
+    assert unused_files(settled(set(), {"z.py": True})) == ["a.py", "b.py", "c.py", "d.py",
+                                                             "e.py"]        # none used: top 5
+    assert unused_files(settled({"a.py"}, {})) == []
