@@ -81,6 +81,22 @@ EMBED_IDLE_SECONDS = 0.3
 # --- Decisions ---------------------------------------------------------------------------------
 MAX_SCAN_COMMITS = 50          # commits scanned one by one for one HEAD move: a long pull scans its tip
 
+# --- Review of a pending change (neuralmind/review) -------------------------------------------------
+# A file is warned about when together / (of + 1) reaches this: the precision wanted, since a
+# warning users learn to ignore is worse than none. benchmarks/review_bench.py measured it on
+# both history sets (pooled precision 0.73 and 0.63, BENCHMARKS.md "Missed files").
+REVIEW_MIN_CONFIDENCE = 0.6
+REVIEW_MAX_MISSING = 20        # warnings in one review: past this a change is a refactor, not a slip
+REVIEW_MAX_REASONS = 3         # changed files named per warning (the best ones)
+REVIEW_DEBOUNCE_SECONDS = 1.0  # the editor's review diagnostics follow saves and edits after this pause
+
+# --- Shared attention: what the editor shows, for agents (engine/attention.py) --------------------
+EDITOR_SELECTION_CHARS = 2_000  # selected text kept: enough for a function, not a pasted file
+EDITOR_TRAIL = 50               # files and symbols visited that the navigation trail keeps
+EDITOR_MAX_FILES = 200          # open files kept from one report (more tabs are noise to an agent)
+EDITOR_MAX_RANGES = 20          # visible ranges kept (split editors)
+EDITOR_MAX_DIAGNOSTICS = 200    # diagnostics of the active file kept (a broken file has thousands)
+
 
 @dataclass
 class WorkspaceConfig:
@@ -95,6 +111,7 @@ class WorkspaceConfig:
     mcp: bool = True
     mcp_read_only: bool = False                               # agents may consult, not record
     embed_threads: int = 0                                    # 0: onnxruntime's default
+    editor_state: bool = True                                 # agents may see and steer the editor
 
     def update(self, values: dict[str, Any]) -> list[str]:
         """Apply known keys with type checks; return a warning per rejected key."""
