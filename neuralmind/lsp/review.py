@@ -129,7 +129,7 @@ class ReviewDiagnostics(Feature):
             out.append(types.Diagnostic(
                 range=line_range(self.server, uri, int(d["line"])),
                 message=f"governed by '{d['title']}': reconsider before committing ({d['reason']})",
-                severity=types.DiagnosticSeverity.Hint, source=SOURCE, code=d["id"],
+                severity=types.DiagnosticSeverity.Hint, source=SOURCE, code="decision-at-risk",
                 data={"kind": KIND_AT_RISK, "decision": d["id"], "title": d["title"]}))
         return out
 

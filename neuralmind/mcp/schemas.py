@@ -146,46 +146,16 @@ class MemoryGet(_Open):
     records: list[Decision]
 
 
-class Because(_Open):
-    changed_file: str
-    together: int
-    of: int
-    source: str
-
-
-class MissedFile(_Open):
-    file: str
-    because: list[Because]
-    confidence: float
-
-
-class AtRisk(_Open):
-    id: str
-    title: str
-    file: str
-    symbol: str | None
-    line: int
-    reason: str
-
-
 class Review(_Open):
     base: str
-    changed_files: list[str]
-    unsaved_files: list[str]
-    missing: list[MissedFile]
-    decisions_at_risk: list[AtRisk]
+    missing: list[dict] = Field(description="{file, because, confidence}")
+    decisions_at_risk: list[dict]
 
 
 class EditorState(_Open):
     active_file: str | None
-    selection: dict | None
-    open_files: list[str]
-    diagnostics: list[dict]
     trail: list[dict]
 
 
 class Reveal(_Open):
-    file: str
-    line: int
-    end_line: int
     shown: bool
