@@ -87,7 +87,7 @@ class EditorState(Feature):
             try:
                 await service.report_editor_state(translate(params))
             except Exception as e:   # a notification cannot answer: log and keep the last one
-                log.info("ignoring an editor state: %s", e)
+                log.warning("ignoring an editor state: %s", e)
 
     async def ready(self) -> None:
         service = self.server.require_service()

@@ -24,6 +24,10 @@ class CoChange(Protocol):
         """(events touching `file`, {partner: events touching both})."""
         ...
 
+    def events(self, file: str) -> int:
+        """Events touching `file` (its popularity: breaks ties between partners)."""
+        ...
+
 
 class CommitHistory:
     """Co-change in the last COCHANGE_MAX_COMMITS non-merge commits reachable from a base
@@ -48,6 +52,9 @@ class CommitHistory:
     def counts(self, file: str) -> tuple[int, dict[str, int]]:
         return self.freq.get(file, 0), dict(self.partners.get(file, {}))
 
+    def events(self, file: str) -> int:
+        return self.freq.get(file, 0)
+
 
 class SessionHistory:
     """Co-change in the editing sessions learned from this workspace (synapse counts)."""
@@ -59,3 +66,6 @@ class SessionHistory:
 
     def counts(self, file: str) -> tuple[int, dict[str, int]]:
         return self.layer.session_counts(file)
+
+    def events(self, file: str) -> int:
+        return self.layer.session_counts(file)[0]

@@ -56,8 +56,9 @@ def confidence(together: int, of: int) -> float:
 
 def missing_files(changed: Iterable[str], sources: Sequence[CoChange], min_confidence: float,
                   exists: Callable[[str], bool], limit: int, max_reasons: int) -> list[Missing]:
-    """Untouched files whose confidence reaches `min_confidence`, best first (at most `limit`),
-    each with up to `max_reasons` reasons that reach it on their own."""
+    """Untouched files whose confidence reaches `min_confidence`, best first (at most `limit`;
+    ties go to more co-changes, then to the file changed more often), each with up to
+    `max_reasons` reasons that reach it on their own."""
     change = set(changed)
     reasons: dict[str, list[Because]] = {}
     for c in sorted(change):
@@ -73,5 +74,6 @@ def missing_files(changed: Iterable[str], sources: Sequence[CoChange], min_confi
             continue
         found.sort(key=lambda b: (-b.confidence, -b.together, b.changed_file, b.source))
         out.append(Missing(f, tuple(found[:max_reasons]), found[0].confidence))
-    out.sort(key=lambda m: (-m.confidence, m.file))
+    popularity = {m.file: sum(src.events(m.file) for src in sources) for m in out}
+    out.sort(key=lambda m: (-m.confidence, -m.because[0].together, -popularity[m.file], m.file))
     return out[:limit]
