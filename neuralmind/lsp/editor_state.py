@@ -48,6 +48,10 @@ def _lines(rng: Any) -> dict[str, int] | None:
     return {"start_line": first, "end_line": max(first, last)} if first >= 1 else None
 
 
+def _items(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def translate(params: Any) -> dict[str, Any]:
     """The notification's params as the engine's report (see the module docstring)."""
     p = params if isinstance(params, dict) else {}
@@ -56,10 +60,10 @@ def translate(params: Any) -> dict[str, Any]:
     if isinstance(sel, dict) and (lines := _lines(sel)) is not None:
         out["selection"] = {**lines, "text": sel.get("text") if isinstance(sel.get("text"), str)
                             else ""}
-    out["visible"] = [r for r in map(_lines, p.get("visibleRanges") or []) if r]
-    out["open_files"] = [f for f in map(_path, p.get("openFiles") or []) if f]
+    out["visible"] = [r for r in map(_lines, _items(p.get("visibleRanges"))) if r]
+    out["open_files"] = [f for f in map(_path, _items(p.get("openFiles"))) if f]
     diagnostics = []
-    for d in p.get("diagnostics") or []:
+    for d in _items(p.get("diagnostics")):
         if isinstance(d, dict) and (lines := _lines(d.get("range"))) is not None:
             diagnostics.append({**lines, "message": str(d.get("message") or ""),
                                 "severity": d.get("severity"), "source": d.get("source"),
