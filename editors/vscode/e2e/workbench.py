@@ -71,9 +71,14 @@ class Workbench:
         self._pick_exact(title)
 
     def escape_quick_input(self) -> None:
-        if self.quick_input().is_visible():
+        """Closes the quick input; presses Escape again while it stays open (under load a
+        press can land before the widget has focus, and a pick still loading reopens)."""
+        def closed() -> bool:
+            if not self.quick_input().is_visible():
+                return True
             self.page.keyboard.press("Escape")
-            self.quick_input().wait_for(state="hidden")
+            return False
+        wait_until("the quick input to close", closed, every=0.5)
 
     def answer_input(self, text: str, *, prompt: str | None = None) -> None:
         """Types into the input box a command opened (showInputBox), then Enter."""
