@@ -60,6 +60,17 @@ ACTIVATE_MAX_NODES = 50              # a larger co-activation set is truncated (
 NEXT_FILE_MIX = {"transition": 0.1, "coactivation": 0.88, "popularity": 0.02}  # benchmarks/synapse_bench.py --tune
 
 
+# --- Team store (neuralmind/team, PostgreSQL) ------------------------------------------------
+TEAM_DSN_ENV = "NEURALMIND_TEAM_DSN"  # overrides team_dsn of .neuralmind.toml (secrets stay out of files)
+TEAM_CONNECT_TIMEOUT_S = 5           # an unreachable store must not hold up a CLI command for long
+TEAM_PUSH_BATCH = 500                # outbox events per push transaction: one round trip, short row locks
+TEAM_PULL_BATCH = 2000               # events fetched per round trip when catching up
+TEAM_POLL_SECONDS = 15.0             # catch-up even without a NOTIFY (one lost in a reconnect gap)
+TEAM_RECONNECT_MIN_S = 0.5           # reconnect backoff doubles from here...
+TEAM_RECONNECT_MAX_S = 10.0          # ...up to this: a restarted server is found again within 10 s
+TEAM_SNAPSHOT_CHUNK_BYTES = 4 * 1024 * 1024  # bytea rows of a snapshot: bounded memory both ways
+TEAM_SNAPSHOT_LEVEL = 1              # zlib level of snapshot chunks: level 6 costs 3x the time for ~5% less
+
 @dataclass
 class WorkspaceConfig:
     """Per-workspace settings; the LSP server also accepts these from the editor."""
@@ -73,6 +84,7 @@ class WorkspaceConfig:
     mcp: bool = True
     mcp_read_only: bool = False                               # agents may consult, not record
     embed_threads: int = 0                                    # 0: onnxruntime's default
+    team_dsn: str = ""                                        # team store, never with a password
 
     def update(self, values: dict[str, Any]) -> list[str]:
         """Apply known keys with type checks; return a warning per rejected key."""

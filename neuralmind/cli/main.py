@@ -32,6 +32,7 @@ COMMAND_MODULES = [
     "neuralmind.cli.server_cmds",
     "neuralmind.cli.mcp_cmds",
     "neuralmind.cli.doctor_cmds",
+    "neuralmind.cli.team_cmds",
 ]
 
 

@@ -1,0 +1,240 @@
+"""Synchronisation: push the outbox, pull everyone's events; once, or as a long-lived task.
+
+`TeamSync.sync_once` is what `neuralmind team sync` runs. `SyncTask` is what a server
+runs: one thread listens on the repository's NOTIFY channel (its own connection) and
+wakes the sync thread, which pushes and catches up by position; a local write wakes it
+too (`kick`). Any failure (server restarted, network cut) closes the connections and
+retries with a doubling backoff; after reconnecting, the catch-up by position finds
+everything missed, so a lost notification only delays, never loses.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import psycopg
+
+from neuralmind import config
+from neuralmind.errors import EngineError
+from neuralmind.team.identity import RepoIdentity
+from neuralmind.team.local import TeamLocal
+from neuralmind.team.pg_schema import channel
+from neuralmind.team.remote import OutEvent, RemoteEvent, RemoteStore, Unreachable, open_connection
+
+log = logging.getLogger("neuralmind.team")
+
+IngestHook = Callable[[Sequence[RemoteEvent]], None]
+
+
+@dataclass(slots=True)
+class SyncReport:
+    pushed: int = 0
+    duplicates: int = 0       # re-sent events the server already had (after a crash)
+    pulled: int = 0           # events new to this machine
+    head: int = 0             # the repository's last position on the server
+    position: int = 0         # how far this machine has pulled
+    unpushed: int = 0
+    read_only: bool = False   # the role may pull but not push: the outbox waits
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class TeamSync:
+    """Push and pull for one workspace over one (re)opened connection."""
+
+    def __init__(self, local: TeamLocal, dsn: str, identity: RepoIdentity,
+                 on_ingest: IngestHook | None = None) -> None:
+        self.local = local
+        self.dsn = dsn
+        self.identity = identity
+        self.on_ingest = on_ingest
+        self._remote: RemoteStore | None = None
+        self._read_only: bool | None = None
+
+    def remote(self) -> RemoteStore:
+        if self._remote is None:
+            self._remote = RemoteStore.open(self.dsn, self.identity)
+            self._read_only = not self._remote.may_push()
+        return self._remote
+
+    def close(self) -> None:
+        if self._remote is not None:
+            try:
+                self._remote.close()
+            except psycopg.Error:
+                pass
+            self._remote = None
+
+    def sync_once(self) -> SyncReport:
+        """Push everything pending, then pull everything new. Unreachable when the store
+        cannot be reached (the connection is dropped so the next call reconnects)."""
+        try:
+            remote = self.remote()
+            report = SyncReport(read_only=bool(self._read_only))
+            if not self._read_only:
+                report.pushed, report.duplicates = self._push(remote)
+            report.pulled = self._pull(remote)
+            report.head = remote.head()
+            report.position = self.local.pulled(remote.key)
+            report.unpushed = self.local.pending_count()
+            return report
+        except psycopg.Error as e:
+            self.close()
+            raise Unreachable(f"team sync interrupted: {str(e).strip().splitlines()[-1:]}") from None
+
+    def _push(self, remote: RemoteStore) -> tuple[int, int]:
+        pushed = dups = 0
+        author = self.local.author
+        while True:
+            batch = self.local.pending(config.TEAM_PUSH_BATCH)
+            if not batch:
+                return pushed, dups
+            result = remote.push([OutEvent(author, e.seq, e.kind, e.payload) for e in batch])
+            self.local.acknowledge(batch[-1].seq)   # a kill before this re-sends: duplicates
+            pushed += result.inserted
+            dups += result.duplicates
+
+    def _pull(self, remote: RemoteStore) -> int:
+        key = remote.key
+        position = self.local.pulled(key)
+        head = remote.head()
+        if position > head:     # the store was rebuilt under the same id: start again
+            log.warning("team store head %d is behind this machine's position %d; pulling "
+                        "again from the start (known events are not applied twice)", head,
+                        position)
+            self.local.reset_pulled(key)
+            position = 0
+        new = 0
+        while True:
+            batch = remote.fetch(position, config.TEAM_PULL_BATCH)
+            if not batch:
+                return new
+            new += self.local.ingest(key, batch)
+            position = batch[-1].pos
+            if self.on_ingest is not None:
+                self.on_ingest(batch)
+
+
+class SyncTask:
+    """The long-lived sync of a server: LISTEN/NOTIFY wake-ups, catch-up, reconnects."""
+
+    def __init__(self, sync: TeamSync, poll_seconds: float = config.TEAM_POLL_SECONDS,
+                 on_change: Callable[[int], None] | None = None) -> None:
+        self.sync = sync
+        self.poll_seconds = poll_seconds
+        self.on_change = on_change
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._status: dict[str, Any] = {"connected": False, "last_error": None,
+                                        "last_sync": None, "pushed": 0, "pulled": 0,
+                                        "reconnects": 0, "read_only": False}
+        self._lock = threading.Lock()
+        self._repo: int | None = None   # known after the first successful sync
+
+    def start(self) -> None:
+        for name, target in (("team-sync", self._run_sync), ("team-listen", self._run_listen)):
+            t = threading.Thread(target=target, name=name, daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    def kick(self) -> None:
+        """Something was written locally: push it soon."""
+        self._wake.set()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        self._wake.set()
+        for t in self._threads:
+            t.join(timeout)
+        self.sync.close()
+
+    def status(self) -> dict[str, Any]:
+        with self._lock:
+            return dict(self._status)
+
+    def _set(self, **values: Any) -> None:
+        with self._lock:
+            self._status.update(values)
+
+    # --- the sync thread -----------------------------------------------------------------
+    def _run_sync(self) -> None:
+        backoff = config.TEAM_RECONNECT_MIN_S
+        while not self._stop.is_set():
+            self._wake.clear()
+            try:
+                report = self.sync.sync_once()
+            except EngineError as e:
+                self._set(connected=False, last_error=e.message)
+                if backoff == config.TEAM_RECONNECT_MIN_S:   # the first failure of a streak
+                    log.warning("team store: %s (retrying)", e.message)
+                self._stop.wait(backoff)
+                backoff = min(backoff * 2, config.TEAM_RECONNECT_MAX_S)
+                continue
+            except Exception as e:  # never let the sync take the server down
+                log.exception("team sync failed")
+                self._set(connected=False, last_error=str(e))
+                self.sync.close()
+                self._stop.wait(backoff)
+                backoff = min(backoff * 2, config.TEAM_RECONNECT_MAX_S)
+                continue
+            with self._lock:
+                if backoff != config.TEAM_RECONNECT_MIN_S:
+                    self._status["reconnects"] += 1
+                remote = self.sync._remote
+                self._repo = remote.repo_id if remote is not None else self._repo
+                self._status.update(connected=True, last_error=None, last_sync=time.time(),
+                                    read_only=report.read_only, head=report.head,
+                                    position=report.position, unpushed=report.unpushed)
+                self._status["pushed"] += report.pushed
+                self._status["pulled"] += report.pulled
+            backoff = config.TEAM_RECONNECT_MIN_S
+            if report.pulled and self.on_change is not None:
+                try:
+                    self.on_change(report.pulled)
+                except Exception:
+                    log.exception("team change callback failed")
+            self._wake.wait(self.poll_seconds)
+
+    # --- the listening thread ------------------------------------------------------------
+    def _run_listen(self) -> None:
+        backoff = config.TEAM_RECONNECT_MIN_S
+        while not self._stop.is_set():
+            conn = None
+            try:
+                repo_id = self._repo_id()
+                if repo_id is None:
+                    self._stop.wait(backoff)
+                    backoff = min(backoff * 2, config.TEAM_RECONNECT_MAX_S)
+                    continue
+                conn = open_connection(self.sync.dsn)
+                conn.execute(f"LISTEN {channel(repo_id)}")
+                backoff = config.TEAM_RECONNECT_MIN_S
+                self._wake.set()    # catch up whatever was sent while we were not listening
+                while not self._stop.is_set():
+                    for _ in conn.notifies(timeout=1.0, stop_after=1):
+                        self._wake.set()
+            except (psycopg.Error, EngineError) as e:
+                log.debug("team listener: %s", e)
+                self._wake.set()    # the sync thread notices the outage and reconnects too
+                self._stop.wait(backoff)
+                backoff = min(backoff * 2, config.TEAM_RECONNECT_MAX_S)
+            finally:
+                if conn is not None:
+                    try:
+                        conn.close()
+                    except psycopg.Error:
+                        pass
+
+    def _repo_id(self) -> int | None:
+        with self._lock:
+            return self._repo
+
+
+__all__ = ["SyncReport", "SyncTask", "TeamSync"]
