@@ -21,6 +21,7 @@ import pwd
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -60,15 +61,20 @@ class Cluster:
     """One initdb'ed data folder and its server; `start`, `stop`, `restart`, `destroy`."""
 
     def __init__(self, fsync: bool = False, port: int | None = None,
-                 parent: str | None = None) -> None:
+                 parent: str | None = None, existing: Path | None = None) -> None:
         self.bin = find_binaries()
-        self.dir = Path(tempfile.mkdtemp(prefix="nm-pg-", dir=parent))
+        self.dir = existing or Path(tempfile.mkdtemp(prefix="nm-pg-", dir=parent))
         self.data = self.dir / "data"
         self.socket_dir = self.dir
         self.log = self.dir / "server.log"
+        self._as_postgres = os.geteuid() == 0
+        if existing is not None:   # a cluster `main start` left running
+            self.port = int((self.dir / "port").read_text())
+            self.fsync = fsync
+            return
         self.port = port or free_port()
         self.fsync = fsync
-        self._as_postgres = os.geteuid() == 0
+        (self.dir / "port").write_text(str(self.port))
         if self._as_postgres:
             pw = pwd.getpwnam(SUPERUSER)
             os.chown(self.dir, pw.pw_uid, pw.pw_gid)
@@ -173,3 +179,22 @@ def wait_until(predicate, timeout: float, interval: float = 0.02) -> bool:  # no
         if time.monotonic() > deadline:
             return bool(predicate())
         time.sleep(interval)
+
+
+def main(argv: list[str]) -> int:
+    """`start`: a cluster left running, printed as `DIR DSN`; `destroy DIR`: stop, remove.
+    .ci/run uses these to run the team tests against a server it started."""
+    if argv[:1] == ["start"]:
+        c = Cluster()
+        c.start()
+        print(c.dir, c.dsn())
+        return 0
+    if len(argv) == 2 and argv[0] == "destroy":
+        Cluster(existing=Path(argv[1])).destroy()
+        return 0
+    print("usage: pgcluster.py start | destroy DIR", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
