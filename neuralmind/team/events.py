@@ -65,8 +65,9 @@ def _pair(v: Any, size: int = 2) -> list[Any]:
     return v
 
 
-def operations(kind: str, payload: Any, author: str, seq: int) -> list[Op]:
-    """The fold operations of one event (none for records); BadEvent when malformed."""
+def operations(kind: str, payload: Any) -> list[Op]:
+    """The fold operations of one event, in order (none for records); BadEvent when
+    malformed."""
     if kind not in KINDS:
         raise BadEvent(f"unknown event kind {kind!r}")
     if not isinstance(payload, dict):
@@ -75,7 +76,7 @@ def operations(kind: str, payload: Any, author: str, seq: int) -> list[Op]:
     ops: list[Op] = []
 
     def add(tgt: str, op: str, x: float = 0.0, n: int = 0) -> None:
-        ops.append(Op(tgt, (ts, author, seq, len(ops)), op, x, n))
+        ops.append(Op(tgt, ts, op, x, n))
 
     if kind == BATCH:
         rate = _num(payload.get("rate"), 0.0, 1.0, "rate")

@@ -3,13 +3,14 @@ same weights, whatever order they arrived in.
 
 An event becomes operations on rows ("targets"): a synapse pair, a transition, a node's
 activation, a node's use count. Each target's state is the fold of its operations in
-one total order, the *event order* `(ts, author, seq, index)`: the author's timestamp,
-then the outbox that wrote it, its number and the operation's place in the event. The
-maths are the synapse store's (Hebbian step towards the cap with lazy exponential decay,
-LTP floor, MAX for seeds, scaling for negative feedback) for the `shared` namespace,
-in the same floating-point operations on every machine; so equal operation sequences
-give bit-identical states, and a late event (an offline teammate) only makes its
-targets fold again from their first operation.
+one total order, the *event order*: the store's position of the event (the same on
+every machine, assigned once when it was pushed), then the operation's place in the
+event. The maths are the synapse store's (Hebbian step towards the cap with lazy
+exponential decay from the event's own timestamp, LTP floor, MAX for seeds, scaling for
+negative feedback) for the `shared` namespace, in the same floating-point operations on
+every machine; so the same events give bit-identical states whatever order they
+arrived in (the mirror folds by position, holding back an event until those before it
+have arrived).
 """
 
 from __future__ import annotations
@@ -27,13 +28,10 @@ REINFORCE, SEED, WEAKEN = "r", "s", "w"
 _SYN_HALF_LIFE = config.HALF_LIFE_DAYS["shared"] * DAY
 _TR_HALF_LIFE = config.TRANSITION_HALF_LIFE_DAYS * DAY
 
-OrderKey = tuple[float, str, int, int]  # (ts, author, seq, index)
-
-
 @dataclass(frozen=True, slots=True)
 class Op:
     target: str
-    key: OrderKey
+    ts: float     # the event's timestamp (decay is computed up to it)
     op: str       # REINFORCE, SEED or WEAKEN
     x: float      # rate, seeded weight or factor
     n: int        # seeded count
@@ -80,7 +78,7 @@ def effective(kind: str, s: State, now: float) -> float:
 
 def step(kind: str, s: State | None, op: Op) -> State:
     """One operation applied to a target's state (None: the target does not exist yet)."""
-    ts = op.key[0]
+    ts = op.ts
     cap = config.WEIGHT_CAP
     if s is None:
         if op.op == WEAKEN:
@@ -107,7 +105,7 @@ def step(kind: str, s: State | None, op: Op) -> State:
 
 
 def fold(kind: str, ops: list[Op], start: State | None = None) -> State | None:
-    """`ops` (already in event order) folded onto `start`."""
+    """`ops` (in event order) folded onto `start`."""
     s = start
     for op in ops:
         s = step(kind, s, op)

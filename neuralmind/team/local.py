@@ -1,13 +1,21 @@
 """The local mirror of the team store: `<state>/team.db` (SQLite, WAL).
 
 It holds the outbox (this clone's events not yet pushed), the replicated log (every
-event known here, ours and pulled, keyed by `(author, seq)`), the operations each
-event made on shared rows, the folded shared state, and the versions of shared
-records. A local write to shared state is one IMMEDIATE transaction: outbox entry,
-log entry and folded state together. An ingest of pulled events is one transaction
-too, and it moves the pulled position in it: a process killed anywhere re-fetches
-and re-applies exactly what it had not committed, and nothing twice (an event
-already in the log is never folded again).
+event known here, ours and pulled, keyed by `(author, seq)`), the folded shared state,
+and the versions of shared records.
+
+Shared state is folded in the store's order (event positions), the same on every
+machine. An event that arrives before one of the positions ahead of it waits in the
+log until the gap fills. This clone's own events have no position until the store
+echoes them back; meanwhile they are folded, in their own order, into an *overlay* on
+top of the shared state (what this machine shows), which is rebuilt whenever the shared
+rows under it change and is empty once everything is pushed and pulled.
+
+A local write to shared state is one IMMEDIATE transaction: outbox entry, log entry and
+overlay together. An ingest of pulled events is one transaction too and moves the
+pulled position in it: a process killed anywhere re-fetches and re-applies exactly what
+it had not committed, and nothing twice (an event already in the log is never folded
+again).
 """
 
 from __future__ import annotations
@@ -36,26 +44,30 @@ log = logging.getLogger("neuralmind.team")
 DB_NAME = "team.db"
 SCHEMA_VERSION = 1
 BUSY_TIMEOUT_MS = 15_000
+INGEST_CHUNK = 250   # events folded per transaction: a local write never waits long for it
+
+# log.state: OWN (ours, not yet echoed by the store: in the overlay), WAIT (position known,
+# not folded yet: a gap before it), DONE (folded into shared), BAD (malformed: kept, skipped)
+OWN, WAIT, DONE, BAD = 0, 1, 2, 3
 
 _TABLES = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     """CREATE TABLE IF NOT EXISTS log (
         author TEXT NOT NULL, seq INTEGER NOT NULL,
-        kind TEXT NOT NULL, payload TEXT NOT NULL, ts REAL NOT NULL,
-        pos INTEGER,                     -- the server's position; NULL until pushed and seen
-        applied INTEGER NOT NULL,        -- 0: malformed, kept but not folded
+        kind TEXT NOT NULL, payload TEXT NOT NULL,
+        pos INTEGER,                     -- the store's position; NULL until pushed and seen
+        state INTEGER NOT NULL,
         PRIMARY KEY (author, seq)
     ) WITHOUT ROWID""",
-    """CREATE TABLE IF NOT EXISTS ops (
-        target TEXT NOT NULL, ts REAL NOT NULL, author TEXT NOT NULL, seq INTEGER NOT NULL,
-        idx INTEGER NOT NULL, op TEXT NOT NULL, x REAL NOT NULL, n INTEGER NOT NULL,
-        PRIMARY KEY (target, ts, author, seq, idx)
-    ) WITHOUT ROWID""",
+    "CREATE INDEX IF NOT EXISTS log_pos ON log (pos) WHERE pos IS NOT NULL",
+    "CREATE INDEX IF NOT EXISTS log_own ON log (seq) WHERE state = 0",
     """CREATE TABLE IF NOT EXISTS shared (
         target TEXT PRIMARY KEY, weight REAL NOT NULL, count INTEGER NOT NULL,
-        updated REAL NOT NULL,
-        last_ts REAL NOT NULL, last_author TEXT NOT NULL, last_seq INTEGER NOT NULL,
-        last_idx INTEGER NOT NULL        -- the last operation folded (event order)
+        updated REAL NOT NULL
+    ) WITHOUT ROWID""",
+    """CREATE TABLE IF NOT EXISTS overlay (
+        target TEXT PRIMARY KEY, weight REAL NOT NULL, count INTEGER NOT NULL,
+        updated REAL NOT NULL
     ) WITHOUT ROWID""",
     """CREATE TABLE IF NOT EXISTS records (
         type TEXT NOT NULL, id TEXT NOT NULL, author TEXT NOT NULL, seq INTEGER NOT NULL,
@@ -135,17 +147,20 @@ class TeamLocal:
             conn.close()
             self._local.conn = None
 
-    # --- local writes (outbox + log + fold, one transaction) -------------------------------
+    # --- local writes (outbox + log + overlay, one transaction) ----------------------------
     def write(self, kind: str, payload: dict[str, Any]) -> int:
         """Record a change to shared state made here; its seq. ValueError when malformed."""
         try:
-            ev.operations(kind, payload, self.author, 0)   # validate before writing anything
+            ops = ev.operations(kind, payload)   # checked before anything is written
         except ev.BadEvent as e:
             raise ValueError(f"{kind}: {e}") from None
-        text = outbox.encode(payload)
         with self._write() as conn:
             seq = outbox.append(conn, kind, payload, self.clock())
-            self._ingest_one(conn, self.author, seq, kind, text, None, payload)
+            conn.execute("INSERT INTO log VALUES (?, ?, ?, ?, NULL, ?)",
+                         (self.author, seq, kind, outbox.encode(payload), OWN))
+            if kind == ev.RECORD:
+                self._record_rows(conn, [(self.author, seq, None, payload)])
+            _apply(conn, "overlay", ops, fallback="shared")
         return seq
 
     def learn_batch(self, pairs: Iterable[tuple[str, str]], touched: Sequence[str] = (),
@@ -200,6 +215,7 @@ class TeamLocal:
 
     # --- pulled events -------------------------------------------------------------------
     def pulled(self, store_key: str) -> int:
+        """The last position folded here (everything up to it is folded)."""
         row = self.connection().execute("SELECT value FROM meta WHERE key = ?",
                                         (f"pulled:{store_key}",)).fetchone()
         return int(row[0]) if row else 0
@@ -209,42 +225,70 @@ class TeamLocal:
             conn.execute("DELETE FROM meta WHERE key = ?", (f"pulled:{store_key}",))
 
     def ingest(self, store_key: str, batch: Sequence[RemoteEvent]) -> int:
-        """Apply pulled events (in position order) and move the pulled position, in one
-        transaction. Returns how many were new here."""
-        if not batch:
-            return 0
+        """Take pulled events (any order) and fold everything that is now contiguous after
+        the pulled position, a chunk per transaction. Returns how many were new here."""
         new = 0
-        with self._write() as conn:
-            mark = conn.execute("SELECT value FROM meta WHERE key = ?",
-                                (f"pulled:{store_key}",)).fetchone()
-            done = int(mark[0]) if mark else 0
-            todo = [e for e in batch if e.pos > done]
-            known = self._known(conn, todo)
-            fresh: list[tuple[RemoteEvent, Any]] = []
-            for e in todo:
-                if (e.author, e.seq) in known:
-                    conn.execute("UPDATE log SET pos = ? WHERE author = ? AND seq = ?",
-                                 (e.pos, e.author, e.seq))
-                    conn.execute("UPDATE records SET pos = ? WHERE author = ? AND seq = ?",
-                                 (e.pos, e.author, e.seq))
-                    continue
-                known.add((e.author, e.seq))
-                try:
-                    payload = json.loads(e.payload)
-                except ValueError:
-                    payload = None
-                fresh.append((e, payload))
-            if fresh:
-                self._ingest_many(conn, fresh)
-                new = len(fresh)
-            if todo:
-                conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
-                             (f"pulled:{store_key}", str(max(e.pos for e in todo))))
+        for i in range(0, len(batch), INGEST_CHUNK):
+            with self._write() as conn:
+                new += self._ingest_chunk(conn, store_key, batch[i:i + INGEST_CHUNK])
+        return new
+
+    def _ingest_chunk(self, conn: sqlite3.Connection, store_key: str,
+                      chunk: Sequence[RemoteEvent]) -> int:
+        key = f"pulled:{store_key}"
+        mark = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        done = int(mark[0]) if mark else 0
+        todo = [e for e in chunk if e.pos > done]
+        known = self._known(conn, todo)
+        echoed = False
+        fresh = []
+        for e in todo:
+            state = known.get((e.author, e.seq))
+            if state is None:
+                fresh.append((e.author, e.seq, e.kind, e.payload, e.pos, WAIT))
+                known[(e.author, e.seq)] = WAIT
+            elif state == OWN:           # our own event, back with its position
+                conn.execute("UPDATE log SET pos = ?, state = ? WHERE author = ? AND seq = ?",
+                             (e.pos, WAIT, e.author, e.seq))
+                conn.execute("UPDATE records SET pos = ? WHERE author = ? AND seq = ?",
+                             (e.pos, e.author, e.seq))
+                echoed = True
+        conn.executemany("INSERT INTO log VALUES (?, ?, ?, ?, ?, ?)", fresh)
+        new = len(fresh)
+        # fold what is contiguous after `done`, in position order
+        ready = conn.execute("SELECT pos, author, seq, kind, payload FROM log "
+                             "WHERE pos > ? AND state = ? ORDER BY pos", (done, WAIT)).fetchall()
+        folded: list[tuple[int, str, int]] = []
+        ops: list[Op] = []
+        records: list[tuple[str, int, int | None, Any]] = []
+        for pos, author, seq, kind, text in ready:
+            if pos != done + 1:
+                break                     # a gap: the rest waits for it
+            done = pos
+            try:
+                payload = json.loads(text)
+                ops.extend(ev.operations(kind, payload))
+            except (ValueError, ev.BadEvent) as bad:
+                log.warning("team event %s/%d (%s) is malformed and kept unapplied: %s",
+                            author, seq, kind, bad)
+                conn.execute("UPDATE log SET state = ? WHERE author = ? AND seq = ?",
+                             (BAD, author, seq))
+                continue
+            folded.append((DONE, author, seq))
+            if kind == ev.RECORD and author != self.author:
+                records.append((author, seq, pos, payload))
+        conn.executemany("UPDATE log SET state = ? WHERE author = ? AND seq = ?", folded)
+        self._record_rows(conn, records)
+        touched = _apply(conn, "shared", ops)
+        if echoed or touched & self._overlay_targets(conn):
+            self._rebuild_overlay(conn)
+        conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, str(done)))
         return new
 
     @staticmethod
-    def _known(conn: sqlite3.Connection, batch: Sequence[RemoteEvent]) -> set[tuple[str, int]]:
-        out: set[tuple[str, int]] = set()
+    def _known(conn: sqlite3.Connection, batch: Sequence[RemoteEvent]
+               ) -> dict[tuple[str, int], int]:
+        out: dict[tuple[str, int], int] = {}
         by_author: dict[str, list[int]] = defaultdict(list)
         for e in batch:
             by_author[e.author].append(e.seq)
@@ -252,83 +296,57 @@ class TeamLocal:
             for i in range(0, len(seqs), 500):
                 chunk = seqs[i:i + 500]
                 rows = conn.execute(
-                    f"SELECT seq FROM log WHERE author = ? AND seq IN ({','.join('?' * len(chunk))})",
-                    (author, *chunk))
-                out.update((author, int(r[0])) for r in rows)
+                    f"SELECT seq, state FROM log WHERE author = ? AND seq IN "
+                    f"({','.join('?' * len(chunk))})", (author, *chunk))
+                out.update(((author, int(s)), int(st)) for s, st in rows)
         return out
 
-    def _ingest_one(self, conn: sqlite3.Connection, author: str, seq: int, kind: str,
-                    text: str, pos: int | None, payload: Any) -> None:
-        self._ingest_many(conn, [(RemoteEvent(pos or 0, author, seq, kind, text), payload)],
-                          own=True)
+    @staticmethod
+    def _overlay_targets(conn: sqlite3.Connection) -> set[str]:
+        return {r[0] for r in conn.execute("SELECT target FROM overlay")}
 
-    def _ingest_many(self, conn: sqlite3.Connection,
-                     batch: Sequence[tuple[RemoteEvent, Any]], own: bool = False) -> None:
-        """Log, then fold, a batch of events new to this machine."""
-        all_ops: list[Op] = []
-        log_rows, record_rows = [], []
-        for e, payload in batch:
-            ts, applied = 0.0, 1
-            try:
-                ops = ev.operations(e.kind, payload, e.author, e.seq)
-                ts = float(payload["ts"])
-            except ev.BadEvent as bad:
-                log.warning("team event %s/%d (%s) is malformed and kept unapplied: %s",
-                            e.author, e.seq, e.kind, bad)
-                ops, applied = [], 0
-            pos = None if own else e.pos
-            log_rows.append((e.author, e.seq, e.kind, e.payload, ts, pos, applied))
-            if applied and e.kind == ev.RECORD:
-                base = payload.get("base") or (None, None)
-                record_rows.append((payload["type"], payload["id"], e.author, e.seq, pos, ts,
-                                    base[0], base[1], e.payload))
-            all_ops.extend(ops)
-        conn.executemany("INSERT INTO log VALUES (?, ?, ?, ?, ?, ?, ?)", log_rows)
-        conn.executemany("INSERT INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", record_rows)
-        if all_ops:
-            self._fold(conn, all_ops)
+    def _rebuild_overlay(self, conn: sqlite3.Connection) -> None:
+        """Our unechoed events, in their order, on top of the shared state."""
+        conn.execute("DELETE FROM overlay")
+        ops: list[Op] = []
+        for kind, text in conn.execute("SELECT kind, payload FROM log WHERE state = ? "
+                                       "ORDER BY seq", (OWN,)):
+            ops.extend(ev.operations(kind, json.loads(text)))
+        _apply(conn, "overlay", ops, fallback="shared")
 
     @staticmethod
-    def _fold(conn: sqlite3.Connection, ops: list[Op]) -> None:
-        conn.executemany("INSERT OR IGNORE INTO ops VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                         [(o.target, *o.key, o.op, o.x, o.n) for o in ops])
-        by_target: dict[str, list[Op]] = defaultdict(list)
-        for o in ops:
-            by_target[o.target].append(o)
-        rows = []
-        for tgt, mine in by_target.items():
-            mine.sort(key=lambda o: o.key)
-            kind = fold.kind_of(tgt)
-            cur = conn.execute("SELECT weight, count, updated, last_ts, last_author, last_seq, "
-                               "last_idx FROM shared WHERE target = ?", (tgt,)).fetchone()
-            if cur is not None and mine[0].key > (cur[3], cur[4], cur[5], cur[6]):
-                state = fold.fold(kind, mine, State(cur[0], cur[1], cur[2]))
-                last = mine[-1].key
-            else:   # new target, or a late operation: fold every operation in order again
-                every = [Op(tgt, (r[0], r[1], r[2], r[3]), r[4], r[5], r[6]) for r in conn.execute(
-                    "SELECT ts, author, seq, idx, op, x, n FROM ops WHERE target = ? "
-                    "ORDER BY ts, author, seq, idx", (tgt,))]
-                state = fold.fold(kind, every)
-                last = every[-1].key
-            assert state is not None
-            rows.append((tgt, state.weight, state.count, state.updated, *last))
-        conn.executemany("INSERT OR REPLACE INTO shared VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    def _record_rows(conn: sqlite3.Connection,
+                     rows: Sequence[tuple[str, int, int | None, Any]]) -> None:
+        conn.executemany(
+            "INSERT OR IGNORE INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(p["type"], p["id"], author, seq, pos, float(p["ts"]),
+              *((p.get("base") or (None, None))[:2]), outbox.encode(p))
+             for author, seq, pos, p in rows])
 
     # --- reading shared state ------------------------------------------------------------
-    def shared_rows(self, kind: str | None = None) -> list[tuple[str, float, int, float]]:
-        """(target, stored weight, count, updated) of every shared row, by target."""
-        sql = "SELECT target, weight, count, updated FROM shared"
-        params: tuple[Any, ...] = ()
+    def shared_rows(self, kind: str | None = None, visible: bool = False,
+                    ) -> list[tuple[str, float, int, float]]:
+        """(target, stored weight, count, updated) of every shared row, by target: the
+        store's fold (what every machine agrees on), or with `visible` this machine's
+        view (its unechoed events on top)."""
+        where, params = "", ()
         if kind:
-            sql += " WHERE target >= ? AND target < ?"
+            where = " WHERE target >= ? AND target < ?"
             params = (kind + fold.SEP, kind + chr(ord(fold.SEP) + 1))
-        return [tuple(r) for r in self.connection().execute(sql + " ORDER BY target", params)]
+        if visible:
+            sql = (f"SELECT target, weight, count, updated FROM overlay{where} UNION ALL "
+                   f"SELECT target, weight, count, updated FROM shared{where}"
+                   f"{' AND' if where else ' WHERE'} target NOT IN (SELECT target FROM overlay)")
+            params = params * 2
+        else:
+            sql = f"SELECT target, weight, count, updated FROM shared{where}"
+        return sorted(tuple(r) for r in self.connection().execute(sql, params))
 
     def synapse_weights(self, now: float | None = None) -> dict[tuple[str, str], float]:
-        """Effective shared synapse weights at `now` (pairs with a < b)."""
+        """Effective shared synapse weights at `now` as this machine sees them (a < b)."""
         t = self._ts(now)
         out = {}
-        for tgt, w, c, u in self.shared_rows(fold.SYNAPSE):
+        for tgt, w, c, u in self.shared_rows(fold.SYNAPSE, visible=True):
             _, a, b = tgt.split(fold.SEP)
             out[(a, b)] = fold.effective(fold.SYNAPSE, State(w, c, u), t)
         return out
@@ -395,11 +413,13 @@ class TeamLocal:
     # --- status --------------------------------------------------------------------------
     def counts(self) -> dict[str, int]:
         conn = self.connection()
+        by_state = dict(conn.execute("SELECT state, count(*) FROM log GROUP BY state").fetchall())
         return {
-            "events": int(conn.execute("SELECT count(*) FROM log").fetchone()[0]),
+            "events": sum(by_state.values()),
             "unpushed": outbox.count(conn),
-            "malformed": int(conn.execute("SELECT count(*) FROM log WHERE applied = 0")
-                             .fetchone()[0]),
+            "unechoed": by_state.get(OWN, 0),
+            "waiting": by_state.get(WAIT, 0),
+            "malformed": by_state.get(BAD, 0),
             "shared_rows": int(conn.execute("SELECT count(*) FROM shared").fetchone()[0]),
             "records": int(conn.execute("SELECT count(DISTINCT type || ':' || id) FROM records")
                            .fetchone()[0]),
@@ -411,3 +431,37 @@ def _version(row: Sequence[Any]) -> dict[str, Any]:
     body = json.loads(payload)
     return {"author": author, "seq": int(seq), "pos": pos, "ts": ts,
             "base": [ba, bs] if ba else None, "record": body.get("record", {})}
+
+
+def _apply(conn: sqlite3.Connection, table: str, ops: list[Op],
+           fallback: str | None = None) -> set[str]:
+    """Fold `ops` (in order) into `table`; a target missing there starts from its row in
+    `fallback` (the overlay starts from the shared state). Returns the targets."""
+    if not ops:
+        return set()
+    by_target: dict[str, list[Op]] = defaultdict(list)
+    for o in ops:
+        by_target[o.target].append(o)
+    current = _rows(conn, table, list(by_target))
+    if fallback:
+        current = _rows(conn, fallback, [t for t in by_target if t not in current]) | current
+    rows = []
+    for tgt, mine in by_target.items():
+        cur = current.get(tgt)
+        state = fold.fold(fold.kind_of(tgt), mine, State(*cur) if cur else None)
+        assert state is not None
+        rows.append((tgt, state.weight, state.count, state.updated))
+    conn.executemany(f"INSERT OR REPLACE INTO {table} VALUES (?, ?, ?, ?)", rows)
+    return set(by_target)
+
+
+def _rows(conn: sqlite3.Connection, table: str, targets: list[str],
+          ) -> dict[str, tuple[float, int, float]]:
+    """The stored rows of `targets` in `table`, 500 per query."""
+    out: dict[str, tuple[float, int, float]] = {}
+    for i in range(0, len(targets), 500):
+        chunk = targets[i:i + 500]
+        out.update((t, (w, c, u)) for t, w, c, u in conn.execute(
+            f"SELECT target, weight, count, updated FROM {table} WHERE target IN "
+            f"({','.join('?' * len(chunk))})", chunk))
+    return out

@@ -67,8 +67,9 @@ def open_connection(dsn: str, autocommit: bool = True) -> psycopg.Connection:
 
 
 def _first_line(e: BaseException) -> str:
-    text = str(e).strip()
-    return text.splitlines()[-1] if text else type(e).__name__
+    """libpq's message without its per-address preamble (the last line says why)."""
+    lines = [ln.strip() for ln in str(e).strip().splitlines() if ln.strip()]
+    return lines[-1] if lines else type(e).__name__
 
 
 class RemoteStore:

@@ -86,7 +86,8 @@ class TeamSync:
             return report
         except psycopg.Error as e:
             self.close()
-            raise Unreachable(f"team sync interrupted: {str(e).strip().splitlines()[-1:]}") from None
+            lines = str(e).strip().splitlines() or [type(e).__name__]
+            raise Unreachable(f"team sync interrupted: {lines[-1].strip()}") from None
 
     def _push(self, remote: RemoteStore) -> tuple[int, int]:
         pushed = dups = 0

@@ -52,11 +52,10 @@ def team_events(seed: int, n: int = 60) -> list[RemoteEvent]:
 
 
 def replay(local: TeamLocal, events: list[RemoteEvent], batch: int) -> None:
-    """Deliver `events` in the given order, `batch` at a time. Each keeps its server
-    position; each batch comes through its own channel (as after a reconnection to
-    another store), so no position mark skips it."""
+    """Deliver `events` (each with its store position) in the given order, `batch` at a
+    time."""
     for i in range(0, len(events), batch):
-        local.ingest(f"store-{i}", events[i:i + batch])
+        local.ingest("store", events[i:i + batch])
 
 
 @pytest.mark.parametrize("seed", [1, 2])
@@ -75,15 +74,15 @@ def test_permutations_of_the_same_events_converge_bit_for_bit(seed: int, tmp_pat
     assert len(weights[0]) > 5
 
 
-def test_a_late_event_refolds_its_rows(tmp_path: Path) -> None:
-    """An offline teammate's old event arriving last lands where its timestamp puts it."""
+def test_an_event_ahead_of_a_gap_waits_for_it(tmp_path: Path) -> None:
+    """Position 1 arriving last: nothing is folded before it, everything after it."""
     events = team_events(3, n=30)
-    oldest = min(events, key=lambda e: json.loads(e.payload)["ts"])
-    late_first = [oldest] + [e for e in events if e is not oldest]
-    late_last = [e for e in events if e is not oldest] + [oldest]
     a, b = mirror(tmp_path / "a"), mirror(tmp_path / "b")
-    replay(a, late_first, batch=30)
-    replay(b, late_last, batch=1)
+    replay(a, events, batch=30)
+    replay(b, events[1:], batch=5)
+    assert b.shared_rows() == [] and b.counts()["waiting"] == 29 and b.pulled("store") == 0
+    replay(b, events[:1], batch=1)
+    assert b.counts()["waiting"] == 0 and b.pulled("store") == 30
     assert a.state_hash() == b.state_hash()
 
 
@@ -103,11 +102,15 @@ def test_own_events_and_pulled_ones_fold_the_same_as_any_order(tmp_path: Path) -
     server = others[:10] + own + others[10:]
     server = [RemoteEvent(i + 1, e.author, e.seq, e.kind, e.payload)
               for i, e in enumerate(server)]
+    before = writer.shared_rows(visible=True)
+    assert before and writer.shared_rows() == []     # shown here, not yet the team's
     writer.ingest("store", server)
     reader = mirror(tmp_path / "r")
     replay(reader, list(reversed(server)), batch=4)
     assert writer.state_hash() == reader.state_hash()
     assert writer.counts()["events"] == reader.counts()["events"] == 40
+    assert writer.counts()["unechoed"] == 0
+    assert writer.shared_rows(visible=True) == writer.shared_rows()  # the overlay is gone
 
 
 def test_the_fold_is_the_synapse_stores_own_maths(tmp_path: Path) -> None:
@@ -130,7 +133,7 @@ def test_the_fold_is_the_synapse_stores_own_maths(tmp_path: Path) -> None:
     for pair, w in theirs.items():
         assert ours[pair] == pytest.approx(w, rel=1e-12, abs=1e-15)
     counts = {(s["a"], s["b"]): s["count"] for s in store.dump(["shared"], now=now)}
-    rows = {tuple(t.split("\x1f")[1:]): c for t, _, c, _ in local.shared_rows("s")}
+    rows = {tuple(t.split("\x1f")[1:]): c for t, _, c, _ in local.shared_rows("s", visible=True)}
     assert all(rows[p] == c for p, c in counts.items())
     store.close()
 

@@ -143,7 +143,7 @@ def test_a_malformed_peer_event_is_kept_but_not_applied(team_db: str, tmp_path: 
     finally:
         sync.close()
     assert bob.counts()["malformed"] == 1 and bob.counts()["events"] == 2
-    assert [r[0] for r in bob.shared_rows()] == ["u\x1fok.py"]
+    assert [r[0] for r in bob.shared_rows()] == ["u\x1fok.py"] and bob.counts()["waiting"] == 0
 
 
 def test_an_unreachable_store_is_a_clear_error_and_loses_nothing(tmp_path: Path) -> None:
