@@ -18,6 +18,7 @@ A payload from a peer is checked before it is folded: a malformed one raises
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any
 
 from neuralmind.team import fold
@@ -65,6 +66,14 @@ def _pair(v: Any, size: int = 2) -> list[Any]:
     return v
 
 
+def _node_pairs(payload: dict[str, Any], key: str) -> Iterator[tuple[str, str]]:
+    """The [a, b] lists under `key` as checked node ids; a == b is skipped."""
+    for v in _list(payload, key):
+        a, b = (_node(x) for x in _pair(v))
+        if a != b:
+            yield a, b
+
+
 def operations(kind: str, payload: Any) -> list[Op]:
     """The fold operations of one event, in order (none for records); BadEvent when
     malformed."""
@@ -80,16 +89,12 @@ def operations(kind: str, payload: Any) -> list[Op]:
 
     if kind == BATCH:
         rate = _num(payload.get("rate"), 0.0, 1.0, "rate")
-        for v in _list(payload, "pairs"):
-            a, b = (_node(x) for x in _pair(v))
-            if a != b:
-                add(fold.synapse_target(a, b), fold.REINFORCE, rate)
+        for a, b in _node_pairs(payload, "pairs"):
+            add(fold.synapse_target(a, b), fold.REINFORCE, rate)
         for v in _list(payload, "touched"):
             add(fold.target(fold.ACTIVATION, _node(v)), fold.REINFORCE)
-        for v in _list(payload, "transitions"):
-            a, b = (_node(x) for x in _pair(v))
-            if a != b:
-                add(fold.target(fold.TRANSITION, a, b), fold.REINFORCE)
+        for a, b in _node_pairs(payload, "transitions"):
+            add(fold.target(fold.TRANSITION, a, b), fold.REINFORCE)
     elif kind == SEED:
         for v in _list(payload, "pairs"):
             a, b, w, c = _pair(v, 4)
@@ -103,10 +108,8 @@ def operations(kind: str, payload: Any) -> list[Op]:
                 _num(level, 0.0, 1e9, "level"))
     elif kind == WEAKEN:
         factor = _num(payload.get("factor"), 0.0, 1.0, "factor")
-        for v in _list(payload, "pairs"):
-            a, b = (_node(x) for x in _pair(v))
-            if a != b:
-                add(fold.synapse_target(a, b), fold.WEAKEN, factor)
+        for a, b in _node_pairs(payload, "pairs"):
+            add(fold.synapse_target(a, b), fold.WEAKEN, factor)
     elif kind == USED:
         add(fold.target(fold.USED, _node(payload.get("node"))), fold.REINFORCE)
     else:

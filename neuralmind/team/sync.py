@@ -79,8 +79,7 @@ class TeamSync:
             report = SyncReport(read_only=bool(self._read_only))
             if not self._read_only:
                 report.pushed, report.duplicates = self._push(remote)
-            report.pulled = self._pull(remote)
-            report.head = remote.head()
+            report.pulled, report.head = self._pull(remote)
             report.position = self.local.pulled(remote.key)
             report.unpushed = self.local.pending_count()
             return report
@@ -101,7 +100,8 @@ class TeamSync:
             pushed += result.inserted
             dups += result.duplicates
 
-    def _pull(self, remote: RemoteStore) -> int:
+    def _pull(self, remote: RemoteStore) -> tuple[int, int]:
+        """Fetch and fold everything after this machine's position: (new events, head)."""
         key = remote.key
         position = self.local.pulled(key)
         head = remote.head()
@@ -115,7 +115,7 @@ class TeamSync:
         while True:
             batch = remote.fetch(position, config.TEAM_PULL_BATCH)
             if not batch:
-                return new
+                return new, max(head, position)
             new += self.local.ingest(key, batch)
             position = batch[-1].pos
             if self.on_ingest is not None:
@@ -201,7 +201,8 @@ class SyncTask:
                     self.on_change(report.pulled)
                 except Exception:
                     log.exception("team change callback failed")
-            self._wake.wait(self.poll_seconds)
+            if self._wake.wait(self.poll_seconds):
+                self._stop.wait(config.TEAM_COALESCE_S)   # let a burst arrive as one batch
 
     # --- the listening thread ------------------------------------------------------------
     def _run_listen(self) -> None:
