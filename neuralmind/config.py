@@ -65,8 +65,9 @@ TEAM_DSN_ENV = "NEURALMIND_TEAM_DSN"  # overrides team_dsn of .neuralmind.toml (
 TEAM_CONNECT_TIMEOUT_S = 5           # an unreachable store must not hold up a CLI command for long
 TEAM_PUSH_BATCH = 500                # outbox events per push transaction: one round trip, short row locks
 TEAM_PULL_BATCH = 2000               # events fetched per round trip when catching up
-TEAM_COALESCE_S = 0.1               # wake-ups this close are one sync: 50 writers at ~120 events/s
-                                     # otherwise cost every mirror ~120 fetch transactions a second
+TEAM_COALESCE_S = 0.25              # wake-ups this close are one sync: 50 writers at ~120 events/s
+                                     # otherwise cost every mirror ~120 fetches and thread wake-ups a
+                                     # second (at 0.1 s the 50-writer run was still CPU-bound)
 TEAM_POLL_SECONDS = 15.0             # catch-up even without a NOTIFY (one lost in a reconnect gap)
 TEAM_RECONNECT_MIN_S = 0.5           # reconnect backoff doubles from here...
 TEAM_RECONNECT_MAX_S = 10.0          # ...up to this: a restarted server is found again within 10 s

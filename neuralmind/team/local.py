@@ -240,50 +240,53 @@ class TeamLocal:
         done = int(mark[0]) if mark else 0
         todo = [e for e in chunk if e.pos > done]
         known = self._known(conn, todo)
-        echoed = False
-        fresh = []
+        # (author, seq, kind, payload, where it comes from): "new", "own" echo, or "log"
+        # (arrived earlier, waiting for a gap before it)
+        seq_by_pos: dict[int, tuple[str, int, str, str, str]] = {
+            pos: (a, s, k, p, "log") for pos, a, s, k, p in conn.execute(
+                "SELECT pos, author, seq, kind, payload FROM log WHERE pos > ? AND state = ?",
+                (done, WAIT))}
         for e in todo:
             state = known.get((e.author, e.seq))
             if state is None:
-                fresh.append((e.author, e.seq, e.kind, e.payload, e.pos, WAIT))
+                seq_by_pos[e.pos] = (e.author, e.seq, e.kind, e.payload, "new")
                 known[(e.author, e.seq)] = WAIT
             elif state == OWN:           # our own event, back with its position
-                conn.execute("UPDATE log SET pos = ?, state = ? WHERE author = ? AND seq = ?",
-                             (e.pos, WAIT, e.author, e.seq))
-                conn.execute("UPDATE records SET pos = ? WHERE author = ? AND seq = ?",
-                             (e.pos, e.author, e.seq))
-                echoed = True
-        conn.executemany("INSERT INTO log VALUES (?, ?, ?, ?, ?, ?)", fresh)
-        new = len(fresh)
-        # fold what is contiguous after `done`, in position order
-        ready = conn.execute("SELECT pos, author, seq, kind, payload FROM log "
-                             "WHERE pos > ? AND state = ? ORDER BY pos", (done, WAIT)).fetchall()
-        folded: list[tuple[int, str, int]] = []
-        ops: list[Op] = []
+                seq_by_pos[e.pos] = (e.author, e.seq, e.kind, e.payload, "own")
+        fresh, moved, ops = [], [], []
         records: list[tuple[str, int, int | None, Any]] = []
-        for pos, author, seq, kind, text in ready:
-            if pos != done + 1:
-                break                     # a gap: the rest waits for it
-            done = pos
-            try:
-                payload = json.loads(text)
-                ops.extend(ev.operations(kind, payload))
-            except (ValueError, ev.BadEvent) as bad:
-                log.warning("team event %s/%d (%s) is malformed and kept unapplied: %s",
-                            author, seq, kind, bad)
-                conn.execute("UPDATE log SET state = ? WHERE author = ? AND seq = ?",
-                             (BAD, author, seq))
-                continue
-            folded.append((DONE, author, seq))
-            if kind == ev.RECORD and author != self.author:
-                records.append((author, seq, pos, payload))
-        conn.executemany("UPDATE log SET state = ? WHERE author = ? AND seq = ?", folded)
+        echoed = False
+        for pos in sorted(seq_by_pos):
+            author, seq, kind, text, origin = seq_by_pos[pos]
+            state = WAIT
+            if pos == done + 1:          # contiguous: fold it now, in position order
+                done = pos
+                try:
+                    payload = json.loads(text)
+                    ops.extend(ev.operations(kind, payload))
+                    state = DONE
+                    if kind == ev.RECORD and origin != "own":
+                        records.append((author, seq, pos, payload))
+                except (ValueError, ev.BadEvent) as bad:
+                    log.warning("team event %s/%d (%s) is malformed and kept unapplied: %s",
+                                author, seq, kind, bad)
+                    state = BAD
+            if origin == "new":
+                fresh.append((author, seq, kind, text, pos, state))
+            else:
+                moved.append((pos, state, author, seq))
+                echoed = echoed or origin == "own"
+        conn.executemany("INSERT INTO log VALUES (?, ?, ?, ?, ?, ?)", fresh)
+        conn.executemany("UPDATE log SET pos = ?, state = ? WHERE author = ? AND seq = ?", moved)
+        if echoed:
+            conn.executemany("UPDATE records SET pos = ? WHERE author = ? AND seq = ?",
+                             [(pos, a, sq) for pos, _, a, sq in moved])
         self._record_rows(conn, records)
         touched = _apply(conn, "shared", ops)
         if echoed or touched & self._overlay_targets(conn):
             self._rebuild_overlay(conn)
         conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, str(done)))
-        return new
+        return len(fresh)
 
     @staticmethod
     def _known(conn: sqlite3.Connection, batch: Sequence[RemoteEvent]

@@ -1,11 +1,11 @@
 """Synchronisation: push the outbox, pull everyone's events; once, or as a long-lived task.
 
 `TeamSync.sync_once` is what `neuralmind team sync` runs. `SyncTask` is what a server
-runs: one thread listens on the repository's NOTIFY channel (its own connection) and
-wakes the sync thread, which pushes and catches up by position; a local write wakes it
-too (`kick`). Any failure (server restarted, network cut) closes the connections and
-retries with a doubling backoff; after reconnecting, the catch-up by position finds
-everything missed, so a lost notification only delays, never loses.
+runs: one thread whose connection LISTENs on the repository's NOTIFY channel and, when
+a notification or a local write (`kick`) wakes it, pushes and catches up by position.
+Any failure (server restarted, network cut) closes the connection and retries with a
+doubling backoff; after reconnecting it LISTENs before it fetches, and the catch-up by
+position finds everything missed, so a lost notification only delays, never loses.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from neuralmind.errors import EngineError
 from neuralmind.team.identity import RepoIdentity
 from neuralmind.team.local import TeamLocal
 from neuralmind.team.pg_schema import channel
-from neuralmind.team.remote import OutEvent, RemoteEvent, RemoteStore, Unreachable, open_connection
+from neuralmind.team.remote import OutEvent, RemoteEvent, RemoteStore, Unreachable
 
 log = logging.getLogger("neuralmind.team")
 
@@ -123,7 +123,8 @@ class TeamSync:
 
 
 class SyncTask:
-    """The long-lived sync of a server: LISTEN/NOTIFY wake-ups, catch-up, reconnects."""
+    """The long-lived sync of a server: one thread, one connection that both syncs and
+    LISTENs; reconnects with backoff and catches up by position."""
 
     def __init__(self, sync: TeamSync, poll_seconds: float = config.TEAM_POLL_SECONDS,
                  on_change: Callable[[int], None] | None = None) -> None:
@@ -132,18 +133,16 @@ class SyncTask:
         self.on_change = on_change
         self._wake = threading.Event()
         self._stop = threading.Event()
-        self._threads: list[threading.Thread] = []
+        self._thread: threading.Thread | None = None
         self._status: dict[str, Any] = {"connected": False, "last_error": None,
                                         "last_sync": None, "pushed": 0, "pulled": 0,
                                         "reconnects": 0, "read_only": False}
         self._lock = threading.Lock()
-        self._repo: int | None = None   # known after the first successful sync
+        self._listening: psycopg.Connection | None = None
 
     def start(self) -> None:
-        for name, target in (("team-sync", self._run_sync), ("team-listen", self._run_listen)):
-            t = threading.Thread(target=target, name=name, daemon=True)
-            t.start()
-            self._threads.append(t)
+        self._thread = threading.Thread(target=self._run, name="team-sync", daemon=True)
+        self._thread.start()
 
     def kick(self) -> None:
         """Something was written locally: push it soon."""
@@ -152,35 +151,32 @@ class SyncTask:
     def stop(self, timeout: float = 5.0) -> None:
         self._stop.set()
         self._wake.set()
-        for t in self._threads:
-            t.join(timeout)
+        if self._thread is not None:
+            self._thread.join(timeout)
         self.sync.close()
 
     def status(self) -> dict[str, Any]:
         with self._lock:
             return dict(self._status)
 
-    def _set(self, **values: Any) -> None:
-        with self._lock:
-            self._status.update(values)
+    def alive(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
 
-    # --- the sync thread -----------------------------------------------------------------
-    def _run_sync(self) -> None:
+    def _run(self) -> None:
         backoff = config.TEAM_RECONNECT_MIN_S
         while not self._stop.is_set():
             self._wake.clear()
             try:
+                self._listen()
                 report = self.sync.sync_once()
-            except EngineError as e:
-                self._set(connected=False, last_error=e.message)
-                if backoff == config.TEAM_RECONNECT_MIN_S:   # the first failure of a streak
-                    log.warning("team store: %s (retrying)", e.message)
-                self._stop.wait(backoff)
-                backoff = min(backoff * 2, config.TEAM_RECONNECT_MAX_S)
-                continue
             except Exception as e:  # never let the sync take the server down
-                log.exception("team sync failed")
-                self._set(connected=False, last_error=str(e))
+                message = e.message if isinstance(e, EngineError) else str(e)
+                if not isinstance(e, (EngineError, psycopg.Error)):
+                    log.exception("team sync failed")
+                elif backoff == config.TEAM_RECONNECT_MIN_S:   # the first failure of a streak
+                    log.warning("team store: %s (retrying)", message)
+                self._set(connected=False, last_error=message)
+                self._listening = None
                 self.sync.close()
                 self._stop.wait(backoff)
                 backoff = min(backoff * 2, config.TEAM_RECONNECT_MAX_S)
@@ -188,8 +184,6 @@ class SyncTask:
             with self._lock:
                 if backoff != config.TEAM_RECONNECT_MIN_S:
                     self._status["reconnects"] += 1
-                remote = self.sync._remote
-                self._repo = remote.repo_id if remote is not None else self._repo
                 self._status.update(connected=True, last_error=None, last_sync=time.time(),
                                     read_only=report.read_only, head=report.head,
                                     position=report.position, unpushed=report.unpushed)
@@ -201,42 +195,51 @@ class SyncTask:
                     self.on_change(report.pulled)
                 except Exception:
                     log.exception("team change callback failed")
-            if self._wake.wait(self.poll_seconds):
-                self._stop.wait(config.TEAM_COALESCE_S)   # let a burst arrive as one batch
-
-    # --- the listening thread ------------------------------------------------------------
-    def _run_listen(self) -> None:
-        backoff = config.TEAM_RECONNECT_MIN_S
-        while not self._stop.is_set():
-            conn = None
             try:
-                repo_id = self._repo_id()
-                if repo_id is None:
-                    self._stop.wait(backoff)
-                    backoff = min(backoff * 2, config.TEAM_RECONNECT_MAX_S)
-                    continue
-                conn = open_connection(self.sync.dsn)
-                conn.execute(f"LISTEN {channel(repo_id)}")
-                backoff = config.TEAM_RECONNECT_MIN_S
-                self._wake.set()    # catch up whatever was sent while we were not listening
-                while not self._stop.is_set():
-                    for _ in conn.notifies(timeout=1.0, stop_after=1):
-                        self._wake.set()
-            except (psycopg.Error, EngineError) as e:
-                log.debug("team listener: %s", e)
-                self._wake.set()    # the sync thread notices the outage and reconnects too
-                self._stop.wait(backoff)
-                backoff = min(backoff * 2, config.TEAM_RECONNECT_MAX_S)
-            finally:
-                if conn is not None:
-                    try:
-                        conn.close()
-                    except psycopg.Error:
-                        pass
+                self._wait()
+            except psycopg.Error as e:     # the connection broke while idle: reconnect now
+                log.debug("team store connection lost while waiting: %s", e)
+                self._listening = None
+                self.sync.close()
+
+    def _listen(self) -> None:
+        """LISTEN on the sync's connection (again after a reconnect) before syncing, so an
+        event committed after the fetch always arrives as a notification."""
+        remote = self.sync.remote()
+        if self._listening is not remote.conn:
+            # notifications that arrive while the connection runs the sync's queries are
+            # kept by psycopg (>= 3.2) and returned first by the next notifies()
+            remote.conn.execute(f"LISTEN {channel(remote.repo_id)}")
+            self._listening = remote.conn
+
+    def _wait(self) -> None:
+        """Until a notification, a kick, the poll period or stop; then a short pause so a
+        burst is synced as one batch."""
+        conn = self._listening
+        deadline = time.monotonic() + self.poll_seconds
+        while not self._wake.is_set() and not self._stop.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            if conn is None:
+                self._wake.wait(left)
+                break
+            for _ in conn.notifies(timeout=min(left, config.TEAM_COALESCE_S), stop_after=1):
+                self._wake.set()
+        if not self._stop.is_set():
+            if conn is not None:
+                for _ in conn.notifies(timeout=config.TEAM_COALESCE_S):
+                    pass   # gather the rest of the burst
+            else:
+                self._stop.wait(config.TEAM_COALESCE_S)
+
+    def _set(self, **values: Any) -> None:
+        with self._lock:
+            self._status.update(values)
 
     def _repo_id(self) -> int | None:
-        with self._lock:
-            return self._repo
+        remote = self.sync._remote
+        return remote.repo_id if remote is not None else None
 
 
 __all__ = ["SyncReport", "SyncTask", "TeamSync"]

@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import psycopg
@@ -33,8 +32,7 @@ def test_notify_wakes_the_other_clone_and_reconnects_catch_up(team_db: str,
     tb.start()
     try:
         assert wait_until(lambda: ta.status()["connected"] and tb.status()["connected"], 20)
-        assert wait_until(lambda: tb._repo_id() is not None, 10)
-        time.sleep(0.3)   # the listener's LISTEN is issued right after the first sync
+        assert wait_until(lambda: tb._repo_id() is not None, 10)   # LISTEN precedes the sync
         alice.learn_batch([("app/billing.py", "app/users.py")], ["app/billing.py"])
         ta.kick()
         assert wait_until(lambda: bob.counts()["events"] == 1, 10), tb.status()
