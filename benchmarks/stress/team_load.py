@@ -32,6 +32,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import signal
 import subprocess
 import sys
@@ -110,8 +111,9 @@ def worker(args: argparse.Namespace) -> None:
         time.sleep(0.02)
     converged = time.time()
     Path(args.dir, "latencies.bin").write_bytes(latencies.tobytes())
+    ru = resource.getrusage(resource.RUSAGE_SELF)
     print(json.dumps({"converged": me, "at": converged, "hash": local.state_hash(),
-                      "status": task.status()}), flush=True)
+                      "status": task.status(), "cpu_s": ru.ru_utime + ru.ru_stime}), flush=True)
     task.stop()
 
 
@@ -275,6 +277,7 @@ def coordinator(a: argparse.Namespace) -> None:
             "sync_latency_ms": {"p50": round(pct(lat, 50) * 1000, 1),
                                 "p95": round(pct(lat, 95) * 1000, 1),
                                 "max": round(max(lat, default=0) * 1000, 1)},
+            "cpu_s_per_developer": round(pct([c["cpu_s"] for c in conv if c], 50), 1),
             "reconnects": sum(int((c or {}).get("status", {}).get("reconnects", 0)) for c in conv),
             "load_after": loadavg(),
         })

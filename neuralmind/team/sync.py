@@ -56,6 +56,7 @@ class TeamSync:
         self.on_ingest = on_ingest
         self._remote: RemoteStore | None = None
         self._read_only: bool | None = None
+        self._head: int | None = None      # the store's head as last seen on this connection
 
     def remote(self) -> RemoteStore:
         if self._remote is None:
@@ -64,6 +65,7 @@ class TeamSync:
         return self._remote
 
     def close(self) -> None:
+        self._head = None
         if self._remote is not None:
             try:
                 self._remote.close()
@@ -101,25 +103,29 @@ class TeamSync:
             dups += result.duplicates
 
     def _pull(self, remote: RemoteStore) -> tuple[int, int]:
-        """Fetch and fold everything after this machine's position: (new events, head)."""
+        """Fetch and fold everything after this machine's position: (new events, head).
+        One round trip when there is little to fetch (a busy team syncs often)."""
         key = remote.key
         position = self.local.pulled(key)
-        head = remote.head()
-        if position > head:     # the store was rebuilt under the same id: start again
-            log.warning("team store head %d is behind this machine's position %d; pulling "
-                        "again from the start (known events are not applied twice)", head,
-                        position)
-            self.local.reset_pulled(key)
-            position = 0
+        if self._head is None:   # once per connection: was the store rebuilt under us?
+            self._head = remote.head()
+            if position > self._head:
+                log.warning("team store head %d is behind this machine's position %d; pulling "
+                            "again from the start (known events are not applied twice)",
+                            self._head, position)
+                self.local.reset_pulled(key)
+                position = 0
         new = 0
         while True:
             batch = remote.fetch(position, config.TEAM_PULL_BATCH)
-            if not batch:
-                return new, max(head, position)
-            new += self.local.ingest(key, batch)
-            position = batch[-1].pos
-            if self.on_ingest is not None:
-                self.on_ingest(batch)
+            if batch:
+                new += self.local.ingest(key, batch)
+                position = batch[-1].pos
+                if self.on_ingest is not None:
+                    self.on_ingest(batch)
+            if len(batch) < config.TEAM_PULL_BATCH:
+                self._head = max(self._head, position)
+                return new, self._head
 
 
 class SyncTask:
