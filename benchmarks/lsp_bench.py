@@ -65,7 +65,7 @@ class Client:
 
     async def start(self) -> None:
         self.proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "neuralmind.lsp.entry", "--stdio",
+            sys.executable, "-m", "neuralmind.cli.server_cmds", "--stdio",
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=self.log, env=self.env, cwd=self.root, limit=2 ** 26)
         self._reader = asyncio.create_task(self._read())

@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from lsp_bench import QUESTIONS, Client, copy_repo, stalls_between  # noqa: E402
 from mcp_bench import HttpMcp  # noqa: E402
 
-from neuralmind.mcp.discovery import Discovery, probe  # noqa: E402 - stdlib only, like the bridge
+from neuralmind.discovery import Discovery, probe  # noqa: E402 - stdlib only, like the bridge
 
 SETTLE_SECONDS = 3.0
 

@@ -78,7 +78,7 @@ def main() -> None:
         cluster.start()
         os.environ["NEURALMIND_TEAM_DSN"] = cluster.dsn()
         base = git(origin, "rev-parse", "HEAD").strip()
-        pub = Team(origin).publish_index("HEAD", build=False)
+        pub = Team(origin).publish_index("HEAD")
         figures["publish_s"] = pub["seconds"]
         figures["index_mb"] = round(pub["bytes"] / 1e6, 1)
         figures["stored_mb"] = round(pub["stored_bytes"] / 1e6, 1)
@@ -101,7 +101,7 @@ def main() -> None:
         git(clone, "remote", "set-url", "origin", REMOTE)
         figures["load_at_pull"] = load()
         t0 = time.perf_counter()
-        pulled = Team(clone).pull_index()
+        pulled = Team(clone).pull_index(update=Workspace(clone).build)
         t1 = time.perf_counter()
         answer = Workspace(clone).query(QUESTION, budget=1000)
         t2 = time.perf_counter()

@@ -26,12 +26,22 @@ SKIP_DIRS = frozenset({
 BIG_FILE_WORKER_IDLE_SECONDS = 60.0  # the big-file worker (~40 MB) stops after this long unused
 
 # --- Context budgets (tokens, o200k_base) ----------------------------------------------------
-DEFAULT_BUDGET = 1500
+DEFAULT_BUDGET = 1500          # what an agent turn affords for context: ~1% of a 128k window
 LAYER_BUDGETS = {"L0": 100, "L1": 500, "L2": 400, "L3": 500}
-WAKEUP_BUDGET = LAYER_BUDGETS["L0"] + LAYER_BUDGETS["L1"]
-MAX_QUESTION_CHARS = 10_000
+WAKEUP_BUDGET = LAYER_BUDGETS["L0"] + LAYER_BUDGETS["L1"]   # the wake-up pack is L0 + L1
+MAX_QUESTION_CHARS = 10_000    # a longer "question" is a pasted file, not a question
 
-# --- Synapses (PRODUCT.md section 3, seeds/001) ----------------------------------------------
+# --- Request limits: the engine checks them; adapter schemas state the same numbers -----------
+MIN_BUDGET = 50                # below this not even the identity layer (L0) fits
+MAX_BUDGET = 100_000           # a whole large context window; more is a mistake, not a request
+QUERY_HITS = 40                # ranked nodes a query packs from (the context shows the best few)
+MAX_SEARCH_K = 200             # hits one search returns; past this, ranks are noise
+MAX_NEXT_K = 100               # next-likely files; past this, probabilities are ~0
+MAX_SYMBOLS = 100              # workspace-symbol answers (an editor's picker shows ~20)
+SYMBOL_SEMANTIC_MIN_CHARS = 3  # shorter symbol queries match names only: meaning needs a word
+SYMBOL_SEMANTIC_HITS = 50      # search hits a symbol query adds after the name matches
+
+# --- Synapses (the Hebbian rule: neuralmind/synapse/store.py) -------------------------------
 LEARNING_RATE = 0.30
 WEIGHT_CAP = 1.0
 HALF_LIFE_DAYS = {"personal": 30.0, "shared": 60.0, "ephemeral": 1.0, "branch": 30.0}
@@ -58,6 +68,18 @@ SESSION_MAX_BATCH_FILES = 25         # a batch with more files is flushed: pairs
 NEGATIVE_FEEDBACK_FACTOR = 0.5       # negative feedback multiplies a node's edges by this
 ACTIVATE_MAX_NODES = 50              # a larger co-activation set is truncated (pairs are n^2/2)
 NEXT_FILE_MIX = {"transition": 0.1, "coactivation": 0.88, "popularity": 0.02}  # benchmarks/synapse_bench.py --tune
+
+# --- Server (neuralmind/service) --------------------------------------------------------------
+CLOSE_TIMEOUT_SECONDS = 1.2    # shutdown must finish within the 2 s an LSP client waits
+# The search index is written to disk once saves pause this long (not on every save:
+# ~20 MB of JSON on Django); other processes see the change then.
+FLUSH_IDLE_SECONDS = 2.0
+# Saved files' nodes are embedded once saves pause this long: an embedding (~0.1-0.5 s
+# on the engine thread) started between two quick saves made the second one wait for it.
+EMBED_IDLE_SECONDS = 0.3
+
+# --- Decisions ---------------------------------------------------------------------------------
+MAX_SCAN_COMMITS = 50          # commits scanned one by one for one HEAD move: a long pull scans its tip
 
 
 # --- Team store (neuralmind/team, PostgreSQL) ------------------------------------------------

@@ -1,16 +1,40 @@
-"""The one error type the engine raises for bad requests.
+"""The one error type adapters see: `EngineError(code, message)`.
 
-Adapters translate it: the CLI prints the message and exits 2, the LSP server
-answers InvalidParams, the MCP server returns a tool error carrying `code`.
+Every component error a request can cause is an `EngineError` subclass with a stable
+`code` (the decision store's, git's, the model's, the CLI's own usage errors). Each
+adapter maps codes in one place: the CLI to an exit status (`cli/main.py`), the LSP
+server to InvalidParams carrying the code (`lsp/params.py`), the MCP server to a tool
+error carrying the code (`mcp/tools.py`). Nothing else is translated on the way.
 """
 
 from __future__ import annotations
 
 
-class EngineError(ValueError):
-    """A request the engine refuses, with a stable machine-readable `code`."""
+class EngineError(Exception):
+    """A request the engine refuses or cannot serve, with a stable machine-readable `code`."""
+
+    code = "internal_error"
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+
+
+class CodedError(EngineError):
+    """Base of the component errors whose code is fixed by their class."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(type(self).code, message)
+
+
+class InvalidArgument(CodedError, ValueError):
+    """Bad input: a malformed value, an unknown mode or status (also a ValueError)."""
+
+    code = "invalid_argument"
+
+
+class NotFound(CodedError):
+    """An id, node or record that does not exist."""
+
+    code = "not_found"

@@ -12,8 +12,10 @@ by reference counting), and hand freed memory back after bursts.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import gc
 from collections.abc import Iterator
+from typing import Any
 
 
 @contextlib.contextmanager
@@ -43,8 +45,6 @@ def return_freed_memory() -> None:
     system: glibc keeps freed heap pages, so RSS would ratchet up over a day of saves
     (loading the model leaves ~70 MB free but held; one embedding burst ~80 MB)."""
     try:
-        import ctypes
-
         ctypes.CDLL("libc.so.6").malloc_trim(0)   # ctypes drops the GIL during the call
     except (OSError, AttributeError):
         pass                      # not glibc: nothing to do
@@ -69,3 +69,15 @@ def settle_after_saves() -> None:
     gc.collect(1)
     gc.freeze()
     return_freed_memory()
+
+
+RELEASE_CHUNK = 64      # dict entries freed per step; a thread switch can come between steps
+
+
+def release_dict(table: dict[Any, Any]) -> None:
+    """Empty `table` a few entries at a time, so that dropping a large structure (a replaced
+    graph generation) never holds the GIL for long: a thread switch can come between steps."""
+    keys = list(table)
+    for i in range(0, len(keys), RELEASE_CHUNK):
+        for key in keys[i:i + RELEASE_CHUNK]:
+            del table[key]

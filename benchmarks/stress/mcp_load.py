@@ -19,7 +19,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from stress_common import LspProcess, copy_bench_repo, pct, proc_figures, workdir
 
-from neuralmind.mcp.discovery import read_discovery
+from neuralmind.discovery import read_discovery
 
 CALLS = [("neuralmind_query", {"question": "how does the console render a table", "budget": 800}),
          ("neuralmind_search", {"question": "progress bar refresh rate", "k": 10}),

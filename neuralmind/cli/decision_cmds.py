@@ -8,15 +8,13 @@ result, and with --json as a `[neuralmind] search mode: X` line on stderr.
 from __future__ import annotations
 
 import argparse
-import functools
-import sqlite3
+import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from neuralmind.cli.common import print_json, workspace_root
-from neuralmind.cli.main import UsageError
+from neuralmind.cli.common import open_workspace, print_json, root_argument
+from neuralmind.errors import InvalidArgument
 
 if TYPE_CHECKING:
     from neuralmind.decisions.record import Decision
@@ -26,7 +24,8 @@ if TYPE_CHECKING:
 def register(sub: argparse._SubParsersAction) -> None:
     top = sub.add_parser("decisions", help="record, find and audit the decisions behind the code")
     dsub = top.add_subparsers(dest="decisions_command", metavar="ACTION")
-    top.set_defaults(handler=lambda args: _help(top))
+    # an unknown decision id is a failed lookup here (exit 1), not a usage error
+    top.set_defaults(handler=lambda args: _help(top), exit_status={"not_found": 1})
 
     p = dsub.add_parser("record", help="store a decision with its rationale")
     p.add_argument("path", nargs="?", default=".")
@@ -44,7 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--depends-on", nargs="+", default=[], metavar="ID")
     p.add_argument("--author")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=_guarded(cmd_record))
+    p.set_defaults(handler=cmd_record)
 
     p = dsub.add_parser("query", help="find decisions for keywords or a question")
     p.add_argument("question")
@@ -53,20 +52,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--limit", type=int, default=10)
     p.add_argument("--status", default="ACTIVE", help="ACTIVE (default), STALE, INVALIDATED or ALL")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=_guarded(cmd_query))
+    p.set_defaults(handler=cmd_query)
 
     p = dsub.add_parser("show", help="full records of decisions")
     p.add_argument("ids", nargs="+", metavar="ID")
     p.add_argument("--path", default=".")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=_guarded(cmd_show))
+    p.set_defaults(handler=cmd_show)
 
     p = dsub.add_parser("audit", help="list decisions and what needs attention")
     p.add_argument("path", nargs="?", default=".")
     p.add_argument("--stale", action="store_true", help="only STALE or older than 90 days")
     p.add_argument("--orphaned", action="store_true", help="only those whose commit left history")
     p.add_argument("--format", choices=("md", "json"), default="md")
-    p.set_defaults(handler=_guarded(cmd_audit))
+    p.set_defaults(handler=cmd_audit)
 
     p = dsub.add_parser("amend", help="change a decision (evidence and rejected alternatives append)")
     p.add_argument("id")
@@ -82,41 +81,41 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--type", dest="decision_type")
     p.add_argument("--depends-on", nargs="+", metavar="ID")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=_guarded(cmd_amend))
+    p.set_defaults(handler=cmd_amend)
 
     p = dsub.add_parser("invalidate", help="mark a decision INVALIDATED")
     p.add_argument("id")
     p.add_argument("path", nargs="?", default=".")
     p.add_argument("--reason", required=True)
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=_guarded(cmd_invalidate))
+    p.set_defaults(handler=cmd_invalidate)
 
     p = dsub.add_parser("restore", help="make a decision ACTIVE again, re-anchored to a commit")
     p.add_argument("id")
     p.add_argument("path", nargs="?", default=".")
     p.add_argument("--commit", help="default HEAD")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=_guarded(cmd_restore))
+    p.set_defaults(handler=cmd_restore)
 
     p = dsub.add_parser("scan", help="mark STALE the decisions the last commit changed the code of")
     p.add_argument("path", nargs="?", default=".")
     p.add_argument("--commit", default="HEAD", help="the commit to scan (default HEAD)")
     p.add_argument("--quiet", action="store_true", help="print only what went STALE")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=_guarded(cmd_scan))
+    p.set_defaults(handler=cmd_scan)
 
     p = dsub.add_parser("export", help="write every decision as JSON or Markdown")
     p.add_argument("path", nargs="?", default=".")
     p.add_argument("--format", choices=("md", "json"), default="json")
     p.add_argument("--output", help="file to write (default stdout)")
-    p.set_defaults(handler=_guarded(cmd_export))
+    p.set_defaults(handler=cmd_export)
 
     p = dsub.add_parser("import", help="read an export; decisions already present are skipped")
     p.add_argument("file")
     p.add_argument("path", nargs="?", default=".")
     p.add_argument("--format", choices=("md", "json"), help="default: detected")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=_guarded(cmd_import))
+    p.set_defaults(handler=cmd_import)
 
     p = dsub.add_parser("eval", help="score search modes on a query set (scratch store, never yours)")
     p.add_argument("path", nargs="?", default=".", help="ignored: the eval never touches a project")
@@ -126,27 +125,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--limit", type=int, default=5)
     p.add_argument("--format", choices=("md", "json"), default="md")
     p.add_argument("--output")
-    p.set_defaults(handler=_guarded(cmd_eval))
+    p.set_defaults(handler=cmd_eval)
 
     p = sub.add_parser("init-hook", help="install the post-commit hook that runs `decisions scan`")
     p.add_argument("path", nargs="?", default=".")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=_guarded(cmd_init_hook))
-
-
-def _guarded(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    """Store-level failures (locked or unreadable memory.db, a newer schema) as one line, exit 1."""
-    @functools.wraps(handler)
-    def run(args: argparse.Namespace) -> int:
-        from neuralmind.decisions.schema import StoreError
-
-        try:
-            return handler(args)
-        except StoreError as e:
-            return _err(str(e))
-        except sqlite3.Error as e:
-            return _err(f"decision store: {e}")
-    return run
+    p.set_defaults(handler=cmd_init_hook)
 
 
 def _help(parser: argparse.ArgumentParser) -> int:
@@ -155,9 +139,7 @@ def _help(parser: argparse.ArgumentParser) -> int:
 
 
 def _store(path: str) -> DecisionStore:
-    from neuralmind.engine import Workspace
-
-    return Workspace(workspace_root(path)).decisions
+    return open_workspace(path).decisions
 
 
 def _err(message: str) -> int:
@@ -194,26 +176,16 @@ def _single(args: argparse.Namespace, d: Decision, verb: str) -> int:
 
 def cmd_record(args: argparse.Namespace) -> int:
     store = _store(args.path)
-    try:
-        d = store.record(args.title, args.rationale, files=args.files, symbols=args.symbols,
-                         decision_type=args.decision_type, rejected=args.rejected, evidence=args.evidence,
-                         confidence=args.confidence, tags=args.tags, commit=args.commit,
-                         author=args.author, depends_on=args.depends_on)
-    except (ValueError, KeyError) as e:
-        raise UsageError(str(e)) from None
+    d = store.record(args.title, args.rationale, files=args.files, symbols=args.symbols,
+                     decision_type=args.decision_type, rejected=args.rejected, evidence=args.evidence,
+                     confidence=args.confidence, tags=args.tags, commit=args.commit,
+                     author=args.author, depends_on=args.depends_on)
     return _single(args, d, "recorded")
 
 
 def cmd_query(args: argparse.Namespace) -> int:
-    from neuralmind.decisions.search import SemanticUnavailable
-
     store = _store(args.path)
-    try:
-        result = store.search(args.question, mode=args.mode, status=args.status, limit=args.limit)
-    except ValueError as e:
-        raise UsageError(str(e)) from None
-    except SemanticUnavailable as e:
-        return _err(f"{e} — semantic search needs the model; use --mode keyword or hybrid")
+    result = store.search(args.question, mode=args.mode, status=args.status, limit=args.limit)
     if result.notice:
         print(f"[neuralmind] {result.notice}", file=sys.stderr)
     if args.json:
@@ -230,13 +202,7 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from neuralmind.decisions.store import DecisionNotFound
-
-    store = _store(args.path)
-    try:
-        records = store.get_many(args.ids)
-    except DecisionNotFound as e:
-        return _err(str(e))
+    records = _store(args.path).get_many(args.ids)
     if args.json:
         print_json([d.to_json() for d in records])
     else:
@@ -265,18 +231,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def _mutate(args: argparse.Namespace, verb: str, fn) -> int:  # noqa: ANN001 - a store method
-    from neuralmind.decisions.git import GitError
-    from neuralmind.decisions.store import DecisionNotFound
-
-    try:
-        d = fn()
-    except DecisionNotFound as e:
-        return _err(str(e))
-    except GitError as e:
-        return _err(str(e))
-    except ValueError as e:
-        raise UsageError(str(e)) from None
-    return _single(args, d, verb)
+    return _single(args, fn(), verb)
 
 
 def cmd_amend(args: argparse.Namespace) -> int:
@@ -333,11 +288,11 @@ def cmd_import(args: argparse.Namespace) -> int:
     try:
         text = Path(args.file).read_text(encoding="utf-8")
     except OSError as e:
-        raise UsageError(f"cannot read {args.file}: {e.strerror}") from None
+        raise InvalidArgument(f"cannot read {args.file}: {e.strerror}") from None
     try:
         report = _store(args.path).import_text(text, args.format)
-    except ValueError as e:
-        raise UsageError(f"{args.file}: {e}") from None
+    except InvalidArgument as e:
+        raise InvalidArgument(f"{args.file}: {e.message}") from None
     if args.json:
         print_json(report.to_json())
     else:
@@ -349,19 +304,16 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
+    # every command pays for what cli/*_cmds import at module level; this ~0.5 s (numpy,
+    # the store, the embedder) is for `decisions eval` alone
     from neuralmind.decisions.eval import ALL_MODES, load_queries, run_eval
 
     if args.limit < 1:
-        raise UsageError("--limit must be at least 1")
-    try:
-        data = load_queries(Path(args.queries))
-    except ValueError as e:
-        raise UsageError(str(e)) from None
+        raise InvalidArgument("--limit must be at least 1")
+    data = load_queries(Path(args.queries))
     modes = ALL_MODES if args.mode == "all" else (args.mode,)
     report = run_eval(data, modes=modes, limit=args.limit)
     if args.format == "json":
-        import json
-
         text = json.dumps(report.to_json(), indent=2) + "\n"
     else:
         text = report.to_markdown()
@@ -373,13 +325,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_init_hook(args: argparse.Namespace) -> int:
-    from neuralmind.decisions.git import GitError
-    from neuralmind.decisions.hook import install_hook
+    from neuralmind.decisions.hook import install_hook  # ~20 ms, for `init-hook` alone
 
-    try:
-        report = install_hook(workspace_root(args.path))
-    except GitError as e:
-        return _err(f"init-hook: {e}")
+    report = install_hook(root_argument(args.path))
     if args.json:
         print_json(report.to_json())
     else:

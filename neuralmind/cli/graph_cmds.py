@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import Any, TextIO
+from typing import Any
 
-from neuralmind.cli.common import print_json, workspace_root
+from neuralmind.cli.common import Progress, open_workspace, print_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -27,51 +27,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("path", nargs="?", help="workspace folder (default: current folder)")
     p.add_argument("--json", action="store_true", help="print the violations as JSON")
     p.set_defaults(handler=cmd_validate)
-
-
-class Progress:
-    """Build progress on stderr: one rewritten line on a terminal, plain lines otherwise."""
-
-    PHASES = {"walk": "scanning files", "extract": "parsing", "resolve": "resolving references",
-              "communities": "finding communities", "save": "saving"}
-
-    def __init__(self, stream: TextIO, quiet: bool) -> None:
-        self.stream = stream
-        self.quiet = quiet
-        self.tty = stream.isatty()
-        self._last_phase = ""
-        self._last_time = 0.0
-        self._width = 0
-
-    def __call__(self, phase: str, done: int, total: int) -> None:
-        if self.quiet:
-            return
-        label = self.PHASES.get(phase, phase)
-        if self.tty:
-            if total > 1:
-                filled = int(30 * done / total)
-                text = f"{label:<22} [{'#' * filled}{'.' * (30 - filled)}] {done}/{total}"
-            else:
-                text = f"{label}…"
-            pad = max(0, self._width - len(text))
-            self.stream.write("\r" + text + " " * pad)
-            self._width = len(text)
-            self.stream.flush()
-            return
-        # Plain lines: each phase once, and parsing at most every 2 s.
-        now = time.monotonic()
-        if phase != self._last_phase or (done == total and total > 1) or now - self._last_time >= 2:
-            if phase == self._last_phase and total <= 1:
-                return
-            counts = f" {done}/{total}" if total > 1 else ""
-            self.stream.write(f"{label}{counts}\n")
-            self.stream.flush()
-            self._last_phase, self._last_time = phase, now
-
-    def finish(self) -> None:
-        if self.tty and not self.quiet and self._width:
-            self.stream.write("\r" + " " * self._width + "\r")
-            self.stream.flush()
 
 
 def _format_summary(d: dict[str, Any], title: str) -> str:
@@ -98,12 +53,10 @@ def _format_summary(d: dict[str, Any], title: str) -> str:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from neuralmind.engine import Workspace
-
-    root = workspace_root(args.path)
     progress = Progress(sys.stderr, quiet=args.quiet > 0)
     started = time.perf_counter()
-    ws = Workspace(root)
+    ws = open_workspace(args.path)
+    root = ws.root
     try:
         report = ws.build(progress=progress, embed=not args.no_embed)
     finally:
@@ -122,10 +75,8 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    from neuralmind.engine import Workspace
-
-    root = workspace_root(args.path)
-    graph = Workspace(root).graph
+    ws = open_workspace(args.path)
+    root, graph = ws.root, ws.graph
     s = graph.summary()
     s["community_list"] = [{"id": c.id, "name": c.name, "files": len(c.files), "size": c.size,
                             "description": c.description} for c in graph.communities]
@@ -151,12 +102,9 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from neuralmind.engine import Workspace
-    from neuralmind.graph.validate import validate_graph
-
-    root = workspace_root(args.path)
-    graph = Workspace(root).graph
-    problems = validate_graph(graph, root)
+    ws = open_workspace(args.path)
+    root, graph = ws.root, ws.graph
+    problems = ws.validate()
     if args.json:
         print_json({"valid": not problems, "violations": problems,
                     "nodes": len(graph.nodes), "edges": len(graph.edges)})

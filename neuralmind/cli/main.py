@@ -3,37 +3,41 @@
 Each command group lives in its own module with a `register(subparsers)`
 function; a command's handler takes the parsed arguments and returns an exit
 code. Handlers translate arguments into engine calls and results into text or
-JSON; they hold no behaviour of their own.
+JSON; they hold no behaviour of their own. Errors are mapped to an exit status
+here and only here: an `EngineError`'s code picks it (`EXIT_STATUS`; a command
+group may refine the table with an `exit_status` default).
+
+The CLI is also the process entry of the servers (`neuralmind lsp`, `neuralmind
+mcp`, and `neuralmind-lsp`, see `server_cmds`): the one place that starts the LSP
+and MCP adapters and wires them together, so it sits one layer above them.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import logging
 import sqlite3
 import sys
 
 from neuralmind import __version__
-from neuralmind.cli.errors import UsageError
+from neuralmind.cli import (
+    decision_cmds,
+    doctor_cmds,
+    graph_cmds,
+    mcp_cmds,
+    query_cmds,
+    server_cmds,
+    synapse_cmds,
+    team_cmds,
+)
 from neuralmind.errors import EngineError
 from neuralmind.log import setup_logging
 
 log = logging.getLogger("neuralmind.cli")
 
-# Modules registering subcommands, in the order `--help` lists them.
-__all__ = ["UsageError", "main"]
-
-COMMAND_MODULES = [
-    "neuralmind.cli.graph_cmds",
-    "neuralmind.cli.query_cmds",
-    "neuralmind.cli.synapse_cmds",
-    "neuralmind.cli.decision_cmds",
-    "neuralmind.cli.server_cmds",
-    "neuralmind.cli.mcp_cmds",
-    "neuralmind.cli.doctor_cmds",
-    "neuralmind.cli.team_cmds",
-]
+# Command groups, in the order `--help` lists them.
+COMMAND_GROUPS = (graph_cmds, query_cmds, synapse_cmds, decision_cmds, server_cmds, mcp_cmds,
+                  doctor_cmds, team_cmds)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -45,15 +49,22 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv: debug)")
     parser.add_argument("-q", "--quiet", action="count", default=0, help="less output")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as e:
-            if e.name != name:
-                raise
-            continue  # command group not built yet
-        module.register(sub)
+    for group in COMMAND_GROUPS:
+        group.register(sub)
     return parser
+
+
+# Exit status by error code: 2, the request was wrong (usage, arguments, paths); 1, it was
+# fine but could not be served (git, the decision store, the model).
+EXIT_STATUS = {"git_error": 1, "store_unavailable": 1, "read_only": 1, "model_unavailable": 1}
+HINTS = {"model_unavailable": "semantic search needs the model; use --mode keyword or hybrid"}
+
+
+def exit_status(e: EngineError, args: argparse.Namespace) -> int:
+    """Print `e` as one line and return its exit status."""
+    hint = HINTS.get(e.code)
+    print(f"neuralmind: error: {e.message}" + (f" — {hint}" if hint else ""), file=sys.stderr)
+    return {**EXIT_STATUS, **getattr(args, "exit_status", {})}.get(e.code, 2)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -65,12 +76,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args.handler(args) or 0)
-    except UsageError as e:
-        print(f"neuralmind: error: {e}", file=sys.stderr)
-        return 2
     except EngineError as e:
-        print(f"neuralmind: error: {e.message}", file=sys.stderr)
-        return 2
+        return exit_status(e, args)
     except KeyboardInterrupt:
         print("neuralmind: interrupted", file=sys.stderr)
         return 130

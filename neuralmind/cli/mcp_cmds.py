@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from neuralmind.cli.common import print_json, workspace_root
-from neuralmind.cli.main import UsageError
+from neuralmind.cli.common import print_json, root_argument
+from neuralmind.errors import InvalidArgument
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -29,19 +29,19 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    from neuralmind.mcp.stdio import run_stdio
+    from neuralmind.mcp.stdio import run_stdio  # ~0.1 s, for `mcp` alone
 
-    return run_stdio(workspace_root(args.path), read_only=args.read_only)
+    return run_stdio(root_argument(args.path), read_only=args.read_only)
 
 
 def cmd_mcp_config(args: argparse.Namespace) -> int:
-    from neuralmind.mcp import config
+    from neuralmind.mcp import config  # ~45 ms, for `mcp-config` alone
 
-    root = workspace_root(args.path)
+    root = root_argument(args.path)
     try:
         out = config.snippet(root, args.client, read_only=args.read_only)
     except ValueError as e:
-        raise UsageError(str(e)) from None
+        raise InvalidArgument(str(e)) from None
     print(f"# {config.where(args.client, root, args.read_only)}", file=sys.stderr)
     print(f"# {config.http_note(root)}", file=sys.stderr)
     print_json(out)

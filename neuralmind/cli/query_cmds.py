@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
-from neuralmind.cli.common import print_json, stderr_progress, workspace_root
-from neuralmind.cli.main import UsageError
-from neuralmind.errors import EngineError
+from neuralmind.cli.common import Progress, open_workspace, print_json
+
+if TYPE_CHECKING:
+    from neuralmind.engine import Workspace
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -32,11 +34,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=cmd_search)
 
 
-def _workspace(path: str):  # noqa: ANN202 - Workspace import is deferred for start-up speed
-    from neuralmind.engine import Workspace
-
-    ws = Workspace(workspace_root(path))
-    ws.ensure_built(progress=stderr_progress())
+def _built_workspace(path: str) -> Workspace:
+    """The workspace of PATH, built first when it never was (so `query` just works)."""
+    ws = open_workspace(path)
+    progress = Progress()
+    try:
+        ws.ensure_built(progress=progress)
+    finally:
+        progress.finish()
     return ws
 
 
@@ -48,11 +53,8 @@ def _mode_notice(mode: str, notice: str) -> None:
 
 
 def cmd_query(args: argparse.Namespace) -> int:
-    ws = _workspace(args.path)
-    try:
-        result = ws.query(args.question, budget=args.budget, explain=args.explain)
-    except EngineError as e:
-        raise UsageError(e.message) from None
+    ws = _built_workspace(args.path)
+    result = ws.query(args.question, budget=args.budget, explain=args.explain)
     _mode_notice(result.mode, result.notice)
     if args.json:
         print_json(result.to_json())
@@ -68,7 +70,7 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 
 def cmd_wakeup(args: argparse.Namespace) -> int:
-    ws = _workspace(args.path)
+    ws = _built_workspace(args.path)
     result = ws.wakeup()
     if args.json:
         print_json(result.to_json())
@@ -79,11 +81,8 @@ def cmd_wakeup(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    ws = _workspace(args.path)
-    try:
-        hits, mode, notice = ws.search(args.question, k=args.k)
-    except EngineError as e:
-        raise UsageError(e.message) from None
+    ws = _built_workspace(args.path)
+    hits, mode, notice = ws.search(args.question, k=args.k)
     _mode_notice(mode, notice)
     if args.json:
         print_json({"mode": mode, "hits": [h.to_json() for h in hits]})

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING
 
-from neuralmind.cli.common import print_json, workspace_root
-from neuralmind.cli.main import UsageError
-from neuralmind.errors import EngineError
+from neuralmind.cli.common import open_workspace, print_json
+from neuralmind.errors import InvalidArgument
+from neuralmind.synapse.replay import replay
 
 if TYPE_CHECKING:
     from neuralmind.engine import Workspace
@@ -79,32 +77,29 @@ def _group_help(parser: argparse.ArgumentParser) -> int:
     return 2
 
 
-def _workspace(path: str) -> Workspace:
-    from neuralmind.engine import Workspace
-
-    return Workspace(workspace_root(path))
-
-
 def _layer(ws: Workspace) -> SynapseLayer:
     layer = ws.synapses
-    if layer.store.disabled:
-        print(f"[neuralmind] {layer.store.disabled}", file=sys.stderr)
+    if layer.disabled:
+        print(f"[neuralmind] {layer.disabled}", file=sys.stderr)
     return layer
 
 
 # --- replay -----------------------------------------------------------------------------
 def cmd_replay(args: argparse.Namespace) -> int:
-    ws = _workspace(args.path)
-    layer = _layer(ws)
+    layer = _layer(open_workspace(args.path))
+    name = "<stdin>" if args.events == "-" else args.events
+
+    def bad_line(lineno: int, why: str) -> None:
+        print(f"{name}:{lineno}: {why}; line skipped", file=sys.stderr)
+
     if args.events == "-":
-        summary = replay_stream(layer, sys.stdin, "<stdin>", ws)
+        summary = replay(layer, sys.stdin, bad_line)
     else:
-        src = Path(args.events)
         try:
-            with open(src, encoding="utf-8", errors="replace") as f:
-                summary = replay_stream(layer, f, str(src), ws)
+            with open(args.events, encoding="utf-8", errors="replace") as f:
+                summary = replay(layer, f, bad_line)
         except OSError as e:
-            raise UsageError(f"{src}: {e.strerror or e}") from None
+            raise InvalidArgument(f"{args.events}: {e.strerror or e}") from None
     if args.json:
         print_json(summary)
     else:
@@ -113,95 +108,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 1 if summary["bad_lines"] else 0
 
 
-def replay_stream(layer: SynapseLayer, lines: TextIO, name: str, ws: Workspace | None = None,
-                  ) -> dict[str, Any]:
-    """Feed each JSON line to `layer.editing_event`; report bad lines on stderr and go on."""
-    if ws is not None and layer.hits_provider is None:
-        layer.hits_provider = _hits_provider(ws)
-    last_ts: dict[str, float] = {}
-    sessions: set[str] = set()
-    events = bad = 0
-    for lineno, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
-        try:
-            session, kind, file, ts, query = _parse_event(raw)
-            ts = ts if ts is not None else last_ts.get(session)
-            layer.editing_event(session, kind, file, ts=ts, query=query)
-        except ValueError as e:
-            bad += 1
-            print(f"{name}:{lineno}: {e}; line skipped", file=sys.stderr)
-            continue
-        if ts is not None:
-            last_ts[session] = ts
-        sessions.add(session)
-        events += 1
-    layer.close_sessions()
-    return {"events": events, "sessions": len(sessions), "bad_lines": bad}
-
-
-def _parse_event(raw: str) -> tuple[str, str, str, float | None, str | None]:
-    try:
-        ev = json.loads(raw)
-    except json.JSONDecodeError as e:
-        raise ValueError(f"invalid JSON ({e.msg})") from None
-    if not isinstance(ev, dict):
-        raise ValueError("expected a JSON object")
-    kind = ev.get("type")
-    if not isinstance(kind, str):
-        raise ValueError("missing 'type'")
-    session = ev.get("session")
-    if isinstance(session, int) and not isinstance(session, bool):
-        session = str(session)
-    if not isinstance(session, str) or not session:
-        raise ValueError("missing 'session'")
-    file = ev.get("file", "")
-    if file is None:
-        file = ""
-    if not isinstance(file, str):
-        raise ValueError("'file' must be a string")
-    query = ev.get("query")
-    if query is not None and not isinstance(query, str):
-        raise ValueError("'query' must be a string")
-    return session, kind, file, _parse_ts(ev.get("ts")), query
-
-
-def _parse_ts(value: Any) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            dt = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-        except ValueError:
-            raise ValueError(f"'ts' is not ISO-8601: {value!r}") from None
-        if dt.tzinfo is None:
-            dt = dt.replace(tzinfo=UTC)
-        return dt.timestamp()
-    raise ValueError("'ts' must be an ISO-8601 string or epoch seconds")
-
-
-def _hits_provider(ws: Workspace):  # noqa: ANN202 - Callable[[str], list[str]]
-    """Top hits of a replayed question, when the workspace has been built (else none)."""
-
-    def hits(query: str) -> list[str]:
-        if not ws.graph.files:
-            return []
-        found, _mode, _notice = ws.search(query, k=5)
-        return [h.node.id for h in found]
-
-    return hits
-
-
 # --- next / feedback --------------------------------------------------------------------
 def cmd_next(args: argparse.Namespace) -> int:
-    ws = _workspace(args.path)
+    ws = open_workspace(args.path)
     file = str(Path(args.file).expanduser())
-    try:
-        preds = ws.next_likely(file, k=args.k)
-    except EngineError as e:
-        raise UsageError(e.message) from None
+    preds = ws.next_likely(file, k=args.k)
     if args.json:
         print_json({"predictions": [{"file": f, "probability": round(p, 6)} for f, p in preds]})
         return 0
@@ -213,11 +124,8 @@ def cmd_next(args: argparse.Namespace) -> int:
 
 
 def cmd_feedback(args: argparse.Namespace) -> int:
-    ws = _workspace(args.path)
-    try:
-        out = ws.feedback(args.node, bool(args.positive), list(args.context))
-    except EngineError as e:
-        raise UsageError(e.message) from None
+    ws = open_workspace(args.path)
+    out = ws.feedback(args.node, bool(args.positive), list(args.context))
     if out["recorded"]:
         context = f" with {len(out['context'])} context node(s)" if out["context"] else ""
         print(f"{'reinforced' if out['positive'] else 'weakened'} {out['node']}{context}")
@@ -231,7 +139,7 @@ def cmd_feedback(args: argparse.Namespace) -> int:
 
 # --- synapse / memory -------------------------------------------------------------------
 def cmd_stats(args: argparse.Namespace) -> int:
-    stats = _layer(_workspace(args.path)).stats()
+    stats = _layer(open_workspace(args.path)).stats()
     if args.json:
         print_json(stats)
         return 0
@@ -250,8 +158,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 def cmd_prune(args: argparse.Namespace) -> int:
     if args.older_than is not None and args.older_than < 0:
-        raise UsageError("--older-than must be >= 0")
-    layer = _layer(_workspace(args.path))
+        raise InvalidArgument("--older-than must be >= 0")
+    layer = _layer(open_workspace(args.path))
     layer.decay_pass()
     removed = layer.prune(older_than_days=args.older_than)
     print(f"pruned {removed.get('synapses', 0)} synapses, {removed.get('transitions', 0)} "
@@ -260,30 +168,30 @@ def cmd_prune(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    layer = _layer(_workspace(args.path))
+    layer = _layer(open_workspace(args.path))
     try:
         path = layer.export_bundle(args.output)
     except OSError as e:
-        raise UsageError(f"cannot write bundle: {e}") from None
+        raise InvalidArgument(f"cannot write bundle: {e}") from None
     print(path)
     return 0
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    layer = _layer(_workspace(args.path))
+    layer = _layer(open_workspace(args.path))
     try:
         created = layer.import_bundle(args.bundle, namespace=args.namespace)
     except ValueError as e:
-        raise UsageError(str(e)) from None
+        raise InvalidArgument(str(e)) from None
     print(f"imported into {args.namespace}: {created} new synapses")
     return 0
 
 
 def cmd_memory_export(args: argparse.Namespace) -> int:
-    layer = _layer(_workspace(args.path))
+    layer = _layer(open_workspace(args.path))
     try:
         path = layer.export_memory()
     except OSError as e:
-        raise UsageError(f"cannot write memory file: {e}") from None
+        raise InvalidArgument(f"cannot write memory file: {e}") from None
     print(path)
     return 0

@@ -15,7 +15,7 @@ from neuralmind.decisions.git import GitError
 from neuralmind.decisions.record import Decision
 
 if TYPE_CHECKING:
-    from neuralmind.decisions.store import DecisionStore
+    from neuralmind.decisions.db import DecisionDB
 
 STALE_DAYS = 90
 
@@ -38,7 +38,7 @@ class AuditReport:
         return [e.to_json() for e in self.entries]
 
 
-def audit(store: DecisionStore, stale: bool = False, orphaned: bool = False,
+def audit(store: DecisionDB, stale: bool = False, orphaned: bool = False,
           now: datetime | None = None) -> AuditReport:
     """All decisions with their attention reasons; `stale`/`orphaned` keep only those that need it."""
     report = AuditReport()

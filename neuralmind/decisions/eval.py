@@ -18,6 +18,7 @@ from typing import Any
 from neuralmind.decisions.record import Decision
 from neuralmind.decisions.search import SemanticUnavailable
 from neuralmind.decisions.store import DecisionStore
+from neuralmind.errors import InvalidArgument
 
 MODES = ("keyword", "semantic", "hybrid")
 ALL_MODES = ("keyword", "keyword-like", "semantic", "hybrid")
@@ -116,15 +117,15 @@ def load_queries(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as e:
-        raise ValueError(f"cannot read query file {path}: {e}") from None
+        raise InvalidArgument(f"cannot read query file {path}: {e}") from None
     keys = {d.get("key") for d in data.get("decisions", [])}
     if not keys:
-        raise ValueError(f"{path}: no decisions")
+        raise InvalidArgument(f"{path}: no decisions")
     for s in SETS:
         for q in data.get(s, []):
             unknown = [a for a in q.get("answers", []) if a not in keys]
             if not q.get("answers") or unknown:
-                raise ValueError(f"{path}: question {q.get('q')!r} has unknown or no answers {unknown}")
+                raise InvalidArgument(f"{path}: question {q.get('q')!r} has unknown or no answers {unknown}")
     return data
 
 

@@ -13,6 +13,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from neuralmind.errors import CodedError
+
 log = logging.getLogger("neuralmind.decisions")
 
 # Variables that would point git at another repository than the one under `cwd`
@@ -23,8 +25,10 @@ EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 TIMEOUT_SECONDS = 30.0
 
 
-class GitError(Exception):
+class GitError(CodedError):
     """git could not answer; the message says why in one line."""
+
+    code = "git_error"
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,17 +18,17 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from neuralmind.config import MAX_SCAN_COMMITS
 from neuralmind.decisions.git import Change, Git, GitError
 from neuralmind.decisions.record import Decision
 from neuralmind.decisions.symbols import Verdict, classify
 
 if TYPE_CHECKING:
-    from neuralmind.decisions.store import DecisionStore
+    from neuralmind.decisions.db import DecisionDB
 
 log = logging.getLogger("neuralmind.decisions")
 
 TOUCHED_PREFIX = "touched, not governed: "
-MAX_RANGE_COMMITS = 200     # scan_since: older commits beyond this are not scanned one by one
 
 
 @dataclass
@@ -58,7 +58,7 @@ class ScanReport:
         return asdict(self)
 
 
-def scan(store: DecisionStore, commit: str = "HEAD") -> ScanReport:
+def scan(store: DecisionDB, commit: str = "HEAD") -> ScanReport:
     """Mark STALE what `commit` invalidated; never raises GitError (it lands in `.error`)."""
     report = ScanReport()
     git = store.git()
@@ -74,10 +74,13 @@ def scan(store: DecisionStore, commit: str = "HEAD") -> ScanReport:
     return report
 
 
-def scan_since(store: DecisionStore, base: str, max_commits: int = MAX_RANGE_COMMITS) -> list[ScanReport]:
-    """Scan every first-parent commit after `base` up to HEAD, oldest first (HEAD moved by more
-    than one commit: a pull, or commits made while no hook ran). When `base` is not an ancestor
-    of HEAD (a reset or rebase), only HEAD is scanned."""
+def scan_since(store: DecisionDB, base: str | None,
+               max_commits: int = MAX_SCAN_COMMITS) -> list[ScanReport]:
+    """Scan every first-parent commit after `base` up to HEAD, oldest first: HEAD moved by
+    more than one commit (a pull, commits made while no hook ran, the server noticing HEAD
+    move). With no `base`, or one that is not an ancestor of HEAD (a reset or rebase), only
+    HEAD is scanned; past `max_commits`, only the newest. Each report's `commit` is the one
+    scanned (the last is HEAD); outside git, one report with the `error`."""
     git = store.git()
     try:
         head = git.head()
@@ -91,10 +94,13 @@ def scan_since(store: DecisionStore, base: str, max_commits: int = MAX_RANGE_COM
         skipped = len(shas) - max_commits
         shas = shas[-max_commits:]
         log.info("scanning the last %d of %d new commits", max_commits, max_commits + skipped)
-    return [scan(store, sha) for sha in shas]
+    reports = [scan(store, sha) for sha in shas]
+    for report, sha in zip(reports, shas, strict=True):
+        report.commit = report.commit or sha
+    return reports
 
 
-def _plan(store: DecisionStore, git: Git, commit: str, report: ScanReport) -> dict[str, str]:
+def _plan(store: DecisionDB, git: Git, commit: str, report: ScanReport) -> dict[str, str]:
     """Decide every change without writing; returns id -> new evidence line for each STALE."""
     head = git.head() if commit == "HEAD" else git.resolve(commit)
     report.commit = head
@@ -191,7 +197,7 @@ def _cascade(active: list[Decision], new_evidence: dict[str, str], report: ScanR
                 queue.append(d.id)
 
 
-def _apply(store: DecisionStore, report: ScanReport, new_evidence: dict[str, str]) -> None:
+def _apply(store: DecisionDB, report: ScanReport, new_evidence: dict[str, str]) -> None:
     """Write every conclusion in one transaction; re-checks status so concurrent edits win."""
     if not new_evidence and not report.touched:
         return

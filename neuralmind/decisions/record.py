@@ -7,6 +7,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from neuralmind.errors import InvalidArgument
+from neuralmind.graph.model import node_id, split_node_id
+
 STATUSES = ("ACTIVE", "STALE", "INVALIDATED")
 DEFAULT_TYPE = "architecture"
 
@@ -44,7 +47,7 @@ class Decision:
 
     def symbols_in(self, path: str) -> list[str]:
         """Qualified names this decision governs inside `path`."""
-        return [s.split("::", 1)[1] for s in self.symbols_affected if s.split("::", 1)[0] == path]
+        return [qual for path_, qual in map(split_node_id, self.symbols_affected) if path_ == path]
 
 
 def normalise_path(root: Path, raw: str) -> str:
@@ -62,10 +65,10 @@ def normalise_path(root: Path, raw: str) -> str:
 
 def normalise_symbol(root: Path, raw: str) -> str:
     """`path::Qualified.name` with its path part normalised; ValueError when malformed."""
-    path, sep, qual = raw.strip().partition("::")
-    if not sep or not path.strip() or not qual.strip():
-        raise ValueError(f"symbol {raw!r} is not of the form path::Qualified.name")
-    return f"{normalise_path(root, path)}::{qual.strip()}"
+    path, qual = split_node_id(raw.strip())
+    if not path.strip() or not qual.strip():
+        raise InvalidArgument(f"symbol {raw!r} is not of the form path::Qualified.name")
+    return node_id(normalise_path(root, path), qual.strip())
 
 
 def clean_list(values: list[str] | tuple[str, ...] | None) -> list[str]:
@@ -83,5 +86,5 @@ def normalise_status(value: str | None, allow_all: bool = False) -> str:
     s = (value or "ACTIVE").strip().upper()
     valid = (*STATUSES, "ALL") if allow_all else STATUSES
     if s not in valid:
-        raise ValueError(f"unknown status {value!r} (expected one of {', '.join(valid)})")
+        raise InvalidArgument(f"unknown status {value!r} (expected one of {', '.join(valid)})")
     return s

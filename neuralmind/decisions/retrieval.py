@@ -11,9 +11,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from neuralmind.decisions.record import Decision, normalise_status
+from neuralmind.errors import InvalidArgument
 
 if TYPE_CHECKING:
-    from neuralmind.decisions.store import DecisionStore
+    from neuralmind.decisions.db import DecisionDB
 
 MAX_GET_IDS = 20
 TITLE_CHARS = 80
@@ -42,11 +43,11 @@ def compact_row(d: Decision, score: float | None = None) -> dict[str, Any]:
     return row
 
 
-def memory_search(store: DecisionStore, query: str, limit: int = 10, status: str = "ACTIVE",
+def memory_search(store: DecisionDB, query: str, limit: int = 10, status: str = "ACTIVE",
                   mode: str | None = None) -> dict[str, Any]:
     """Layer 1: compact rows for a query, with the mode that ran."""
     if not (query or "").strip():
-        raise ValueError("memory_search needs a query")
+        raise InvalidArgument("memory_search needs a query")
     status = normalise_status(status, allow_all=True)
     result = store.search(query, mode=mode, status=status, limit=limit)
     return {
@@ -57,11 +58,11 @@ def memory_search(store: DecisionStore, query: str, limit: int = 10, status: str
     }
 
 
-def memory_timeline(store: DecisionStore, decision_id: str | None = None, query: str | None = None,
+def memory_timeline(store: DecisionDB, decision_id: str | None = None, query: str | None = None,
                     before: int = 3, after: int = 3, mode: str | None = None) -> dict[str, Any]:
     """Layer 2: decisions recorded just before and after an anchor (an id, or a query's top hit)."""
     if before < 0 or after < 0:
-        raise ValueError("before and after must not be negative")
+        raise InvalidArgument("before and after must not be negative")
     before, after = min(before, MAX_TIMELINE_SIDE), min(after, MAX_TIMELINE_SIDE)
     notice, ran = "", None
     if decision_id:
@@ -73,7 +74,7 @@ def memory_timeline(store: DecisionStore, decision_id: str | None = None, query:
             return {"anchor": None, "before": [], "after": [], "mode": ran, "notice": notice}
         anchor_id = found.records[0].id
     else:
-        raise ValueError("memory_timeline needs a decision id or a query")
+        raise InvalidArgument("memory_timeline needs a decision id or a query")
     conn = store.connection()
     seq = conn.execute("SELECT seq FROM decisions WHERE id = ?", (anchor_id,)).fetchone()[0]
     earlier = [r[0] for r in conn.execute(
@@ -91,12 +92,12 @@ def memory_timeline(store: DecisionStore, decision_id: str | None = None, query:
     return out
 
 
-def memory_get(store: DecisionStore, ids: list[str]) -> dict[str, Any]:
+def memory_get(store: DecisionDB, ids: list[str]) -> dict[str, Any]:
     """Layer 3: full records for a shortlist (at most MAX_GET_IDS ids)."""
     ids = [i for i in (ids or []) if str(i).strip()]
     if not ids:
-        raise ValueError("memory_get needs at least one id")
+        raise InvalidArgument("memory_get needs at least one id")
     if len(ids) > MAX_GET_IDS:
-        raise ValueError(f"memory_get takes at most {MAX_GET_IDS} ids ({len(ids)} given): "
+        raise InvalidArgument(f"memory_get takes at most {MAX_GET_IDS} ids ({len(ids)} given): "
                          "narrow the shortlist with memory_search first")
     return {"records": [d.to_json() for d in store.get_many(ids)]}

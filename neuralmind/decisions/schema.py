@@ -13,6 +13,7 @@ import sqlite3
 from pathlib import Path
 from urllib.parse import quote
 
+from neuralmind.errors import CodedError
 from neuralmind.statedir import move_aside
 
 log = logging.getLogger("neuralmind.decisions")
@@ -59,12 +60,16 @@ FTS_TABLE = ("CREATE VIRTUAL TABLE IF NOT EXISTS decisions_fts USING fts5("
              "title, rationale, tokenize='unicode61 remove_diacritics 2')")
 
 
-class StoreError(Exception):
+class StoreError(CodedError):
     """The decision store cannot be opened or used; the message says why."""
+
+    code = "store_unavailable"
 
 
 class ReadOnlyStore(StoreError):
     """A write to decision memory that is only readable (read-only folder or disk)."""
+
+    code = "read_only"
 
 
 def fts5_available() -> bool:

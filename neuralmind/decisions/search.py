@@ -21,6 +21,7 @@ import numpy as np
 from neuralmind.decisions.record import Decision
 from neuralmind.decisions.schema import StoreError
 from neuralmind.decisions.terms import fts_match, search_terms, words
+from neuralmind.errors import CodedError, InvalidArgument
 
 if TYPE_CHECKING:
     from neuralmind.index.embedder import Embedder
@@ -37,12 +38,14 @@ RATIONALE_WEIGHT = 1.0
 FUSION_DEPTH = 50           # candidates each ranking contributes to the fusion
 
 
-class SemanticUnavailable(Exception):
+class SemanticUnavailable(CodedError):
     """Semantic search was asked for but the embedding model cannot be loaded."""
+
+    code = "model_unavailable"
 
 
 @dataclass
-class SearchResult:
+class DecisionHits:
     """Ranked decisions and how they were ranked."""
 
     records: list[Decision]
@@ -64,7 +67,7 @@ def resolve_mode(mode: str | None) -> str:
     """`mode`, else $NEURALMIND_DECISION_SEARCH, else hybrid; ValueError for unknown names."""
     chosen = (mode or os.environ.get(MODE_ENV) or DEFAULT_MODE).strip().lower()
     if chosen not in MODES:
-        raise ValueError(f"unknown search mode {chosen!r} (expected one of {', '.join(MODES)})")
+        raise InvalidArgument(f"unknown search mode {chosen!r} (expected one of {', '.join(MODES)})")
     return chosen
 
 
@@ -120,6 +123,7 @@ def get_embedder() -> Embedder:
     with _embedder_lock:
         if key not in _embedders:
             try:
+                # on the first semantic search only; a missing embedder is a notice
                 from neuralmind.index.embedder import ModelUnavailable, load_embedder
             except ImportError as e:
                 _embedders[key] = f"the embedder is not installed ({e})"

@@ -19,7 +19,7 @@ from neuralmind.decisions.git import Change, Git, Hunk
 from neuralmind.decisions.record import normalise_path, normalise_status
 
 if TYPE_CHECKING:
-    from neuralmind.decisions.store import DecisionStore
+    from neuralmind.decisions.db import DecisionDB
 
 log = logging.getLogger("neuralmind.decisions")
 
@@ -34,6 +34,8 @@ class Verdict:
 
 def symbol_ranges(path: str, data: bytes) -> dict[str, tuple[int, int]] | None:
     """qualname -> (first, last) line of each symbol in `data`; None when the file is not parsed."""
+    # the parser (~20 ms of tree-sitter) loads when a scan or a diagnostic needs symbols,
+    # not with the store every decisions command opens
     from neuralmind.graph.extract import extract_file
     from neuralmind.graph.languages import language_for
 
@@ -54,7 +56,7 @@ def symbol_ranges(path: str, data: bytes) -> dict[str, tuple[int, int]] | None:
 
 def code_tokens(path: str, data: bytes, first: int = 1, last: int | None = None) -> list[str] | None:
     """The structural token stream of lines first..last without comments; None when unparsed."""
-    from neuralmind.graph.languages import language_for, parser
+    from neuralmind.graph.languages import language_for, parser  # as above: on first use
 
     language = language_for(path)
     if language is None:
@@ -126,7 +128,7 @@ def classify(git: Git, parent: str, head: str, change: Change, toplevel_prefix: 
     return Verdict(False, "outside the governed symbols or comments/whitespace only")
 
 
-def governing(store: DecisionStore, file: str, status: str = "ALL") -> list[dict[str, Any]]:
+def governing(store: DecisionDB, file: str, status: str = "ALL") -> list[dict[str, Any]]:
     """Decisions whose files include `file`, with the current line range of each named symbol.
 
     For editor diagnostics: `symbols` lists {symbol, qualname, start_line, end_line}

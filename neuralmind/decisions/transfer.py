@@ -13,9 +13,10 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from neuralmind.decisions.record import Decision, clean_list, normalise_status
+from neuralmind.errors import InvalidArgument
 
 if TYPE_CHECKING:
-    from neuralmind.decisions.store import DecisionStore
+    from neuralmind.decisions.db import DecisionDB
 
 FORMATS = ("json", "md")
 _MD_RECORD = re.compile(r"<!-- neuralmind-decision (\{.*?\}) -->", re.S)
@@ -32,12 +33,12 @@ class ImportReport:
                 "imported_ids": self.imported}
 
 
-def export_text(store: DecisionStore, fmt: str = "json") -> str:
+def export_text(store: DecisionDB, fmt: str = "json") -> str:
     decisions = store.decisions("ALL")
     if fmt == "json":
         return json.dumps([d.to_json() for d in decisions], indent=2, ensure_ascii=False) + "\n"
     if fmt != "md":
-        raise ValueError(f"unknown format {fmt!r} (expected json or md)")
+        raise InvalidArgument(f"unknown format {fmt!r} (expected json or md)")
     lines = ["# NeuralMind decisions", "", f"{len(decisions)} decision(s).", ""]
     for d in decisions:
         lines += [f"## {d.title}", "",
@@ -66,24 +67,24 @@ def parse(text: str, fmt: str | None = None) -> list[dict[str, Any]]:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as e:
-            raise ValueError(f"not valid JSON: {e}") from None
+            raise InvalidArgument(f"not valid JSON: {e}") from None
         if isinstance(data, dict):
             data = data.get("decisions", data.get("records"))
         if not isinstance(data, list):
-            raise ValueError("expected a JSON list of decision records")
+            raise InvalidArgument("expected a JSON list of decision records")
         return data
     if fmt != "md":
-        raise ValueError(f"unknown format {fmt!r} (expected json or md)")
+        raise InvalidArgument(f"unknown format {fmt!r} (expected json or md)")
     out = []
     for m in _MD_RECORD.finditer(text):
         try:
             out.append(json.loads(m.group(1)))
         except json.JSONDecodeError as e:
-            raise ValueError(f"damaged decision record in the Markdown: {e}") from None
+            raise InvalidArgument(f"damaged decision record in the Markdown: {e}") from None
     return out
 
 
-def import_records(store: DecisionStore, records: list[Any]) -> ImportReport:
+def import_records(store: DecisionDB, records: list[Any]) -> ImportReport:
     """Insert records whose id is new; existing ids are skipped, bad records reported."""
     report = ImportReport()
     for i, raw in enumerate(records):
@@ -98,20 +99,20 @@ def import_records(store: DecisionStore, records: list[Any]) -> ImportReport:
 
 def _to_decision(raw: Any) -> Decision:
     if not isinstance(raw, dict):
-        raise ValueError("not an object")
+        raise InvalidArgument("not an object")
     for key in ("id", "title", "rationale"):
         if not str(raw.get(key) or "").strip():
-            raise ValueError(f"missing {key}")
+            raise InvalidArgument(f"missing {key}")
     d = Decision.from_json(raw)
     d.status = normalise_status(d.status)
     for name in ("files_affected", "symbols_affected", "rejected_alternatives", "evidence", "tags",
                  "depends_on"):
         value = getattr(d, name)
         if not isinstance(value, list):
-            raise ValueError(f"{name} must be a list")
+            raise InvalidArgument(f"{name} must be a list")
         setattr(d, name, clean_list(value))
     if not isinstance(d.fingerprints, dict):
-        raise ValueError("fingerprints must be an object")
+        raise InvalidArgument("fingerprints must be an object")
     d.confidence = float(d.confidence)
     d.created_at = d.created_at or datetime.now(UTC).isoformat(timespec="microseconds")
     d.updated_at = d.updated_at or d.created_at

@@ -26,7 +26,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
-from neuralmind.graph.model import Edge, Node
+from neuralmind.graph.model import Edge, Node, file_of
 from neuralmind.graph.store import Community, Graph
 
 log = logging.getLogger("neuralmind.graph")
@@ -357,7 +357,7 @@ def _dirty_files(graph: Graph, previous: Graph | None, changed_files: Iterable[s
                 continue
             for end in (e.source, e.target):
                 n = nodes.get(end)
-                dirty.add(n.file if n is not None else end.split("::", 1)[0])
+                dirty.add(n.file if n is not None else file_of(end))
     return dirty
 
 

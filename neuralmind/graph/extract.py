@@ -13,7 +13,6 @@ set, so one odd file cannot stop a build.
 from __future__ import annotations
 
 import hashlib
-import importlib
 import logging
 import os
 import re
@@ -58,20 +57,8 @@ CHUNKED_PARSE_OVER = 128 * 1024
 class ExtractTimeout(Exception):
     """Extraction of one file ran past EXTRACT_TIMEOUT_SECONDS."""
 
-_SPEC_MODULES = {
-    "python": "lang_python", "javascript": "lang_javascript", "typescript": "lang_javascript",
-    "tsx": "lang_javascript", "go": "lang_go", "rust": "lang_rust", "java": "lang_java",
-    "c": "lang_c", "cpp": "lang_c", "csharp": "lang_csharp", "ruby": "lang_ruby",
-    "php": "lang_php", "markdown": "lang_markdown",
-}
-
-
 def spec_for(language: str) -> LanguageSpec | None:
-    module = _SPEC_MODULES.get(language)
-    if module is None:
-        return None
-    specs: dict[str, LanguageSpec] = importlib.import_module(f"neuralmind.graph.{module}").SPECS
-    return specs.get(language)
+    return languages.spec_for(language)
 
 
 @dataclass(slots=True)

@@ -10,17 +10,11 @@ simply resolve to nothing.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from neuralmind.graph.languages import DECLARED_NAMESPACES, PACKAGE_PEERS, family_of, spec_for
 from neuralmind.graph.model import FileExtract, Reference
-
-_FAMILIES = {"typescript": "js", "tsx": "js", "javascript": "js", "cpp": "c"}
-
-
-def family_of(language: str) -> str:
-    """Languages whose files may import and call each other share a family."""
-    return _FAMILIES.get(language, language)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +49,7 @@ class ImportRules:
         self.file_namespaces: dict[str, list[str]] = {}
         for p in sorted(extracts):
             fe = extracts[p]
-            if fe.language not in ("csharp", "php"):
+            if fe.language not in DECLARED_NAMESPACES:
                 continue
             for node in fe.nodes:
                 if node.kind == "module" and "#" not in node.qualname:
@@ -74,12 +68,12 @@ class ImportRules:
         PHP see the namespaces the file itself declares.
         """
         lang = self.languages.get(path)
-        if lang in ("go", "java"):
+        if lang in PACKAGE_PEERS:
             # The file itself included: every file of the package then shares one binding.
             peers = tuple(p for p in self.dirs.get(posixpath.dirname(path), ())
                           if self.languages.get(p) == lang)
             return [Binding("module", peers)] if len(peers) > 1 else []
-        if lang in ("csharp", "php"):
+        if lang in DECLARED_NAMESPACES:
             fam = family_of(lang)
             return [Binding("module", tuple(self.namespaces[(fam, ns)]), ns)
                     for ns in self.file_namespaces.get(path, ())]
@@ -112,9 +106,11 @@ class ImportRules:
         return [min(candidates, key=lambda p: (-shared(p), len(p), p))]
 
     def resolve_import(self, path: str, ref: Reference) -> ImportResult:
-        rule = getattr(self, f"_import_{family_of(self.languages.get(path, ''))}", None)
-        if rule is None:
+        """The files and names an import reaches, by the language spec's `import_rule`."""
+        spec = spec_for(self.languages.get(path, ""))
+        if spec is None or spec.import_rule is None:
             return ImportResult()
+        rule: Callable[[str, Reference], ImportResult] = getattr(self, spec.import_rule)
         return rule(path, ref)
 
     # -- Python -------------------------------------------------------------------------------
@@ -166,7 +162,7 @@ class ImportRules:
                 return self.closest(importer, found)
         return []
 
-    def _import_python(self, path: str, ref: Reference) -> ImportResult:
+    def import_python(self, path: str, ref: Reference) -> ImportResult:
         spec = ref.target
         if spec.startswith("."):
             level = len(spec) - len(spec.lstrip("."))
@@ -241,7 +237,7 @@ class ImportRules:
                 return None
             d = posixpath.dirname(d)
 
-    def _import_js(self, path: str, ref: Reference) -> ImportResult:
+    def import_js(self, path: str, ref: Reference) -> ImportResult:
         target = ref.target
         if target.startswith((".", "/")):
             base = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
@@ -276,7 +272,7 @@ class ImportRules:
             self._dir_suffixes = index
         return self._dir_suffixes.get(tail, [])
 
-    def _import_go(self, path: str, ref: Reference) -> ImportResult:
+    def import_go(self, path: str, ref: Reference) -> ImportResult:
         segments = [s for s in ref.target.split("/") if s]
         if not segments:
             return ImportResult()
@@ -328,7 +324,7 @@ class ImportRules:
             parts.pop()
         return parts
 
-    def _import_rust(self, path: str, ref: Reference) -> ImportResult:
+    def import_rust(self, path: str, ref: Reference) -> ImportResult:
         segments = ref.target.split("::")
         root = self._rust_root(path)
         if segments[0] == "self" and len(segments) == 2 and ref.names == [("*", segments[1])]:
@@ -385,7 +381,7 @@ class ImportRules:
 
     # -- Java -------------------------------------------------------------------------------------
 
-    def _import_java(self, path: str, ref: Reference) -> ImportResult:
+    def import_java(self, path: str, ref: Reference) -> ImportResult:
         base = ref.target.replace(".", "/")
         result = ImportResult()
         for name, alias in ref.names:
@@ -422,7 +418,7 @@ class ImportRules:
 
     # -- C# ---------------------------------------------------------------------------------------
 
-    def _import_csharp(self, path: str, ref: Reference) -> ImportResult:
+    def import_csharp(self, path: str, ref: Reference) -> ImportResult:
         result = ImportResult()
         for name, alias in ref.names:
             if name == "*":
@@ -441,7 +437,7 @@ class ImportRules:
 
     # -- C / C++ ----------------------------------------------------------------------------------
 
-    def _import_c(self, path: str, ref: Reference) -> ImportResult:
+    def import_c(self, path: str, ref: Reference) -> ImportResult:
         target = ref.target
         system = target.startswith("<")
         target = target.strip("<>")
@@ -458,7 +454,7 @@ class ImportRules:
 
     # -- Ruby -------------------------------------------------------------------------------------
 
-    def _import_ruby(self, path: str, ref: Reference) -> ImportResult:
+    def import_ruby(self, path: str, ref: Reference) -> ImportResult:
         target = ref.target.removesuffix(".rb") + ".rb"
         if target.startswith("."):
             local = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
@@ -474,7 +470,7 @@ class ImportRules:
 
     # -- PHP --------------------------------------------------------------------------------------
 
-    def _import_php(self, path: str, ref: Reference) -> ImportResult:
+    def import_php(self, path: str, ref: Reference) -> ImportResult:
         target = ref.target
         if not ref.names:  # require/include of a path
             local = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))

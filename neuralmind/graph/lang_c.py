@@ -77,10 +77,18 @@ def bases(node: TSNode, src: Source) -> list[tuple[str, str]]:
     return out
 
 
-def _spec(name: str, cpp: bool) -> LanguageSpec:
+BUILTINS = frozenset({"printf", "malloc", "free", "sizeof", "memcpy", "strlen", "assert"})
+
+
+def _spec(name: str, cpp: bool, extensions: tuple[str, ...]) -> LanguageSpec:
     fn = _FUNCTION_NAME % (_CPP_REF if cpp else "")
     return LanguageSpec(
         name=name,
+        extensions=extensions,
+        family="c",
+        import_rule="import_c",
+        builtins=BUILTINS,
+        members_in_scope=True,
         definitions=_C_DEFS % fn + (_CPP_DEFS if cpp else ""),
         calls=CPP_CALLS if cpp else C_CALLS,
         imports=IMPORTS,
@@ -93,4 +101,8 @@ def _spec(name: str, cpp: bool) -> LanguageSpec:
     )
 
 
-SPECS = {"c": _spec("c", cpp=False), "cpp": _spec("cpp", cpp=True)}
+SPECS = {
+    "c": _spec("c", cpp=False, extensions=(".c", ".h")),
+    "cpp": _spec("cpp", cpp=True, extensions=(".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp",
+                                              ".hxx", ".h++", ".ipp", ".inl")),
+}

@@ -76,5 +76,10 @@ SPECS = {
         name_split=re.compile(r"\."),
         clean_name=lambda text: re.sub(r"\s+", "", text),
         open_scopes=frozenset({"file_scoped_namespace_declaration"}),
+        extensions=(".cs",),
+        import_rule="import_csharp",
+        declared_namespaces=True,
+        builtins=frozenset(),
+        members_in_scope=True,
     ),
 }

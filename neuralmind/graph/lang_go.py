@@ -119,5 +119,10 @@ SPECS = {
         docstring=docstring,
         signature=signature,
         receiver_name=receiver_name,
+        extensions=(".go",),
+        import_rule="import_go",
+        package_peers=True,
+        builtins=frozenset({"make", "len", "cap", "append", "new", "panic", "recover", "copy",
+                            "delete", "close", "print", "println", "string", "int", "error"}),
     ),
 }

@@ -84,5 +84,10 @@ SPECS = {
         bases=bases,
         call_target=call_target,
         comment_types=frozenset({"block_comment", "line_comment"}),
+        extensions=(".java",),
+        import_rule="import_java",
+        package_peers=True,
+        builtins=frozenset(),
+        members_in_scope=True,
     ),
 }

@@ -138,9 +138,20 @@ def bases(node: TSNode, src: Source) -> list[tuple[str, str]]:
     return [(k, n) for k, n in out if re.fullmatch(r"[\w$.]+", n)]
 
 
-def _spec(name: str, typed: bool) -> LanguageSpec:
+BUILTINS = frozenset({
+    "require", "parseInt", "parseFloat", "setTimeout", "setInterval", "clearTimeout", "String",
+    "Number", "Boolean", "Array", "Object", "Promise", "Error", "Symbol", "Map", "Set", "Date",
+    "RegExp", "fetch"})
+
+
+def _spec(name: str, typed: bool, extensions: tuple[str, ...]) -> LanguageSpec:
     return LanguageSpec(
         name=name,
+        extensions=extensions,
+        family="js",
+        import_rule="import_js",
+        builtins=BUILTINS,
+        star_reexports=True,
         definitions=_COMMON_DEFS + (_TS_DEFS if typed else ""),
         calls=CALLS,
         imports=IMPORTS,
@@ -157,7 +168,8 @@ def _spec(name: str, typed: bool) -> LanguageSpec:
 
 
 SPECS = {
-    "javascript": _spec("javascript", typed=False),
-    "typescript": _spec("typescript", typed=True),
-    "tsx": _spec("tsx", typed=True),
+    "javascript": _spec("javascript", typed=False,
+                        extensions=(".js", ".mjs", ".cjs", ".jsx")),
+    "typescript": _spec("typescript", typed=True, extensions=(".ts", ".mts", ".cts")),
+    "tsx": _spec("tsx", typed=True, extensions=(".tsx",)),
 }

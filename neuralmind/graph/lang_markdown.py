@@ -62,5 +62,8 @@ SPECS = {
         comment_types=frozenset(),
         qual_sep="/",
         method_containers=frozenset(),
+        extensions=(".md", ".markdown"),
+        import_rule=None,
+        builtins=frozenset(),
     ),
 }

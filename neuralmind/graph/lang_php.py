@@ -125,5 +125,10 @@ SPECS = {
         name_split=re.compile(r"\\"),
         open_scopes=frozenset({"namespace_definition"}),
         method_containers=frozenset({"class", "interface", "trait", "enum"}),
+        extensions=(".php",),
+        import_rule="import_php",
+        declared_namespaces=True,
+        builtins=frozenset({"count", "isset", "array_map", "array_filter", "sprintf", "strlen",
+                            "in_array", "implode", "explode", "is_array", "json_encode"}),
     ),
 }

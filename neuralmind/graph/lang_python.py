@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import inspect
 import re
 
@@ -119,5 +120,9 @@ SPECS = {
         docstring=docstring,
         signature=signature,
         wrappers=frozenset({"decorated_definition"}),
+        extensions=(".py", ".pyi"),
+        import_rule="import_python",
+        builtins=frozenset(dir(builtins)),
+        star_reexports=True,
     ),
 }

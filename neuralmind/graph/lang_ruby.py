@@ -92,5 +92,12 @@ SPECS = {
         signature=signature,
         name_split=re.compile(r"::"),
         method_containers=frozenset({"class", "module"}),
+        extensions=(".rb", ".rake", ".gemspec"),
+        filenames=("Rakefile", "Gemfile"),
+        import_rule="import_ruby",
+        builtins=frozenset({"new", "puts", "print", "raise", "require", "require_relative",
+                            "attr_accessor", "attr_reader", "include", "extend", "lambda",
+                            "proc"}),
+        members_in_scope=True,
     ),
 }

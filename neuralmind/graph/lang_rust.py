@@ -120,5 +120,9 @@ SPECS = {
         comment_types=frozenset({"line_comment", "block_comment"}),
         skip_before=frozenset({"attribute_item"}),
         method_containers=frozenset({"trait", "scope"}),
+        extensions=(".rs",),
+        import_rule="import_rust",
+        builtins=frozenset(),
+        star_reexports=True,
     ),
 }

@@ -1,9 +1,12 @@
-"""What the generic extractor needs to know about one language.
+"""Everything NeuralMind knows about one language, in one `LanguageSpec`.
 
-A spec is mostly tree-sitter queries (run in C, which keeps the extractor fast
-on large trees) plus a few small hooks for the parts that differ too much
-between grammars to express as a query: import statements, base classes and
-docstrings. Hooks only ever see the few nodes the queries found.
+A language is one `lang_*.py` module whose `SPECS` name its spec(s): the files it
+parses (extensions, file names), tree-sitter queries (run in C, which keeps the
+extractor fast on large trees) plus a few small hooks for the parts that differ too
+much between grammars to express as a query (import statements, base classes,
+docstrings), and what resolution needs (its family, its builtins, its import rule,
+how names are scoped). `languages.py` derives every table from the specs, and
+tests/graph/test_language_registry.py fails when a spec lacks a part.
 """
 
 from __future__ import annotations
@@ -96,6 +99,32 @@ class LanguageSpec:
     # Declarations that, written without a body, govern the rest of the file
     # (C# `namespace X;`, PHP `namespace X;`).
     open_scopes: frozenset[str] = frozenset()
+
+    # --- what the registry and resolution need (every spec declares each one) ----------
+    extensions: tuple[str, ...] = ()      # lower-case, with the dot
+    filenames: tuple[str, ...] = ()       # whole file names (`Rakefile`)
+    # Languages whose files import and call each other share a family ("" = `name`).
+    family: str = ""
+    # The ImportRules method that turns this family's imports into files; None: the
+    # language has no imports; "" (the default) is a spec that forgot to say.
+    import_rule: str | None = ""
+    # Names the unique-name guess must never bind to a workspace definition (None: not
+    # declared; empty: none).
+    builtins: frozenset[str] | None = None
+    # A bare name inside a method may mean another member of the class (Java, C#, C++,
+    # Ruby); elsewhere members go through `self`/`this`.
+    members_in_scope: bool = False
+    # Star imports re-export (Python `from x import *` in `__init__`, `export * from`,
+    # Rust `pub use x::*`).
+    star_reexports: bool = False
+    # Names are visible across the files of one directory (Go and Java packages).
+    package_peers: bool = False
+    # Files see the namespaces they declare as module nodes (C#, PHP).
+    declared_namespaces: bool = False
+
+    @property
+    def family_name(self) -> str:
+        return self.family or self.name
 
 
 _WS = re.compile(r"\s+")

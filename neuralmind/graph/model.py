@@ -20,9 +20,23 @@ NODE_KINDS = frozenset({
 EDGE_KINDS = frozenset({"contains", "imports", "calls", "inherits", "implements"})
 
 
+ID_SEPARATOR = "::"
+
+
 def node_id(path: str, qualname: str | None = None) -> str:
     """`path` for a file node, `path::Qualified.name` for a symbol."""
-    return f"{path}::{qualname}" if qualname else path
+    return f"{path}{ID_SEPARATOR}{qualname}" if qualname else path
+
+
+def split_node_id(nid: str) -> tuple[str, str]:
+    """(path, qualified name) of a node id; the name is "" for a file node."""
+    path, _, qual = nid.partition(ID_SEPARATOR)
+    return path, qual
+
+
+def file_of(nid: str) -> str:
+    """The file a node id belongs to (`path::Qualified.name` -> `path`)."""
+    return nid.partition(ID_SEPARATOR)[0]
 
 
 @dataclass(slots=True)

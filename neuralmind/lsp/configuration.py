@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
 
-from neuralmind.config import WorkspaceConfig
-
-if TYPE_CHECKING:
-    from neuralmind.lsp.server import NeuralMindServer
+from neuralmind.config import MAX_BUDGET, MIN_BUDGET, WorkspaceConfig
+from neuralmind.lsp.agent_endpoint import AgentEndpoints
+from neuralmind.lsp.server import Feature
 
 log = logging.getLogger("neuralmind.lsp")
 
@@ -48,16 +47,35 @@ def apply_settings(config: WorkspaceConfig, settings: dict[str, Any] | None) -> 
     if "<settings>" in settings:
         return [f"settings must be an object, got {type(settings['<settings>']).__name__}"]
     problems = config.update(settings)
-    if "budget" in settings and not problems and not 50 <= config.budget <= 100_000:
+    if "budget" in settings and not problems and not MIN_BUDGET <= config.budget <= MAX_BUDGET:
         problems.append(f"invalid value for 'budget': {config.budget}")
         config.budget = WorkspaceConfig().budget
     return [f"{p}; using the default" if p.startswith("invalid") else p for p in problems]
 
 
-def register(server: NeuralMindServer) -> None:
-    async def apply(settings: dict[str, Any] | None) -> None:
+class Configuration(Feature):
+    """workspace/didChangeConfiguration (and the pull model's workspace/configuration)."""
+
+    def register(self) -> None:
+        server = self.server
+
+        @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+        async def on_change(params: types.DidChangeConfigurationParams) -> None:
+            settings = extract_settings(params.settings)
+            if settings is None and server.client_supports("workspace", "configuration"):
+                try:
+                    result = await server.workspace_configuration_async(types.ConfigurationParams(
+                        items=[types.ConfigurationItem(section=SECTION)]))
+                    settings = extract_settings(result[0] if result else None)
+                except Exception as e:
+                    log.info("workspace/configuration failed: %s", e)
+                    return
+            await self.apply(settings)
+
+    async def apply(self, settings: dict[str, Any] | None) -> None:
         if settings is None:
             return
+        server = self.server
         service = server.service
         if service is None:
             for problem in apply_settings(server.config, settings):
@@ -71,23 +89,6 @@ def register(server: NeuralMindServer) -> None:
         for problem in problems:
             server.warn_user(problem)
         if changed & {"mcp", "mcp_read_only"}:
-            from neuralmind.lsp.lifecycle import _start_mcp, _stop_mcp
-
-            await _stop_mcp(server)
-            if server.config.mcp:
-                await _start_mcp(server)
+            await server.get_feature(AgentEndpoints).restart()
         if changed:
             log.info("settings changed: %s", ", ".join(sorted(changed)))
-
-    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    async def on_change(params: types.DidChangeConfigurationParams) -> None:
-        settings = extract_settings(params.settings)
-        if settings is None and server.client_supports("workspace", "configuration"):
-            try:
-                result = await server.workspace_configuration_async(types.ConfigurationParams(
-                    items=[types.ConfigurationItem(section=SECTION)]))
-                settings = extract_settings(result[0] if result else None)
-            except Exception as e:
-                log.info("workspace/configuration failed: %s", e)
-                return
-        await apply(settings)

@@ -16,10 +16,11 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from neuralmind.lsp.params import translate_errors
+from neuralmind.lsp.server import Feature
 
 if TYPE_CHECKING:
     from neuralmind.lsp.server import NeuralMindServer
-    from neuralmind.service.indexer import BuildOutcome
+    from neuralmind.service.child_build import BuildOutcome
 
 log = logging.getLogger("neuralmind.lsp")
 
@@ -67,11 +68,12 @@ def to_diagnostic(server: NeuralMindServer, uri: str, d: dict[str, Any]) -> type
     )
 
 
-class DecisionDiagnostics:
-    """Keeps the diagnostics of open documents in line with the decision store."""
+class DecisionDiagnostics(Feature):
+    """Keeps the diagnostics of open documents in line with the decision store; code
+    actions and commands restore, invalidate or show the decision."""
 
     def __init__(self, server: NeuralMindServer) -> None:
-        self.server = server
+        super().__init__(server)
         self._pending: asyncio.Task[None] | None = None
 
     @property
@@ -114,11 +116,11 @@ class DecisionDiagnostics:
             self._pending = asyncio.get_running_loop().create_task(self.refresh_all())
 
     # document hooks ----------------------------------------------------------------------
-    def opened(self, uri: str) -> None:
+    def document_opened(self, uri: str) -> None:
         if not self.pull:
             asyncio.get_running_loop().create_task(self.publish(uri))
 
-    def closed(self, uri: str) -> None:
+    def document_closed(self, uri: str) -> None:
         if not self.pull:
             self.server.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
@@ -130,13 +132,26 @@ class DecisionDiagnostics:
     def indexing_finished(self, outcome: BuildOutcome) -> None:
         self.schedule_refresh()   # symbol ranges may have moved
 
-    def indexing_started(self) -> None: ...
-
-    def indexing_progress(self, state: Any) -> None: ...
-
     def index_updated(self, paths: list[str]) -> None:
         if any(rel in paths for rel in self.server.open_documents.values()):
             self.schedule_refresh()
+
+    def register(self) -> None:
+        _register(self.server, self)
+
+    def initialize(self) -> None:
+        """Offer pull diagnostics only to a client that can also be told to re-pull."""
+        if not self.pull:
+            return
+
+        @translate_errors
+        async def pull(params: types.DocumentDiagnosticParams
+                       ) -> types.FullDocumentDiagnosticReport:
+            items = await self.for_uri(params.text_document.uri)
+            return types.FullDocumentDiagnosticReport(items=items)
+
+        self.server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC, types.DiagnosticOptions(
+            identifier=SOURCE, inter_file_dependencies=False, workspace_diagnostics=False))(pull)
 
 
 def _decision_id(value: Any) -> str:
@@ -145,25 +160,8 @@ def _decision_id(value: Any) -> str:
     return value.strip()
 
 
-def register(server: NeuralMindServer) -> None:
-    diags = DecisionDiagnostics(server)
-    server.listeners.append(diags)
-    server.on_document_open.append(diags.opened)
-    server.on_document_close.append(diags.closed)
-    server.decision_diagnostics = diags
-
-    @translate_errors
-    async def pull(params: types.DocumentDiagnosticParams) -> types.FullDocumentDiagnosticReport:
-        items = await diags.for_uri(params.text_document.uri)
-        return types.FullDocumentDiagnosticReport(items=items)
-
-    def offer_pull() -> None:
-        if diags.pull:
-            server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC, types.DiagnosticOptions(
-                identifier=SOURCE, inter_file_dependencies=False,
-                workspace_diagnostics=False))(pull)
-
-    server.on_initialize.append(offer_pull)
+def _register(server: NeuralMindServer, diags: DecisionDiagnostics) -> None:
+    """Code actions on our diagnostics and the decision commands they run."""
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
                     types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]))

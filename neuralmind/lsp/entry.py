@@ -1,45 +1,33 @@
-"""`neuralmind-lsp --stdio`: the process the editor starts.
+"""Serving LSP on the process's stdio: the language server the editor starts.
 
-Order matters: before anything else runs (imports included), the real stdout
-is duplicated to a private descriptor for LSP frames and fd 1 is pointed at
-stderr, and stdin is likewise taken private with /dev/null put in its place.
-After that no print(), C library or child process can write into (or read
-from) the protocol stream. Heavy modules load after `initialize` is answered.
+The process entry (`neuralmind-lsp` and `neuralmind lsp`, in `cli/server_cmds.py`)
+claims stdio (`neuralmind.stdio`) before this module is imported, then calls
+`serve` with the private descriptors and the agent endpoint to run beside the LSP.
+Heavy modules (the engine and its components) load after `initialize` is answered,
+on the engine thread.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import logging
 import os
 import sys
+import time
+from typing import TYPE_CHECKING
 
+from neuralmind.log import setup_logging
+from neuralmind.lsp import setup
+from neuralmind.lsp.lifecycle import close_server
+from neuralmind.lsp.server import prepare_converter
+from neuralmind.lsp.transport import StdioLoop, run_until_stopped
+from neuralmind.service.preload import preload_runtime
 
-def claim_stdio() -> tuple[int, int]:
-    """Private (in_fd, out_fd) for the protocol; fds 0/1 become /dev/null and stderr."""
-    out_fd = os.dup(1)
-    in_fd = os.dup(0)
-    os.dup2(2, 1)
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    os.close(devnull)
-    return in_fd, out_fd
-
+if TYPE_CHECKING:
+    from neuralmind.service.endpoint import EndpointLoader
 
 SWITCH_INTERVAL_SECONDS = 0.001
-
-
-def main(argv: list[str] | None = None) -> int:
-    args_in = sys.argv[1:] if argv is None else argv
-    wants_help = any(a in ("-h", "--help") for a in args_in)
-    # --help is for a person at a terminal: it may use stdout; serving never does.
-    in_fd, out_fd = (-1, -1) if wants_help else claim_stdio()
-    parser = argparse.ArgumentParser(prog="neuralmind-lsp",
-                                     description="NeuralMind language server (LSP over stdio).")
-    add_arguments(parser)
-    parser.add_argument("-v", "--verbose", action="count", default=0,
-                        help="more logging (-vv: debug)")
-    args = parser.parse_args(args_in)
-    return serve(args.log_file, args.verbose, in_fd, out_fd)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -49,13 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="write logs to this file instead of stderr")
 
 
-def serve(log_file: str | None, verbosity: int, in_fd: int, out_fd: int) -> int:
-    import asyncio
-    import logging
-    import time
-
-    from neuralmind.log import setup_logging
-
+def serve(log_file: str | None, verbosity: int, in_fd: int, out_fd: int,
+          agent_endpoint: EndpointLoader | None = None) -> int:
+    """Serve until EOF, `exit` or a fatal write error; then leave the process."""
     setup_logging(verbosity, log_file)
     _quiet_pygls(verbosity)
     log = logging.getLogger("neuralmind.lsp")
@@ -64,15 +48,8 @@ def serve(log_file: str | None, verbosity: int, in_fd: int, out_fd: int) -> int:
     # interval each time: 5 ms by default, several times per loop turn. 1 ms keeps
     # the editor's requests moving; the engine loses a little throughput.
     sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
-    from neuralmind.index.embedder import preload_runtime
-
     preload_runtime()   # ~0.15 s before serving instead of a 20-30 ms stall while serving
-
-    from neuralmind.lsp.lifecycle import close_server
-    from neuralmind.lsp.server import create_server, prepare_converter
-    from neuralmind.lsp.transport import StdioLoop, run_until_stopped
-
-    server = create_server(log_file)
+    server = setup.create_server(log_file, agent_endpoint)
     prepare_converter(server)
     stdin = os.fdopen(in_fd, "rb")
     stdout = os.fdopen(out_fd, "wb")
@@ -108,8 +85,6 @@ class _DropRequestErrors:
 
 
 def _quiet_pygls(verbosity: int) -> None:
-    import logging
-
     pygls_log = logging.getLogger("pygls")
     pygls_log.setLevel(logging.DEBUG if verbosity >= 3 else logging.WARNING)
     for h in logging.getLogger("neuralmind").handlers:
@@ -117,6 +92,3 @@ def _quiet_pygls(verbosity: int) -> None:
         pygls_log.addHandler(h)
     pygls_log.propagate = False
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
 
 from neuralmind.lsp.params import translate_errors
-
-if TYPE_CHECKING:
-    from neuralmind.lsp.server import NeuralMindServer
+from neuralmind.lsp.server import Feature
 
 
 def render(info: dict[str, Any]) -> str | None:
@@ -33,15 +31,20 @@ def render(info: dict[str, Any]) -> str | None:
     return "\n".join(lines)
 
 
-def register(server: NeuralMindServer) -> None:
-    @server.feature(types.TEXT_DOCUMENT_HOVER)
-    @translate_errors
-    async def hover(params: types.HoverParams) -> types.Hover | None:
-        rel = server.uri_to_rel(params.text_document.uri)
-        service = await server.ready_service()
-        info = await service.hover(rel, params.position.line + 1)
-        text = render(info)
-        if text is None:
-            return None
-        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown,
-                                                        value=text))
+class Hover(Feature):
+    """The decisions governing the symbol under the cursor and its strongest associations."""
+
+    def register(self) -> None:
+        server = self.server
+
+        @server.feature(types.TEXT_DOCUMENT_HOVER)
+        @translate_errors
+        async def hover(params: types.HoverParams) -> types.Hover | None:
+            rel = server.uri_to_rel(params.text_document.uri)
+            service = await server.ready_service()
+            info = await service.hover(rel, params.position.line + 1)
+            text = render(info)
+            if text is None:
+                return None
+            return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown,
+                                                            value=text))

@@ -1,4 +1,4 @@
-"""initialize / initialized / shutdown, `$/progress` while indexing, and the MCP hook.
+"""initialize / initialized / shutdown, and `$/progress` while indexing.
 
 `initialize` only records the root and the settings: its answer must not wait
 for the engine. `initialized` creates the EngineService, which opens the stored
@@ -10,8 +10,6 @@ runs).
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import inspect
 import logging
 import uuid
 from pathlib import Path
@@ -21,16 +19,17 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from neuralmind.lsp.configuration import apply_settings, extract_settings
+from neuralmind.lsp.server import Feature
+from neuralmind.service import EngineService, IndexingState, ServiceListener
 
 if TYPE_CHECKING:
     from neuralmind.lsp.server import NeuralMindServer
-    from neuralmind.service.core import EngineService, IndexingState
-    from neuralmind.service.indexer import BuildOutcome
+    from neuralmind.service.child_build import BuildOutcome
 
 log = logging.getLogger("neuralmind.lsp")
 
 
-def workspace_root(params: types.InitializeParams) -> Path:
+def initialize_root(params: types.InitializeParams) -> Path:
     """The first workspace folder, else rootUri, else rootPath, else the current directory."""
     candidates: list[str | None] = []
     for folder in params.workspace_folders or []:
@@ -44,7 +43,7 @@ def workspace_root(params: types.InitializeParams) -> Path:
     return Path.cwd().resolve()
 
 
-class IndexProgress:
+class IndexProgress(ServiceListener):
     """Bridges the service's indexing events to one `$/progress` token per build."""
 
     def __init__(self, server: NeuralMindServer) -> None:
@@ -110,124 +109,66 @@ class IndexProgress:
         """True when `token` is ours (the client pressed cancel)."""
         return token is not None and token == self.token
 
-    def index_updated(self, paths: list[str]) -> None: ...
-
-    def decisions_changed(self) -> None: ...
-
-
-def _import_mcp() -> None:
-    import importlib
-
-    for name in ("uvicorn", "neuralmind.mcp.http"):
-        importlib.import_module(name)
-
-
-async def _start_mcp(server: NeuralMindServer) -> None:
-    """Serve MCP on loopback from this process when the MCP module exists and is enabled."""
-    service = server.service
-    if service is None or not server.config.mcp:
-        return
-    try:
-        # uvicorn (~50 ms, ~3 MB): off the loop, after the engine's start-up work; the MCP
-        # SDK (~40 MB) waits for the first agent request (neuralmind.mcp.lazyapp)
-        await service.run_serialised(_import_mcp)
-        from neuralmind.mcp.http import serve_http
-    except ImportError as e:
-        log.debug("MCP over HTTP not available: %s", e)
-        return
-    try:
-        handle = serve_http(service, host="127.0.0.1", port=0, read_only=False)
-        if inspect.isawaitable(handle):
-            handle = await handle
-    except Exception as e:
-        log.warning("could not start the MCP endpoint: %s", e)
-        return
-    server.mcp_handle = handle
-    url = getattr(handle, "url", None) or (handle if isinstance(handle, str) else None)
-    service.mcp_endpoint = url
-    log.info("MCP endpoint: %s", url)
-
-
-async def _stop_mcp(server: NeuralMindServer) -> None:
-    handle, server.mcp_handle = server.mcp_handle, None
-    if server.service is not None:
-        server.service.mcp_endpoint = None
-    closer = getattr(handle, "close", None) or getattr(handle, "stop", None)
-    if closer is None:
-        return
-    try:
-        result = closer()
-        if inspect.isawaitable(result):
-            await asyncio.wait_for(result, timeout=1.0)
-    except Exception as e:
-        log.warning("stopping the MCP endpoint: %s", e)
-
 
 async def close_server(server: NeuralMindServer) -> None:
     """Everything `shutdown`, `exit` and a bare EOF must stop; safe to call twice."""
-    await _stop_mcp(server)
-    for closer in reversed(server.closers):
-        with contextlib.suppress(Exception):
-            result = closer()
-            if inspect.isawaitable(result):
-                await result
-    server.closers.clear()
+    await server.close_features()
     if server.service is not None:
         await server.service.close()
 
 
-async def _start(server: NeuralMindServer, service: EngineService) -> None:
-    try:
-        await service.start()
-    except Exception as e:
-        log.exception("cannot open the workspace")
-        server.warn_user(f"cannot open the workspace {server.root}: {e}")
-        return
-    for hook in server.on_ready:
+class Lifecycle(Feature):
+    """initialize, initialized (the service starts), progress, cancel, shutdown."""
+
+    def __init__(self, server: NeuralMindServer) -> None:
+        super().__init__(server)
+        self.progress = IndexProgress(server)
+        self._start: asyncio.Task[None] | None = None
+
+    def register(self) -> None:
+        server = self.server
+
+        @server.feature(types.INITIALIZE)
+        def on_initialize(params: types.InitializeParams) -> None:
+            server.root = initialize_root(params)
+            settings = extract_settings(params.initialization_options)
+            server.init_problems = apply_settings(server.config, settings)
+            server.initialize_features()
+            log.info("workspace %s", server.root)
+
+        @server.feature(types.INITIALIZED)
+        def on_initialized(params: types.InitializedParams) -> None:
+            # Synchronous on purpose: the service must exist before the next message (often
+            # a didOpen) is dispatched; the slow part runs as a task.
+            for problem in server.init_problems:
+                server.warn_user(problem)
+            assert server.root is not None
+            service = EngineService(server.root, server.config, log_file=server.log_file)
+            server.service = service
+            service.subscribe(self.progress)
+            for feature in server.features:
+                service.subscribe(feature)
+            self._start = asyncio.get_running_loop().create_task(self._started(service),
+                                                                 name="start")
+
+        @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
+        def on_cancel(params: types.WorkDoneProgressCancelParams) -> None:
+            if self.progress.cancel(params.token) and server.service is not None:
+                server.service.cancel_indexing()
+
+        @server.feature(types.SHUTDOWN)
+        async def on_shutdown(params: Any) -> None:
+            await close_server(server)
+
+    async def _started(self, service: EngineService) -> None:
         try:
-            result = hook()
-            if inspect.isawaitable(result):
-                await result
-        except Exception:
-            log.exception("start-up hook failed")
-    await _start_mcp(server)
+            await service.start()
+        except Exception as e:
+            log.exception("cannot open the workspace")
+            self.server.warn_user(f"cannot open the workspace {self.server.root}: {e}")
+            return
+        await self.server.features_ready()
 
-
-def register(server: NeuralMindServer) -> None:
-    progress = IndexProgress(server)
-
-    @server.feature(types.INITIALIZE)
-    def on_initialize(params: types.InitializeParams) -> None:
-        server.root = workspace_root(params)
-        settings = extract_settings(params.initialization_options)
-        problems = apply_settings(server.config, settings)
-        server.init_problems = problems
-        for hook in server.on_initialize:
-            hook()
-        log.info("workspace %s", server.root)
-
-    @server.feature(types.INITIALIZED)
-    def on_initialized(params: types.InitializedParams) -> None:
-        # Synchronous on purpose: the service must exist before the next message (often a
-        # didOpen) is dispatched; the slow part runs as a task.
-        from neuralmind.service.core import EngineService
-
-        for problem in server.init_problems:
-            server.warn_user(problem)
-        assert server.root is not None
-        service = EngineService(server.root, server.config, log_file=server.log_file)
-        server.service = service
-        service.subscribe(progress)
-        for listener in server.listeners:
-            service.subscribe(listener)
-        task = asyncio.get_running_loop().create_task(_start(server, service), name="start")
-        server.closers.append(task.cancel)
-
-    @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
-    def on_cancel(params: types.WorkDoneProgressCancelParams) -> None:
-        if progress.cancel(params.token) and server.service is not None:
-            server.service.cancel_indexing()
-
-    @server.feature(types.SHUTDOWN)
-    async def on_shutdown(params: Any) -> None:
-        await close_server(server)
+    async def close(self) -> None:
+        if self._start is not None:
+            self._start.cancel()

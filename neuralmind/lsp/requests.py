@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
-from neuralmind.config import MAX_QUESTION_CHARS
+from neuralmind.config import MAX_BUDGET, MAX_NEXT_K, MAX_QUESTION_CHARS, MAX_SEARCH_K, MIN_BUDGET
 from neuralmind.lsp.params import Params, translate_errors
+from neuralmind.lsp.server import Feature
 
 if TYPE_CHECKING:
     from neuralmind.lsp.server import NeuralMindServer
@@ -38,7 +39,7 @@ def handlers(server: NeuralMindServer) -> dict[str, Handler]:
 
     async def context(p: Params) -> dict[str, Any]:
         question = p.str("query", required=True, max_len=MAX_QUESTION_CHARS)
-        budget = p.int("budget", 50, 100_000)
+        budget = p.int("budget", MIN_BUDGET, MAX_BUDGET)
         uri = p.str("uri")
         if uri is not None:
             server.uri_to_rel(uri)   # refuse documents outside the workspace
@@ -47,19 +48,19 @@ def handlers(server: NeuralMindServer) -> dict[str, Handler]:
         return _with_uris(server, out)
 
     async def wakeup(p: Params) -> dict[str, Any]:
-        budget = p.int("budget", 50, 100_000)
+        budget = p.int("budget", MIN_BUDGET, MAX_BUDGET)
         service = await server.ready_service()
         return await service.wakeup(budget)
 
     async def search(p: Params) -> dict[str, Any]:
         question = p.str("query", required=True, max_len=MAX_QUESTION_CHARS)
-        k = p.int("k", 1, 200) or 10
+        k = p.int("k", 1, MAX_SEARCH_K) or 10
         service = await server.ready_service()
         return _with_uris(server, await service.search(question or "", k))
 
     async def next_likely(p: Params) -> list[dict[str, Any]]:
         rel = server.uri_to_rel(p.str("uri", required=True))
-        k = p.int("k", 1, 100) or 5
+        k = p.int("k", 1, MAX_NEXT_K) or 5
         service = await server.ready_service()
         found = await service.next_likely(rel, k)
         return [{"uri": server.rel_to_uri(f["file"]), **f} for f in found]
@@ -138,9 +139,12 @@ def command_name(method: str) -> str:
     return method.replace("/", ".")
 
 
-def register(server: NeuralMindServer) -> None:
-    for method, handler in handlers(server).items():
-        _register_one(server, method, handler)
+class CustomRequests(Feature):
+    """Every `neuralmind/*` request, also offered as a workspace/executeCommand."""
+
+    def register(self) -> None:
+        for method, handler in handlers(self.server).items():
+            _register_one(self.server, method, handler)
 
 
 def _register_one(server: NeuralMindServer, method: str, handler: Handler) -> None:

@@ -1,46 +1,48 @@
-"""The pygls server object and the wiring of its features.
+"""The pygls server object, and `Feature`, the base of every LSP feature group.
 
-Each feature group is a module with `register(server)`; handlers are closures
-over the server, so pygls's first-argument injection rules never matter. The
-server holds the EngineService (created at `initialized`, not before: the
-answer to `initialize` must not wait for the engine) and the LSP-side state:
-the editor session, open documents, client capabilities of interest.
+A feature group is a small class (esbonio's pattern): `register()` declares its
+handlers (closures over the server, so pygls's first-argument injection rules never
+matter), and it overrides the lifecycle hooks it needs (`initialize`, `ready`,
+`document_opened`/`document_closed`, `close`) and the service notifications (it is
+a ServiceListener). `setup.create_server` lists the groups. The server holds the
+EngineService (created at `initialized`, not before: the answer to `initialize`
+must not wait for the engine) and the LSP-side state: the editor session, open
+documents, client capabilities of interest.
 """
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
+import inspect
 import logging
 import os
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
+from pygls.protocol import (
+    JsonRPCNotification,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+    LanguageServerProtocol,
+    default_converter,
+)
 from pygls.protocol.language_server import lsp_method
 from pygls.uris import from_fs_path, to_fs_path
 
 from neuralmind import __version__
 from neuralmind.config import WorkspaceConfig
 from neuralmind.errors import EngineError
+from neuralmind.service import EngineService, ServiceListener
 
 if TYPE_CHECKING:
-    from neuralmind.service.core import EngineService
+    from neuralmind.service.endpoint import EndpointLoader
 
 log = logging.getLogger("neuralmind.lsp")
 
-FEATURE_MODULES = (
-    "neuralmind.lsp.lifecycle",
-    "neuralmind.lsp.documents",
-    "neuralmind.lsp.diagnostics",
-    "neuralmind.lsp.hover",
-    "neuralmind.lsp.symbols",
-    "neuralmind.lsp.requests",
-    "neuralmind.lsp.configuration",
-)
+F = TypeVar("F", bound="Feature")
 
 
 def plain_params_converter() -> Any:
@@ -49,13 +51,6 @@ def plain_params_converter() -> Any:
     pygls turns the params of methods it has no type for (all of `neuralmind/*`) into
     namedtuples, renaming keys that are not identifiers; custom requests want JSON.
     """
-    from pygls.protocol import (
-        JsonRPCNotification,
-        JsonRPCRequestMessage,
-        JsonRPCResponseMessage,
-        default_converter,
-    )
-
     converter = default_converter()
     for cls in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
         converter.register_structure_hook(cls, lambda obj, c: c(**obj))
@@ -91,29 +86,85 @@ class NeuralMindProtocol(LanguageServerProtocol):
             yield handler, (params,), None
 
 
+class Feature(ServiceListener):
+    """One LSP feature group. Override what you need; every hook is a no-op here."""
+
+    def __init__(self, server: NeuralMindServer) -> None:
+        self.server = server
+
+    def register(self) -> None:
+        """Declare the handlers (`@self.server.feature(...)`, `@self.server.command(...)`)."""
+
+    def initialize(self) -> None:
+        """`initialize` was answered: the client's capabilities are known."""
+
+    async def ready(self) -> None:
+        """The workspace is open (the service started)."""
+
+    def document_opened(self, uri: str) -> None: ...
+
+    def document_closed(self, uri: str) -> None: ...
+
+    async def close(self) -> None:
+        """The server stops (shutdown, exit or EOF); called newest feature first."""
+
+
 class NeuralMindServer(LanguageServer):
     """LSP adapter over one EngineService."""
 
-    def __init__(self, log_file: str | None = None) -> None:
+    def __init__(self, log_file: str | None = None,
+                 agent_endpoint: EndpointLoader | None = None) -> None:
         super().__init__("neuralmind", __version__,
                          text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
                          protocol_cls=NeuralMindProtocol,
                          converter_factory=plain_params_converter)
         self.log_file = log_file
+        self.agent_endpoint = agent_endpoint    # serves MCP beside the LSP (set by the entry)
         self.root: Path | None = None
         self.config = WorkspaceConfig()
         self.service: EngineService | None = None
-        self.ready: asyncio.Event | None = None      # set once the service has opened the index
         self.session = f"lsp-{os.getpid()}"
         self.open_documents: dict[str, str] = {}     # uri -> repo-relative path
-        self.mcp_handle: Any = None
-        self.closers: list[Callable[[], Any]] = []   # run at shutdown, newest first
-        self.listeners: list[Any] = []               # ServiceListeners the features add
-        self.on_ready: list[Callable[[], Any]] = []  # run once the workspace is open
-        self.on_initialize: list[Callable[[], None]] = []  # may register features by capability
+        self.features: list[Feature] = []
         self.init_problems: list[str] = []           # settings warnings, shown at initialized
-        self.on_document_open: list[Callable[[str], None]] = []
-        self.on_document_close: list[Callable[[str], None]] = []
+
+    # --- features -----------------------------------------------------------------------
+    def add_feature(self, feature: Feature) -> None:
+        self.features.append(feature)
+        feature.register()
+
+    def get_feature(self, cls: type[F]) -> F:
+        """The registered feature group of class `cls`."""
+        for f in self.features:
+            if isinstance(f, cls):
+                return f
+        raise LookupError(f"no {cls.__name__} feature")
+
+    def initialize_features(self) -> None:
+        for f in self.features:
+            f.initialize()
+
+    async def features_ready(self) -> None:
+        for f in self.features:
+            try:
+                await f.ready()
+            except Exception:
+                log.exception("start-up of %s failed", type(f).__name__)
+
+    def document_opened(self, uri: str) -> None:
+        for f in self.features:
+            f.document_opened(uri)
+
+    def document_closed(self, uri: str) -> None:
+        for f in self.features:
+            f.document_closed(uri)
+
+    async def close_features(self) -> None:
+        for f in reversed(self.features):
+            with contextlib.suppress(Exception):
+                result = f.close()
+                if inspect.isawaitable(result):
+                    await result
 
     # --- paths --------------------------------------------------------------------------
     def uri_to_rel(self, uri: Any) -> str:
@@ -144,14 +195,6 @@ class NeuralMindServer(LanguageServer):
         await service.workspace()
         return service
 
-    def documents_changed(self, uri: str) -> None:
-        for hook in self.on_document_open:
-            hook(uri)
-
-    def documents_closed(self, uri: str) -> None:
-        for hook in self.on_document_close:
-            hook(uri)
-
     # --- client capabilities ------------------------------------------------------------
     def client_supports(self, *path: str) -> bool:
         """True when the client capability at `path` is present and truthy."""
@@ -174,22 +217,11 @@ SENT_METHODS = (types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, types.WORKSPACE_DIAGNOS
                 types.WINDOW_WORK_DONE_PROGRESS_CREATE, types.PROGRESS, types.EXIT)
 
 
-def create_server(log_file: str | None = None) -> NeuralMindServer:
-    import importlib
-
-    server = NeuralMindServer(log_file)
-    for name in FEATURE_MODULES:
-        importlib.import_module(name).register(server)
-    return server
-
-
 def prepare_converter(server: NeuralMindServer) -> None:
     """Build the (un)structuring code of every message the server handles or sends now,
     before it serves. cattrs compiles a type's code the first time it meets the type, on
     the event loop: the session's first didOpen/didChange stalled it 22 ms on whole Django.
     ~80 ms here (plus what `initialize` would have cost anyway)."""
-    import contextlib
-
     converter = server.protocol._converter
     for method in (*server.protocol.fm.features, *SENT_METHODS):
         for typ in types.METHOD_TO_TYPES.get(method, ()):

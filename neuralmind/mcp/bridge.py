@@ -8,7 +8,9 @@ headers the transport defines (session id and negotiated version for the
 initialize handshake; per-request routing headers for the 2026 era), and every
 JSON or SSE message that comes back is written to stdout as one line. Replies are
 written whole under a lock, so concurrent requests never interleave on stdout.
-Stdlib only; one worker thread per in-flight request.
+Stdlib only; one worker thread per in-flight request. A read-only bridge to a
+read-write server hides and refuses the recording tools itself; which tools record
+it learns from the server's own tool list (each tool's declared `readOnlyHint`).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, BinaryIO
 from urllib.parse import urlsplit
 
-from neuralmind.mcp.roles import RECORDING_TOOLS, read_only_refusal
+from neuralmind.mcp.roles import read_only_refusal
 
 log = logging.getLogger("neuralmind.mcp")
 
@@ -34,6 +36,7 @@ NAME_BEARING = {"tools/call": "name", "prompts/get": "name", "resources/read": "
 VERSION_META = "io.modelcontextprotocol/protocolVersion"
 MAX_WORKERS = 8
 INTERNAL_ERROR = -32603
+ROLES_REQUEST_ID = "neuralmind-bridge-roles"
 _HEADER_SAFE = re.compile(r"^[\x20-\x7E]*$")
 
 
@@ -58,6 +61,12 @@ def _sse_messages(resp: http.client.HTTPResponse) -> Iterator[str]:
             data.append(line[5:].lstrip(" ") if line[5:6] == " " else line[5:])
     if data:
         yield "\n".join(data)
+
+
+def _records(tool: dict[str, Any]) -> bool:
+    """Whether a listed tool writes: anything not declared read-only is treated as writing."""
+    annotations = tool.get("annotations") or {}
+    return annotations.get("readOnlyHint") is not True
 
 
 def _modern_version(msg: dict[str, Any]) -> str | None:
@@ -85,6 +94,7 @@ class Bridge:
         self._local = threading.local()
         self._pool = ThreadPoolExecutor(MAX_WORKERS, thread_name_prefix="mcp-bridge")
         self._list_requests: set[Any] = set()   # tools/list ids whose answer a read-only bridge filters
+        self._recording: set[str] | None = None  # the server's recording tools, once listed
         self.failed = False
 
     # --- stdout -------------------------------------------------------------------------
@@ -109,8 +119,26 @@ class Bridge:
             return text
         self._list_requests.discard(msg["id"])
         tools = msg["result"].get("tools") or []
-        msg["result"]["tools"] = [t for t in tools if t.get("name") not in RECORDING_TOOLS]
+        self._learn_roles(tools)
+        msg["result"]["tools"] = [t for t in tools if not _records(t)]
         return json.dumps(msg, separators=(",", ":"))
+
+    def _learn_roles(self, tools: list[dict[str, Any]]) -> None:
+        recording = {str(t.get("name")) for t in tools if _records(t)}
+        self._recording = recording if self._recording is None else self._recording | recording
+
+    def _recording_tools(self, msg: dict[str, Any]) -> set[str] | None:
+        """The server's recording tools: from a tool list already relayed, else asked for now
+        (with the routing headers of `msg`); None when the server does not answer."""
+        if self._recording is None:
+            meta = (msg.get("params") or {}).get("_meta")
+            ask: dict[str, Any] = {"jsonrpc": "2.0", "id": ROLES_REQUEST_ID, "method": "tools/list",
+                                   "params": {"_meta": meta} if meta else {}}
+            answer = self._ask(ask)
+            tools = ((answer or {}).get("result") or {}).get("tools")
+            if isinstance(tools, list):
+                self._learn_roles(tools)
+        return self._recording
 
     def _error(self, msg_id: Any, message: str, code: int = INTERNAL_ERROR) -> None:
         if msg_id is not None:
@@ -152,8 +180,11 @@ class Bridge:
         method, params = msg.get("method"), msg.get("params") or {}
         if method == "tools/list" and "id" in msg:
             self._list_requests.add(msg["id"])
-        if method == "tools/call" and params.get("name") in RECORDING_TOOLS:
-            name = params["name"]
+        if method == "tools/call":
+            recording = self._recording_tools(msg)
+            if recording is not None and params.get("name") not in recording:
+                return False
+            name = str(params.get("name"))
             text = read_only_refusal(name)
             result: dict[str, Any] = {
                 "content": [{"type": "text", "text": f"error [read_only]: {text}"}],
@@ -213,6 +244,29 @@ class Bridge:
                     log.warning("the NeuralMind endpoint stopped answering: %s", e)
                     self._error(msg.get("id"), "the NeuralMind server this bridge forwards to "
                                 f"stopped answering ({e}); restart the MCP connection")
+
+    def _ask(self, msg: dict[str, Any]) -> dict[str, Any] | None:
+        """POST a request of the bridge's own and return its answer (never written out)."""
+        body = json.dumps(msg, separators=(",", ":")).encode("utf-8")
+        try:
+            conn = self._conn()
+            conn.request("POST", self.path, body, self._headers(msg))
+            resp = conn.getresponse()
+            ctype = (resp.getheader("content-type") or "").split(";")[0].strip().lower()
+            texts = list(_sse_messages(resp)) if ctype == "text/event-stream" \
+                else [resp.read().decode("utf-8", "replace")]
+        except (http.client.HTTPException, OSError) as e:
+            log.info("the endpoint did not list its tools: %s", e)
+            self._local.conn = None
+            return None
+        for text in texts:
+            try:
+                answer = json.loads(text)
+            except ValueError:
+                continue
+            if isinstance(answer, dict) and answer.get("id") == msg["id"]:
+                return answer
+        return None
 
     def _answer(self, msg: dict[str, Any], resp: http.client.HTTPResponse) -> None:
         if msg.get("method") == "initialize" and resp.getheader("mcp-session-id"):

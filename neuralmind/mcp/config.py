@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from neuralmind.mcp.discovery import DISCOVERY_NAME, live_endpoint
+from neuralmind.discovery import DISCOVERY_NAME, live_endpoint
 
 CLIENTS = ("claude", "cursor", "vscode", "generic")
 WHERE = {

@@ -32,20 +32,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from neuralmind.mcp.asgi import ASGIApp, Receive, Scope, Send, plain
-from neuralmind.mcp.discovery import (
+from neuralmind.discovery import (
     HEALTH_PATH,
     MCP_PATH,
     Discovery,
     remove_discovery,
     write_discovery,
 )
+from neuralmind.heap import no_gc
+from neuralmind.mcp.asgi import ASGIApp, Receive, Scope, Send, plain
 from neuralmind.mcp.lazyapp import LazyApp
 
 if TYPE_CHECKING:
     import uvicorn
 
-    from neuralmind.service.core import EngineService
+    from neuralmind.service.engine_service import EngineService
 
 log = logging.getLogger("neuralmind.mcp")
 
@@ -110,7 +111,7 @@ def _loopback_origin(origin: bytes) -> bool:
 
 
 def _quiet_server_class() -> type[uvicorn.Server]:
-    import uvicorn
+    import uvicorn  # loaded by serve_http on the engine thread (~20-500 ms)
 
     class QuietServer(uvicorn.Server):
         """uvicorn without signal handlers: the hosting process owns SIGINT/SIGTERM."""
@@ -195,7 +196,7 @@ async def serve_http(service: EngineService, host: str = "127.0.0.1", port: int 
     except BaseException:
         sock.close()
         raise
-    import uvicorn
+    import uvicorn  # loaded just above, on the engine thread
 
     port = sock.getsockname()[1]
     url = f"http://127.0.0.1:{port}{MCP_PATH}"
@@ -251,9 +252,8 @@ def _build_app(service: EngineService, read_only: bool, port: int) -> ASGIApp:
     stalls that long), and every later full pass walks them again. The ~3k cyclic
     garbage objects the imports leave (well under 1 MB) are frozen with them.
     """
-    from neuralmind.heap import no_gc
-
     with no_gc(freeze=True):
+        # the MCP SDK (~0.8 s, ~40 MB) loads with the first agent request (LazyApp)
         from mcp.server.transport_security import TransportSecuritySettings
 
         from neuralmind.mcp.server import build_mcp_server
@@ -277,7 +277,7 @@ def sdk_protocol_version() -> str:
     if "mcp_types" not in sys.modules:
         with contextlib.suppress(Exception):
             return _run_version_module()
-    from mcp_types import LATEST_PROTOCOL_VERSION
+    from mcp_types import LATEST_PROTOCOL_VERSION  # the SDK is loaded already here
 
     return LATEST_PROTOCOL_VERSION
 

@@ -22,7 +22,7 @@ from neuralmind.mcp.roles import read_only_refusal
 from neuralmind.mcp.tools import NeuralMindTools, error_result
 
 if TYPE_CHECKING:
-    from neuralmind.service.core import EngineService
+    from neuralmind.service.engine_service import EngineService
 
 log = logging.getLogger("neuralmind.mcp")
 
@@ -69,7 +69,7 @@ class NeuralMindMCP(MCPServer):
     async def call_tool(self, name: str, arguments: dict[str, Any],
                         context: Any = None) -> Any:
         tools = self.neuralmind_tools
-        if tools.read_only and name in tools.RECORDING:
+        if tools.read_only and name in tools.RECORDING_TOOLS:
             return error_result("read_only", read_only_refusal(name))
         try:
             return await super().call_tool(name, arguments, context)

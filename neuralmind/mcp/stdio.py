@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from neuralmind.config import load_workspace_config
-from neuralmind.mcp.discovery import live_endpoint
+from neuralmind.discovery import live_endpoint
+from neuralmind.mcp.bridge import Bridge
+from neuralmind.stdio import claim_stdio
 
 log = logging.getLogger("neuralmind.mcp")
 
@@ -32,8 +34,6 @@ def notice(text: str) -> None:
 
 def run_stdio(root: Path, read_only: bool = False) -> int:
     """Serve one agent on this process's stdio until EOF; returns the exit code."""
-    from neuralmind.lsp.entry import claim_stdio
-
     in_fd, out_fd = claim_stdio()
     read_only = read_only or load_workspace_config(root).mcp_read_only
     entry, problem = live_endpoint(root)
@@ -49,8 +49,6 @@ def run_stdio(root: Path, read_only: bool = False) -> int:
 
 
 def _bridge(url: str, token: str, in_fd: int, out_fd: int, read_only: bool) -> int:
-    from neuralmind.mcp.bridge import Bridge
-
     stdin = os.fdopen(in_fd, "rb")
     stdout = os.fdopen(out_fd, "wb")
     bridge = Bridge(url, token, stdout, read_only=read_only)
@@ -74,12 +72,14 @@ def _standalone(root: Path, in_fd: int, out_fd: int, read_only: bool) -> int:
 
 
 async def _serve_here(root: Path, in_fd: int, out_fd: int, read_only: bool) -> int:
+    # standalone only (~0.5 s: the SDK's stdio server, the service, the walker): the
+    # bridge to an editor's server, the usual case, must answer at once
     import anyio
     from mcp.server.stdio import stdio_server
 
     from neuralmind.mcp.server import build_mcp_server
-    from neuralmind.mcp.watch import AgentEditWatcher
-    from neuralmind.service.core import EngineService
+    from neuralmind.service.agent_edits import AgentEditWatcher
+    from neuralmind.service.engine_service import EngineService
 
     service = EngineService(root)
     server = build_mcp_server(service, read_only=read_only)

@@ -1,11 +1,14 @@
-"""The MCP tool set: one function per tool, each one EngineService call.
+"""The MCP tool set: one method per tool, each one EngineService call.
 
-The same service methods answer the LSP's `neuralmind/*` requests and the CLI, so
-an agent and the editor see the same engine. Here arguments are checked (sizes,
-paths confined to the workspace) and results become a `CallToolResult` with the
-structured JSON and a short text rendering. Refusals are tool errors carrying a
-stable code (`invalid_argument`, `invalid_path`, `not_indexed`, `not_found`,
-`semantic_unavailable`, `read_only`), never crashes.
+A tool is one method here, declared with its role (`@tool(CONSULTING)` or
+`@tool(RECORDING)`, see `roles.py`), plus its output schema in `schemas.py` and its
+text rendering in `render.py`. The same service methods answer the LSP's
+`neuralmind/*` requests and the CLI, so an agent and the editor see the same
+engine. Here arguments are checked (sizes, paths confined to the workspace by the
+engine's rule) and results become a `CallToolResult` with the structured JSON and
+a short text rendering. Every EngineError becomes, here and only here, a tool error
+carrying its stable code (`invalid_argument`, `invalid_path`, `not_indexed`,
+`not_found`, `semantic_unavailable`, `read_only`, ...), never a crash.
 
 Tool calls are learning events: a query records the agent session's question and
 hits (session `mcp:<client name>`), so later feedback and edits reinforce what it
@@ -24,13 +27,20 @@ from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from neuralmind.config import MAX_QUESTION_CHARS
-from neuralmind.errors import EngineError
+from neuralmind.config import (
+    MAX_BUDGET,
+    MAX_NEXT_K,
+    MAX_QUESTION_CHARS,
+    MAX_SEARCH_K,
+    MIN_BUDGET,
+)
+from neuralmind.errors import EngineError, InvalidArgument
+from neuralmind.graph.model import node_id, split_node_id
 from neuralmind.mcp import render, schemas
-from neuralmind.mcp.roles import CONSULTING_TOOLS, RECORDING_TOOLS
+from neuralmind.mcp.roles import CONSULTING, RECORDING, declared_tools, tool
 
 if TYPE_CHECKING:
-    from neuralmind.service.core import EngineService
+    from neuralmind.service.engine_service import EngineService
 
 log = logging.getLogger("neuralmind.mcp")
 
@@ -47,7 +57,7 @@ CODE_ALIASES = {"model_unavailable": "semantic_unavailable"}
 
 Question = Annotated[str, Field(min_length=1, max_length=MAX_QUESTION_CHARS,
                                 description="a natural-language question or task description")]
-Budget = Annotated[int | None, Field(ge=50, le=100_000, description=(
+Budget = Annotated[int | None, Field(ge=MIN_BUDGET, le=MAX_BUDGET, description=(
     "token budget for the context (default: the workspace setting, 1500)"))]
 FilePath = Annotated[str, Field(min_length=1, max_length=MAX_PATH_CHARS, description=(
     "a file inside the workspace: relative to its root, or absolute"))]
@@ -55,15 +65,6 @@ Item = Annotated[str, Field(max_length=MAX_ITEM_CHARS)]
 Items = Annotated[list[Item] | None, Field(max_length=MAX_LIST_ITEMS)]
 Status = Literal["ACTIVE", "STALE", "INVALIDATED", "ALL"]
 Mode = Literal["keyword", "semantic", "hybrid"] | None
-
-
-class ToolFailure(Exception):
-    """A refusal with a code; becomes an `is_error` result, never a crash."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 def error_result(code: str, message: str) -> CallToolResult:
@@ -90,7 +91,7 @@ def _client_name(ctx: Context | None) -> str:
 
 def _with_ids(hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Hits with their node id, the handle neuralmind_feedback takes."""
-    return [{"id": h["file"] if h["kind"] == "file" else f"{h['file']}::{h['symbol']}", **h}
+    return [{"id": h["file"] if h["kind"] == "file" else node_id(h["file"], h["symbol"]), **h}
             for h in hits]
 
 
@@ -101,8 +102,9 @@ def _clean(values: list[str] | None) -> list[str] | None:
 class NeuralMindTools:
     """The tools of one MCP server over one EngineService (shared with the LSP server)."""
 
-    CONSULTING = CONSULTING_TOOLS
-    RECORDING = RECORDING_TOOLS
+    ROLES: dict[str, str] = {}         # tool name -> role, from the declarations (below)
+    CONSULTING_TOOLS: tuple[str, ...] = ()
+    RECORDING_TOOLS: tuple[str, ...] = ()
 
     def __init__(self, service: EngineService, read_only: bool = False) -> None:
         self.service = service
@@ -113,20 +115,13 @@ class NeuralMindTools:
     # --- plumbing -----------------------------------------------------------------------
     def confine(self, path: str) -> str:
         """A workspace-relative path; `../`, outside absolutes and symlinks out are refused."""
-        rel = self.service.resolve(path)
-        root = self.service.root
-        real = (root / rel).resolve()
-        if not real.is_relative_to(root):
-            raise ToolFailure("invalid_path", f"{path}: resolves outside the workspace {root} "
-                                              "(through a symlink)")
-        return rel
+        return self.service.resolve(path)
 
     def _confine_symbol(self, symbol: str) -> str:
-        path, sep, qual = symbol.partition("::")
-        if not sep or not qual.strip():
-            raise ToolFailure("invalid_argument",
-                              f"symbol {symbol!r} is not of the form path::Qualified.name")
-        return f"{self.confine(path.strip())}::{qual.strip()}"
+        path, qual = split_node_id(symbol)
+        if not qual.strip():
+            raise InvalidArgument(f"symbol {symbol!r} is not of the form path::Qualified.name")
+        return node_id(self.confine(path.strip()), qual.strip())
 
     async def _not_indexed(self) -> None:
         """Empty results from a never-built workspace are a refusal that says what to do."""
@@ -135,23 +130,22 @@ class NeuralMindTools:
             return
         if status["indexing"]:
             state = status["indexing"]
-            raise ToolFailure("not_indexed", "the workspace is being indexed for the first time "
+            raise EngineError("not_indexed", "the workspace is being indexed for the first time "
                                              f"({state['phase']} {state['done']}/{state['total']}); "
                                              "ask again in a few seconds")
-        raise ToolFailure("not_indexed", "the workspace has no index: run `neuralmind build` "
+        raise EngineError("not_indexed", "the workspace has no index: run `neuralmind build` "
                                          f"in {self.service.root} (or open it in the editor)")
 
     @staticmethod
     async def run(call: Callable[[], Awaitable[CallToolResult]]) -> CallToolResult:
-        """Engine refusals and tool failures as coded error results."""
+        """Engine refusals as coded error results (the one place codes are mapped)."""
         try:
             return await call()
-        except ToolFailure as e:
-            return error_result(e.code, e.message)
         except EngineError as e:
             return error_result(e.code, e.message)
 
     # --- consulting tools ---------------------------------------------------------------
+    @tool(CONSULTING)
     async def neuralmind_wakeup(self, budget: Budget = None) -> Annotated[
             CallToolResult, schemas.ContextPack]:
         """The project's orientation pack: identity (L0) and a map of its parts (L1).
@@ -166,6 +160,7 @@ class NeuralMindTools:
             return ok_result(out, render.context_pack(out))
         return await self.run(call)
 
+    @tool(CONSULTING)
     async def neuralmind_query(
             self, question: Question, budget: Budget = None,
             include_wakeup: Annotated[bool, Field(description=(
@@ -191,8 +186,9 @@ class NeuralMindTools:
             return ok_result(out, render.context_pack(out))
         return await self.run(call)
 
+    @tool(CONSULTING)
     async def neuralmind_search(self, question: Question, k: Annotated[int, Field(
-            ge=1, le=200, description="how many hits")] = 10) -> Annotated[
+            ge=1, le=MAX_SEARCH_K, description="how many hits")] = 10) -> Annotated[
             CallToolResult, schemas.SearchResult]:
         """Ranked symbols and files for a query (hybrid semantic + keyword), without code.
 
@@ -206,8 +202,9 @@ class NeuralMindTools:
             return ok_result(out, render.search(out))
         return await self.run(call)
 
+    @tool(CONSULTING)
     async def neuralmind_next_likely(self, file: FilePath, k: Annotated[int, Field(
-            ge=1, le=100, description="how many files")] = 5) -> Annotated[
+            ge=1, le=MAX_NEXT_K, description="how many files")] = 5) -> Annotated[
             CallToolResult, schemas.NextLikely]:
         """Files most likely to be touched together with, or right after, a file.
 
@@ -220,6 +217,7 @@ class NeuralMindTools:
             return ok_result(out, render.next_likely(out))
         return await self.run(call)
 
+    @tool(CONSULTING)
     async def neuralmind_status(self) -> Annotated[CallToolResult, schemas.Status]:
         """Index freshness and size: files, nodes, embeddings, pending changes, learning.
 
@@ -230,6 +228,7 @@ class NeuralMindTools:
             return ok_result(out, render.status(out))
         return await self.run(call)
 
+    @tool(CONSULTING)
     async def neuralmind_decisions_query(
             self, question: Question, mode: Annotated[Mode, Field(description=(
                 "keyword (FTS5), semantic (embeddings) or hybrid (default)"))] = None,
@@ -247,6 +246,7 @@ class NeuralMindTools:
             return ok_result(out, render.decision_query(out))
         return await self.run(call)
 
+    @tool(CONSULTING)
     async def neuralmind_memory_search(
             self, query: Question, limit: Annotated[int, Field(ge=1, le=50)] = 10,
             status: Status = "ACTIVE", mode: Mode = None) -> Annotated[
@@ -260,6 +260,7 @@ class NeuralMindTools:
             return ok_result(out, render.memory_search(out))
         return await self.run(call)
 
+    @tool(CONSULTING)
     async def neuralmind_memory_timeline(
             self, decision_id: Annotated[str | None, Field(
                 max_length=100, description="a decision id (or unique prefix)")] = None,
@@ -273,12 +274,13 @@ class NeuralMindTools:
         Shows the context a decision was made in: what it replaced, what followed."""
         async def call() -> CallToolResult:
             if not (decision_id or "").strip() and not (query or "").strip():
-                raise ToolFailure("invalid_argument", "give a decision_id or a query")
+                raise InvalidArgument("give a decision_id or a query")
             out = await self.service.memory_timeline(decision_id, query, before=before,
                                                      after=after, mode=mode)
             return ok_result(out, render.memory_timeline(out))
         return await self.run(call)
 
+    @tool(CONSULTING)
     async def neuralmind_memory_get(self, ids: Annotated[list[Annotated[str, Field(
             max_length=100)]], Field(min_length=1, max_length=20, description=(
                 "decision ids from neuralmind_memory_search (at most 20)"))]) -> Annotated[
@@ -291,6 +293,7 @@ class NeuralMindTools:
         return await self.run(call)
 
     # --- recording tools ----------------------------------------------------------------
+    @tool(RECORDING)
     async def neuralmind_feedback(
             self, node_id: Annotated[str, Field(min_length=1, max_length=MAX_PATH_CHARS, description=(
                 "a hit id from neuralmind_query/neuralmind_search (`path::Qualified.name`)"))],
@@ -307,18 +310,19 @@ class NeuralMindTools:
         the next similar question ranks it higher; negative feedback weakens them."""
         async def call() -> CallToolResult:
             node = node_id.strip()
-            self.confine(node.split("::", 1)[0])
+            self.confine(split_node_id(node)[0])
             session = f"mcp:{_client_name(ctx)}"
             together = _clean(context)
             if together is None:
                 together = [i for i in self._last_hits.get(session, []) if i != node]
             for other in together:
-                self.confine(other.split("::", 1)[0])
+                self.confine(split_node_id(other)[0])
             result = await self.service.feedback(node, positive, together if positive else [])
             out = {**result, "context": together if positive else []}
             return ok_result(out, render.feedback(out))
         return await self.run(call)
 
+    @tool(RECORDING)
     async def neuralmind_decision_record(
             self, title: Annotated[str, Field(min_length=1, max_length=MAX_TITLE_CHARS)],
             rationale: Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS, description=(
@@ -356,12 +360,20 @@ class NeuralMindTools:
 
     # --- registration -------------------------------------------------------------------
     def functions(self) -> list[tuple[str, Callable[..., Any], ToolAnnotations]]:
-        """(name, function, annotations) of the tools this role serves."""
-        names = self.CONSULTING if self.read_only else self.CONSULTING + self.RECORDING
+        """(name, function, annotations) of the tools this role serves, in declaration order."""
         out = []
-        for name in names:
-            recording = name in self.RECORDING
+        for name, role in self.ROLES.items():
+            recording = role == RECORDING
+            if recording and self.read_only:
+                continue
             hints = ToolAnnotations(read_only_hint=not recording, destructive_hint=False,
                                     idempotent_hint=not recording, open_world_hint=False)
             out.append((name, getattr(self, name), hints))
         return out
+
+
+NeuralMindTools.ROLES = declared_tools(NeuralMindTools)
+NeuralMindTools.CONSULTING_TOOLS = tuple(
+    n for n, r in NeuralMindTools.ROLES.items() if r == CONSULTING)
+NeuralMindTools.RECORDING_TOOLS = tuple(
+    n for n, r in NeuralMindTools.ROLES.items() if r == RECORDING)

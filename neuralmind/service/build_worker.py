@@ -27,6 +27,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from neuralmind.config import load_workspace_config
+from neuralmind.errors import EngineError
+from neuralmind.log import setup_logging
+
 PROGRESS_INTERVAL_S = 0.1  # at most ten progress lines a second per phase
 NICENESS = 10              # the build yields the CPU to the editor and its server
 
@@ -51,9 +55,8 @@ class _Emitter:
 
 
 def run(root: Path, config_values: dict[str, Any], embed: bool, out: Any) -> int:
-    from neuralmind.config import load_workspace_config
+    # after fd 1 became stderr (main): nothing the engine's imports print reaches the pipe
     from neuralmind.engine import Workspace
-    from neuralmind.errors import EngineError
 
     emit = _Emitter(out)
     config = load_workspace_config(root)
@@ -101,8 +104,6 @@ def main(argv: list[str] | None = None) -> int:
     # Our stdout is the event pipe: keep it for events only, send stray prints to stderr.
     events = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
     os.dup2(2, 1)
-    from neuralmind.log import setup_logging
-
     setup_logging(0, args.log_file)
     try:
         values = json.loads(args.config)

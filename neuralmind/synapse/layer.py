@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from neuralmind import config
+from neuralmind.graph.model import file_of
 from neuralmind.statedir import STATE_DIR_NAME, atomic_write_bytes
 from neuralmind.statedir import state_dir as state_dir_of
 from neuralmind.synapse import seeding
@@ -32,7 +33,7 @@ from neuralmind.synapse.namespaces import (
     normalize_namespace,
 )
 from neuralmind.synapse.sessions import Batch, Question, SessionTracker
-from neuralmind.synapse.store import SynapseStore, file_of
+from neuralmind.synapse.store import SynapseStore
 
 log = logging.getLogger("neuralmind.synapse")
 
@@ -60,6 +61,15 @@ class SynapseLayer:
         # but nobody reported its hits (e.g. replayed event streams).
         self.hits_provider: Callable[[str], list[str]] | None = None
         self._hits_cache: dict[str, list[str]] = {}
+
+    @property
+    def disabled(self) -> str | None:
+        """Why the store refuses to touch its file (a newer schema, a failed migration)."""
+        return self.store.disabled
+
+    def last_skipped(self) -> str | None:
+        """Why the last write was skipped (locked, read-only), or None when it landed."""
+        return self.store.last_skipped()
 
     # --- namespaces ---------------------------------------------------------------------
     @property
@@ -278,8 +288,8 @@ class SynapseLayer:
         out = self.store.stats(now)
         out["active_namespace"] = self.namespace
         out["open_sessions"] = len(self.sessions.open_sessions)
-        if self.store.disabled:
-            out["disabled"] = self.store.disabled
+        if self.disabled:
+            out["disabled"] = self.disabled
         return out
 
     def prune(self, older_than_days: float | None = None, now: float | None = None,

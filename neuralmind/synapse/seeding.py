@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from neuralmind import config
-from neuralmind.synapse.store import file_of
+from neuralmind.graph.model import file_of
 
 log = logging.getLogger("neuralmind.synapse")
 

@@ -1,5 +1,7 @@
 """The synapse store: Hebbian co-activation, decay, LTP, spreading activation, transitions.
 
+(The database itself, its transactions and recovery, is `SynapseDB` in db.py.)
+
 One SQLite file (WAL) per workspace. Weights are stored with the time they were
 last written; the decayed ("effective") weight is computed on read by one SQL
 expression, `weight * 0.5 ** (age / half_life)`, so decay is lazy, exact and
@@ -14,54 +16,21 @@ aside (never deleted) and a new store started.
 
 from __future__ import annotations
 
-import functools
 import heapq
 import json
 import logging
 import math
-import os
 import re
 import sqlite3
-import threading
-import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
-from pathlib import Path
-from typing import Any, TypeVar
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from neuralmind import config
-from neuralmind.statedir import move_aside
-from neuralmind.synapse.salvage import salvage_into
-from neuralmind.synapse.schema import MIGRATIONS, SCHEMA_VERSION, Migration, migrate, read_version
+from neuralmind.synapse.db import ACT_EFF, DAY, SYN_EFF, TR_EFF, SynapseDB, fail_open
+from neuralmind.synapse.schema import SCHEMA_VERSION, read_version
 
 log = logging.getLogger("neuralmind.synapse")
-
-DAY = 86400.0
-T = TypeVar("T")
-Clock = Callable[[], float]
-
-
-def _half_life_case(column: str, default: float, overrides: dict[str, float]) -> str:
-    """SQL CASE giving the half-life in seconds for a row's namespace."""
-    parts = [f"WHEN {column} = '{ns}' THEN {days * DAY!r}" for ns, days in overrides.items()]
-    parts.append(f"WHEN substr({column}, 1, 7) = 'branch:' THEN "
-                 f"{config.HALF_LIFE_DAYS['branch'] * DAY!r}")
-    return f"(CASE {' '.join(parts)} ELSE {default * DAY!r} END)"
-
-
-_NS_HALF_LIVES = {ns: d for ns, d in config.HALF_LIFE_DAYS.items() if ns != "branch"}
-_SYN_HL = _half_life_case("namespace", config.HALF_LIFE_DAYS["personal"], _NS_HALF_LIVES)
-_AGE = "max(0.0, :now - updated)"
-# Effective synapse weight at :now; LTP edges decay LTP_HALF_LIFE_FACTOR times slower, floored.
-SYN_EFF = (
-    f"(CASE WHEN count >= {config.LTP_THRESHOLD} THEN "
-    f"max({config.LTP_FLOOR!r}, weight * pow(0.5, {_AGE} / ({_SYN_HL} * {config.LTP_HALF_LIFE_FACTOR!r}))) "
-    f"ELSE weight * pow(0.5, {_AGE} / {_SYN_HL}) END)"
-)
-_TR_HL = _half_life_case("namespace", config.TRANSITION_HALF_LIFE_DAYS,
-                         {"ephemeral": config.HALF_LIFE_DAYS["ephemeral"]})
-TR_EFF = f"(weight * pow(0.5, {_AGE} / {_TR_HL}))"
-ACT_EFF = f"(level * pow(0.5, {_AGE} / {_SYN_HL}))"
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 _STOP = frozenset({
@@ -80,195 +49,12 @@ def question_tokens(text: str) -> list[str]:
     return sorted({t for t in words if len(t) >= 3 and t not in _STOP})
 
 
-def file_of(node_id: str) -> str:
-    """The file node a symbol id belongs to (`path::Qualified.name` -> `path`)."""
-    return node_id.split("::", 1)[0]
 
-
-SQLITE_CORRUPT, SQLITE_NOTADB = 11, 26
-
-
-def is_corruption(e: sqlite3.DatabaseError) -> bool:
-    """A damaged file (moved aside), as opposed to a lock or a failed constraint (skipped)."""
-    code = getattr(e, "sqlite_errorcode", None)
-    if code is not None:
-        return code & 0xFF in (SQLITE_CORRUPT, SQLITE_NOTADB)
-    return type(e) is sqlite3.DatabaseError
-
-
-def _failopen(default: Callable[[], Any]) -> Callable[[Callable[..., T]], Callable[..., T]]:
-    """Run a store operation; on a locked or damaged database log, recover and return default()."""
-
-    def wrap(fn: Callable[..., T]) -> Callable[..., T]:
-        @functools.wraps(fn)
-        def inner(self: SynapseStore, *args: Any, **kwargs: Any) -> T:
-            with self._lock:
-                self._outcome.skipped = None
-                try:
-                    return fn(self, *args, **kwargs)
-                except sqlite3.DatabaseError as e:
-                    self._outcome.skipped = str(e)
-                    if is_corruption(e):
-                        log.warning("synapse store %s failed: %s", fn.__name__, e)
-                        self._recover(str(e))
-                    else:  # locked, busy, or a bad statement: skip this step, keep the store
-                        log.warning("synapse store %s skipped (%s): %s", fn.__name__,
-                                    self.path.name, e)
-                        self._rollback()
-                return default()
-
-        return inner
-
-    return wrap
-
-
-class SynapseStore:
-    """Namespaced Hebbian memory in `<state>/synapses.db`.
-
-    `clock` returns epoch seconds and is injectable so tests check decay exactly;
-    every method also takes an explicit `now`.
-    """
-
-    def __init__(self, path: Path, clock: Clock = time.time,
-                 busy_timeout_ms: int = config.SYNAPSE_BUSY_TIMEOUT_MS,
-                 migrations: Sequence[Migration] = MIGRATIONS) -> None:
-        self.path = Path(path)
-        self.clock = clock
-        self.busy_timeout_ms = busy_timeout_ms
-        self.migrations = migrations
-        self._conn: sqlite3.Connection | None = None
-        self._lock = threading.RLock()
-        self.disabled: str | None = None  # why the store refuses to touch the file, if it does
-        self._outcome = threading.local()  # per thread: why the last operation did nothing
-
-    # --- connection ---------------------------------------------------------------------
-    def _db(self) -> sqlite3.Connection:
-        if self.disabled:
-            raise sqlite3.OperationalError(self.disabled)
-        if self._conn is None:
-            deadline = time.monotonic() + self.busy_timeout_ms / 1000
-            while self._conn is None:
-                try:
-                    self._conn = self._open()
-                except sqlite3.OperationalError as e:
-                    # Switching a new file to WAL or migrating it needs an exclusive lock that
-                    # SQLite's busy handler does not wait for: retry until the timeout. Other
-                    # errors (a read-only or full folder) fail at once: a query must not wait.
-                    busy = getattr(e, "sqlite_errorcode", 5) & 0xFF in (5, 6)  # BUSY, LOCKED
-                    if self.disabled or not busy or time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.01)
-                except sqlite3.DatabaseError as e:
-                    if not is_corruption(e):
-                        raise
-                    self._recover(str(e))  # not a database / malformed: start afresh
-                    self._conn = self._open()
-        return self._conn
-
-    def _open(self, path: Path | None = None) -> sqlite3.Connection:
-        path = path or self.path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(path, timeout=self.busy_timeout_ms / 1000,
-                               isolation_level=None, check_same_thread=False)
-        try:
-            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
-            if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-                conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
-            if not _has_pow(conn):
-                conn.create_function("pow", 2, math.pow, deterministic=True)
-            self._open_schema(conn)
-        except BaseException:
-            conn.close()
-            raise
-        return conn
-
-    def _open_schema(self, conn: sqlite3.Connection) -> None:
-        version = read_version(conn)
-        target = self.migrations[-1][0]
-        if version > target:
-            self.disabled = (f"{self.path.name} has schema v{version}, newer than this "
-                             f"NeuralMind (v{target}); learning is off")
-            raise sqlite3.OperationalError(self.disabled)
-        if version < target:
-            try:
-                migrate(conn, self.migrations)
-            except sqlite3.OperationalError:
-                raise  # locked while migrating: try again on the next call
-            except Exception as e:
-                self.disabled = f"migration to v{target} failed and was rolled back: {e}"
-                log.warning("synapse store: %s", self.disabled)
-                raise sqlite3.OperationalError(self.disabled) from e
-
-    def _rollback(self) -> None:
-        if self._conn is not None and self._conn.in_transaction:
-            try:
-                self._conn.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
-
-    def _recover(self, reason: str) -> None:
-        """Replace a damaged database by a new one holding every row still readable in it;
-        the damaged file (and its WAL files) is moved aside, never deleted."""
-        self.close()
-        fresh = self.path.with_name(f".{self.path.name}.salvage")
-        for leftover in (fresh, *(fresh.with_name(fresh.name + s) for s in ("-wal", "-shm"))):
-            leftover.unlink(missing_ok=True)
-        copied: dict[str, int] | None = None
-        try:
-            conn = self._open(fresh)
-            try:
-                copied = salvage_into(self.path, conn)
-                conn.execute("PRAGMA journal_mode = DELETE")   # all of it in the one file
-            finally:
-                conn.close()
-        except (sqlite3.Error, OSError) as e:
-            log.warning("could not salvage %s: %s", self.path.name, e)
-        moved = None
-        for suffix in ("", "-wal", "-shm"):
-            p = self.path.with_name(self.path.name + suffix)
-            try:
-                target = move_aside(p, reason)
-            except OSError as e:
-                log.warning("could not move %s aside: %s", p, e)
-                target = None
-            moved = moved or (target if suffix == "" else None)
-        if moved is None or copied is None:       # cannot move it (read-only): keep it as is
-            fresh.unlink(missing_ok=True)
-            return
-        os.replace(fresh, self.path)
-        log.warning("%s was damaged (%s) and moved aside to %s; recovered into a new store: "
-                    "%d synapses, %d transitions, %d activations, %d questions",
-                    self.path.name, reason, moved.name, copied.get("synapses", 0),
-                    copied.get("transitions", 0), copied.get("activations", 0),
-                    copied.get("questions", 0))
-
-    def last_skipped(self) -> str | None:
-        """Why this thread's last store operation was skipped (None when it ran): learning
-        fails open, so a caller that must report the truth (`neuralmind feedback`) asks."""
-        return getattr(self._outcome, "skipped", None)
-
-    def close(self) -> None:
-        with self._lock:
-            if self._conn is not None:
-                try:
-                    self._conn.close()
-                except sqlite3.Error:
-                    pass
-                self._conn = None
-
-    def _now(self, now: float | None) -> float:
-        return self.clock() if now is None else float(now)
-
-    def _write(self) -> _Transaction:
-        return _Transaction(self._db())
-
-    @property
-    def schema_version(self) -> int:
-        return read_version(self._db())
+class SynapseStore(SynapseDB):
+    """Namespaced Hebbian memory in `<state>/synapses.db`: learning, decay, recall."""
 
     # --- learning -----------------------------------------------------------------------
-    @_failopen(lambda: 0)
+    @fail_open(lambda: 0)
     def activate(self, node_ids: Iterable[str], namespace: str, now: float | None = None,
                  rate: float = config.LEARNING_RATE) -> int:
         """Hebbian step: reinforce every pair in the co-activated set; return the pair count."""
@@ -284,7 +70,7 @@ class SynapseStore:
             self._touch(db, nodes, namespace, t)
         return len(pairs)
 
-    @_failopen(lambda: 0)
+    @fail_open(lambda: 0)
     def reinforce_pairs(self, pairs: Iterable[tuple[str, str]], namespace: str,
                         now: float | None = None, rate: float = config.LEARNING_RATE) -> int:
         """Reinforce chosen pairs only (a question's hits with the files it led to)."""
@@ -293,7 +79,7 @@ class SynapseStore:
             self._reinforce(db, canon, namespace, self._now(now), rate)
         return len(canon)
 
-    @_failopen(lambda: 0)
+    @fail_open(lambda: 0)
     def learn_batch(self, pairs: Iterable[tuple[str, str]], touched: Sequence[str],
                     transitions: Sequence[tuple[str, str]], namespace: str,
                     now: float | None = None, rate: float = config.LEARNING_RATE) -> int:
@@ -329,7 +115,7 @@ class SynapseStore:
             f"level = {ACT_EFF} + 1.0, count = count + 1, updated = max(updated, :now)",
             [{"n": n, "ns": namespace, "now": now} for n in nodes])
 
-    @_failopen(lambda: 0)
+    @fail_open(lambda: 0)
     def record_transitions(self, pairs: Iterable[tuple[str, str]], namespace: str,
                            now: float | None = None) -> int:
         """Directional A -> B observations; weights accumulate (uncapped) and decay slowly."""
@@ -347,7 +133,7 @@ class SynapseStore:
             f"weight = {TR_EFF} + 1.0, count = count + 1, updated = max(updated, :now)",
             [{"a": a, "b": b, "ns": namespace, "now": now} for a, b in rows])
 
-    @_failopen(lambda: 0)
+    @fail_open(lambda: 0)
     def seed_pairs(self, weights: dict[tuple[str, str], float], namespace: str,
                    now: float | None = None, counts: dict[tuple[str, str], int] | None = None) -> int:
         """MAX semantics: weight = max(effective, seeded), count = max(count, given); idempotent.
@@ -375,7 +161,7 @@ class SynapseStore:
                                (namespace,)).fetchone()[0]
         return after - before
 
-    @_failopen(lambda: 0)
+    @fail_open(lambda: 0)
     def seed_activations(self, levels: dict[str, float], namespace: str,
                          now: float | None = None) -> int:
         """Popularity prior (e.g. commits per file) with MAX semantics."""
@@ -388,7 +174,7 @@ class SynapseStore:
                 [{"n": n, "ns": namespace, "l": float(v), "now": t} for n, v in levels.items()])
         return len(levels)
 
-    @_failopen(lambda: 0)
+    @fail_open(lambda: 0)
     def set_structural(self, edges: dict[tuple[str, str], int]) -> int:
         """Replace the stored structural graph (kept for stats and inspection)."""
         with self._write() as db:
@@ -397,7 +183,7 @@ class SynapseStore:
                            [(a, b, c) for (a, b), c in edges.items()])
         return len(edges)
 
-    @_failopen(lambda: 0)
+    @fail_open(lambda: 0)
     def weaken_node(self, node_id: str, namespaces: Sequence[str], factor: float,
                     now: float | None = None) -> int:
         """Negative feedback: scale a node's edges by `factor`; LTP edges keep their floor.
@@ -418,7 +204,7 @@ class SynapseStore:
                        f"AND count < {config.LTP_THRESHOLD}", params)
         return cur.rowcount
 
-    @_failopen(lambda: None)
+    @fail_open(lambda: None)
     def record_question(self, namespace: str, session: str, query: str, hits: Sequence[str],
                         files: Sequence[str], now: float | None = None) -> None:
         """Remember which files a question led to (the strongest learning signal measured)."""
@@ -439,7 +225,7 @@ class SynapseStore:
         """
         return self.prune(now)
 
-    @_failopen(dict)
+    @fail_open(dict)
     def prune(self, now: float | None = None, older_than_days: float | None = None) -> dict[str, int]:
         """Delete edges whose effective weight is below the threshold, and optionally every
         non-LTP edge not reinforced for `older_than_days`."""
@@ -466,7 +252,7 @@ class SynapseStore:
         return (",".join(f":ns{i}" for i in range(len(names))),
                 {f"ns{i}": ns for i, ns in enumerate(names)})
 
-    @_failopen(dict)
+    @fail_open(dict)
     def edges_of(self, nodes: Sequence[str], weights: dict[str, float],
                  now: float | None = None) -> dict[str, dict[str, float]]:
         """Merged neighbour weights of each node: sum over namespaces of multiplier x effective."""
@@ -502,7 +288,7 @@ class SynapseStore:
                         part[ns] = part.get(ns, 0.0) + mw
         return out
 
-    @_failopen(list)
+    @fail_open(list)
     def spread(self, seeds: dict[str, float], weights: dict[str, float], depth: int, top_k: int,
                now: float | None = None) -> list[tuple[str, float]]:
         """Spreading activation: energy leaves each frontier node along its edges, decaying
@@ -511,7 +297,7 @@ class SynapseStore:
         activation = self._spread(seeds, weights, depth, self._now(now), None)
         return heapq.nsmallest(top_k, activation.items(), key=lambda kv: (-kv[1], kv[0]))
 
-    @_failopen(list)
+    @fail_open(list)
     def spread_detailed(self, seeds: dict[str, float], weights: dict[str, float], depth: int,
                         top_k: int, now: float | None = None,
                         ) -> list[tuple[str, float, dict[str, float]]]:
@@ -554,7 +340,7 @@ class SynapseStore:
             frontier = dict(received)
         return activation
 
-    @_failopen(dict)
+    @fail_open(dict)
     def transitions_from(self, node: str, weights: dict[str, float],
                          now: float | None = None) -> dict[str, float]:
         ns_marks, ns_params = self._ns_clause(weights)
@@ -567,7 +353,7 @@ class SynapseStore:
                 out[dst] += weights[ns] * w
         return dict(out)
 
-    @_failopen(dict)
+    @fail_open(dict)
     def popularity(self, weights: dict[str, float], limit: int = 200,
                    now: float | None = None) -> dict[str, float]:
         """Decayed activation levels of the most active nodes (a prior for prediction)."""
@@ -581,7 +367,7 @@ class SynapseStore:
             out[node] += weights[ns] * lvl
         return dict(out)
 
-    @_failopen(list)
+    @fail_open(list)
     def question_files(self, query: str, k: int = 10, scan: int = 2000) -> list[tuple[str, float]]:
         """Files that past questions sharing words with `query` led to, scored by set cosine."""
         q = set(question_tokens(query))
@@ -601,7 +387,7 @@ class SynapseStore:
         return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
 
     # --- inspection ---------------------------------------------------------------------
-    @_failopen(dict)
+    @fail_open(dict)
     def stats(self, now: float | None = None, top: int = 10) -> dict[str, Any]:
         t = self._now(now)
         db = self._db()
@@ -656,7 +442,7 @@ class SynapseStore:
         return [{"src": s, "dst": d, "weight": round(w, 4),
                  "probability": round(w / total, 4) if total else 0.0} for s, d, w, total in rows]
 
-    @_failopen(list)
+    @fail_open(list)
     def dump(self, namespaces: Sequence[str] | None = None,
              now: float | None = None) -> list[dict[str, Any]]:
         """Every synapse with its effective weight (for bundle export)."""
@@ -670,7 +456,7 @@ class SynapseStore:
         return [{"a": a, "b": b, "namespace": ns, "weight": w, "count": c}
                 for a, b, ns, w, c in rows if w >= config.PRUNE_THRESHOLD]
 
-    @_failopen(list)
+    @fail_open(list)
     def dump_transitions(self, now: float | None = None) -> list[dict[str, Any]]:
         rows = self._db().execute(
             f"SELECT src, dst, namespace, {TR_EFF}, count FROM transitions ORDER BY namespace, src, dst",
@@ -678,7 +464,7 @@ class SynapseStore:
         return [{"src": s, "dst": d, "namespace": ns, "weight": w, "count": c}
                 for s, d, ns, w, c in rows if w >= config.PRUNE_THRESHOLD]
 
-    @_failopen(lambda: 0)
+    @fail_open(lambda: 0)
     def seed_transitions(self, rows: Iterable[tuple[str, str, float]], namespace: str,
                          now: float | None = None) -> int:
         """Imported transitions, MAX semantics (idempotent)."""
@@ -693,30 +479,4 @@ class SynapseStore:
         return len(data)
 
 
-class _Transaction:
-    """BEGIN IMMEDIATE ... COMMIT: the write lock is taken up front, so concurrent
-    read-modify-write steps from two processes serialise instead of losing updates."""
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
-
-    def __enter__(self) -> sqlite3.Connection:
-        self.conn.execute("BEGIN IMMEDIATE")
-        return self.conn
-
-    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        if exc_type is None:
-            self.conn.execute("COMMIT")
-        elif self.conn.in_transaction:
-            self.conn.execute("ROLLBACK")
-
-
-def _has_pow(conn: sqlite3.Connection) -> bool:
-    try:
-        conn.execute("SELECT pow(2, 2)").fetchone()
-        return True
-    except sqlite3.OperationalError:
-        return False
-
-
-__all__ = ["SCHEMA_VERSION", "SynapseStore", "file_of", "question_tokens"]
+__all__ = ["SCHEMA_VERSION", "SynapseStore", "question_tokens"]

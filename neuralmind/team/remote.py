@@ -16,7 +16,7 @@ from typing import Any
 
 import psycopg
 
-from neuralmind.errors import EngineError
+from neuralmind.errors import CodedError, EngineError
 from neuralmind.team import dsn as dsn_mod
 from neuralmind.team.identity import RepoIdentity
 from neuralmind.team.pg_schema import SCHEMA, channel, migrate
@@ -50,11 +50,10 @@ class PushResult:
     head: int
 
 
-class Unreachable(EngineError):
+class Unreachable(CodedError):
     """The team store cannot be reached now (network, server down, auth): retried later."""
 
-    def __init__(self, message: str) -> None:
-        super().__init__("team_unreachable", message)
+    code = "team_unreachable"
 
 
 def open_connection(dsn: str, autocommit: bool = True) -> psycopg.Connection:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -120,16 +121,16 @@ class Team:
             remote.close()
         return out
 
-    def publish_index(self, ref: str = "HEAD", build: bool = True) -> dict[str, Any]:
-        """Bring the index up to date, then publish it as commit `ref`'s snapshot."""
+    def publish_index(self, ref: str = "HEAD", build: Callable[[], Any] | None = None,
+                      ) -> dict[str, Any]:
+        """Bring the index up to date (`build`: the engine's, passed in by the caller, as
+        this component sits below the engine), then publish it as commit `ref`'s snapshot."""
         sha = snapshots.resolve_commit(self.root, ref)
         snapshots.check_tree_matches(self.root, sha)
         build_s = 0.0
-        if build:
-            from neuralmind.engine import Workspace
-
+        if build is not None:
             t0 = time.perf_counter()
-            Workspace(self.root).build()
+            build()
             build_s = time.perf_counter() - t0
         remote = self._remote()
         try:
@@ -140,8 +141,10 @@ class Team:
         out["build_seconds"] = round(build_s, 3)
         return out
 
-    def pull_index(self, force: bool = False, update: bool = True) -> dict[str, Any]:
-        """Install the nearest ancestor's snapshot, then update it to the working tree."""
+    def pull_index(self, force: bool = False, update: Callable[[], Any] | None = None,
+                   ) -> dict[str, Any]:
+        """Install the nearest ancestor's snapshot, then update it to the working tree with
+        `update` (the engine's incremental build, returning its report)."""
         state = state_dir(self.root)
         if snapshots.local_index_exists(state) and not force:
             raise EngineError("invalid_argument",
@@ -159,11 +162,9 @@ class Team:
         finally:
             remote.close()
         out["distance"] = distance
-        if update:
-            from neuralmind.engine import Workspace
-
+        if update is not None:
             t0 = time.perf_counter()
-            report = Workspace(self.root).build()
+            report = update()
             out["update_seconds"] = round(time.perf_counter() - t0, 3)
             out["reextracted"] = len(report.reextracted)
             out["removed"] = len(report.removed)

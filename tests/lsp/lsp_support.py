@@ -24,7 +24,7 @@ def uri(path: Path) -> str:
     return path.resolve().as_uri()
 
 
-SERVER_COMMAND = [sys.executable, "-m", "neuralmind.lsp.entry", "--stdio"]
+SERVER_COMMAND = [sys.executable, "-m", "neuralmind.cli.server_cmds", "--stdio"]
 SERVER_ENV = {**os.environ, **GIT_ENV, "NEURALMIND_LOG": "info", "ORT_DISABLE_TELEMETRY": "1"}
 
 CAPABILITIES = types.ClientCapabilities(

@@ -18,7 +18,7 @@ end
 local ok, err = pcall(function()
   vim.cmd("edit " .. repo .. "/app/billing.py")
   local buf = vim.api.nvim_get_current_buf()
-  local cmd = { python, "-m", "neuralmind.lsp.entry", "--stdio" }
+  local cmd = { python, "-m", "neuralmind.cli.server_cmds", "--stdio" }
   if os.getenv("NM_LSP_LOG") then
     vim.list_extend(cmd, { "--log-file", os.getenv("NM_LSP_LOG"), "-vv" })
   end

@@ -9,7 +9,8 @@ from typing import Any
 
 from lsprotocol import types
 
-from neuralmind.lsp.server import create_server, prepare_converter
+from neuralmind.lsp.server import prepare_converter
+from neuralmind.lsp.setup import create_server
 
 URI = "file:///ws/app.py"
 POS = {"line": 1, "character": 2}

@@ -26,10 +26,10 @@ CHANGES = 3_000
 PROBE = "neuralmind-test/requestFutures"
 LAUNCHER = f"""
 import sys
-import neuralmind.lsp.server as server_module
-from neuralmind.lsp.entry import main
+import neuralmind.lsp.setup as setup_module
+from neuralmind.cli.server_cmds import lsp_main as main
 
-make = server_module.create_server
+make = setup_module.create_server
 
 
 def create_server(*args, **kwargs):
@@ -42,7 +42,7 @@ def create_server(*args, **kwargs):
     return server
 
 
-server_module.create_server = create_server
+setup_module.create_server = create_server
 sys.exit(main(["--stdio"]))
 """
 CONFIG = ClientServerConfig(server_command=[sys.executable, "-c", LAUNCHER],

@@ -21,7 +21,7 @@ class RawServer:
 
     def __init__(self, root: Path, command: list[str] | None = None) -> None:
         self.proc = subprocess.Popen(
-            command or [sys.executable, "-m", "neuralmind.lsp.entry", "--stdio"],
+            command or [sys.executable, "-m", "neuralmind.cli.server_cmds", "--stdio"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             env=SERVER_ENV, cwd=root)
         self.root = root

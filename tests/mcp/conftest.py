@@ -9,7 +9,7 @@ import pytest
 import pytest_asyncio
 from mcp_support import eventually, make_repo
 
-from neuralmind.service.core import EngineService
+from neuralmind.service.engine_service import EngineService
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from neuralmind.mcp.http import McpEndpoint, serve_http
-from neuralmind.service.core import EngineService
+from neuralmind.service.engine_service import EngineService
 
 HEAVY = ("mcp", "mcp_types", "pydantic", "pydantic_core", "starlette", "sse_starlette")
 

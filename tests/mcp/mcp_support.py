@@ -12,7 +12,7 @@ from typing import Any
 from sample_workspace import GIT_ENV, eventually, git, make_repo  # noqa: F401 - re-exported
 
 ENV = {**os.environ, **GIT_ENV, "ORT_DISABLE_TELEMETRY": "1", "NEURALMIND_LOG": "info"}
-SERVER = [sys.executable, "-m", "neuralmind.lsp.entry", "--stdio"]
+SERVER = [sys.executable, "-m", "neuralmind.cli.server_cmds", "--stdio"]
 
 
 def _frame(obj: dict[str, Any]) -> bytes:

@@ -30,8 +30,8 @@ from mcp_support import (
 from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import register_lsp_features
 
+from neuralmind.discovery import Discovery, discovery_path, read_discovery
 from neuralmind.lsp.server import plain_params_converter
-from neuralmind.mcp.discovery import Discovery, discovery_path, read_discovery
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

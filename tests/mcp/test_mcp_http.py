@@ -18,10 +18,10 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from neuralmind.discovery import discovery_path, live_endpoint, read_discovery
 from neuralmind.mcp import config
-from neuralmind.mcp.discovery import discovery_path, live_endpoint, read_discovery
 from neuralmind.mcp.http import McpEndpoint, serve_http
-from neuralmind.service.core import EngineService
+from neuralmind.service.engine_service import EngineService
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

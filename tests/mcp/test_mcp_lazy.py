@@ -24,10 +24,10 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_support import ENV, make_repo
 
-from neuralmind.mcp.discovery import discovery_path, probe, read_discovery
+from neuralmind.discovery import discovery_path, probe, read_discovery
 from neuralmind.mcp.http import sdk_protocol_version, serve_http
 from neuralmind.mcp.server import build_mcp_server
-from neuralmind.service.core import EngineService
+from neuralmind.service.engine_service import EngineService
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

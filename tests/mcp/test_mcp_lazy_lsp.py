@@ -17,7 +17,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_support import eventually, make_repo, start_editor_server
 
-from neuralmind.mcp.discovery import discovery_path, probe, read_discovery
+from neuralmind.discovery import discovery_path, probe, read_discovery
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"),
               pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs /proc")]

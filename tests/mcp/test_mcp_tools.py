@@ -21,9 +21,9 @@ from mcp_types import Implementation
 from pydantic import TypeAdapter
 
 from neuralmind.mcp import schemas
-from neuralmind.mcp.roles import CONSULTING_TOOLS, RECORDING_TOOLS
 from neuralmind.mcp.server import build_mcp_server
-from neuralmind.service.core import EngineService
+from neuralmind.mcp.tools import NeuralMindTools
+from neuralmind.service.engine_service import EngineService
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -55,9 +55,9 @@ async def test_tool_list_matches_the_snapshot(service: EngineService) -> None:
     assert json.loads(SNAPSHOT.read_text(encoding="utf-8")) == json.loads(text), (
         f"the MCP tool list changed; if intended, regenerate with {UPDATE_ENV}=1")
     names = [t["name"] for t in current["read_write"]["tools"]]
-    assert sorted(names) == sorted(CONSULTING_TOOLS + RECORDING_TOOLS)
+    assert sorted(names) == sorted(NeuralMindTools.CONSULTING_TOOLS + NeuralMindTools.RECORDING_TOOLS)
     assert all(t.get("outputSchema") for t in current["read_write"]["tools"])
-    assert [t["name"] for t in current["read_only"]["tools"]] == list(CONSULTING_TOOLS)
+    assert [t["name"] for t in current["read_only"]["tools"]] == list(NeuralMindTools.CONSULTING_TOOLS)
     for phrase in ("neuralmind_wakeup", "Before reading files", "neuralmind_feedback",
                    "neuralmind_decisions_query"):
         assert phrase in current["read_write"]["instructions"]

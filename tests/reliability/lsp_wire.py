@@ -23,7 +23,7 @@ class LspProcess:
                  wrap: list[str] | None = None) -> None:
         """`wrap`: argv whose last item (a `sh -c` script) gets the server command appended."""
         self.root = root
-        argv = [sys.executable, "-m", "neuralmind.lsp.entry", "--stdio"]
+        argv = [sys.executable, "-m", "neuralmind.cli.server_cmds", "--stdio"]
         self.proc = subprocess.Popen(
             [*wrap[:-1], f"{wrap[-1]} {shlex.join(argv)}"] if wrap else argv, cwd=root,
             env={**ENV, **(extra_env or {})}, stdin=subprocess.PIPE, stdout=subprocess.PIPE,

@@ -10,7 +10,7 @@ from sample_workspace import make_repo
 
 from neuralmind.decisions import store as store_module
 from neuralmind.errors import EngineError
-from neuralmind.service.core import EngineService
+from neuralmind.service.engine_service import EngineService
 
 
 @pytest.mark.asyncio

@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 from synapse_testkit import T0
 
+from neuralmind.synapse.db import is_corruption
 from neuralmind.synapse.layer import SynapseLayer
 from neuralmind.synapse.schema import MIGRATIONS, SCHEMA_VERSION, read_version
-from neuralmind.synapse.store import SynapseStore, is_corruption
+from neuralmind.synapse.store import SynapseStore
 
 
 def test_new_store_is_wal_with_explicit_schema_version(tmp_path):

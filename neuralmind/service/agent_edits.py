@@ -1,4 +1,4 @@
-"""Standalone `neuralmind mcp` only: notice the files the agent changes on disk.
+"""Freshness without an editor (standalone `neuralmind mcp`): the files an agent changes.
 
 With an editor, didSave keeps the index fresh and edits teach the synapses. A
 stdio MCP process serving an agent alone hears of neither, so an agent that edits
@@ -17,10 +17,13 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from neuralmind.service.core import EngineService
+from neuralmind.errors import EngineError
+from neuralmind.graph.walk import walk
 
-log = logging.getLogger("neuralmind.mcp")
+if TYPE_CHECKING:
+    from neuralmind.service.engine_service import EngineService
+
+log = logging.getLogger("neuralmind.service")
 
 POLL_SECONDS = 2.0
 POLL_COST_FACTOR = 10       # a walk taking t seconds is repeated no sooner than 10 t later
@@ -37,8 +40,6 @@ class AgentEditWatcher:
         self.changes = 0
 
     def _stat(self, known: dict[str, tuple[int, int]] | None) -> dict[str, tuple[int, int]]:
-        from neuralmind.graph.walk import walk
-
         return walk(self.service.root, self.service.config, known).sizes
 
     async def run(self) -> None:
@@ -59,8 +60,6 @@ class AgentEditWatcher:
                 await self._apply(changed, gone)
 
     async def _apply(self, changed: list[str], gone: list[str]) -> None:
-        from neuralmind.errors import EngineError
-
         self.changes += len(changed) + len(gone)
         session = self.session()
         for rel in changed:

@@ -1,9 +1,11 @@
 """The workspace engine: one object per project root that owns every component.
 
-Adapters (CLI, LSP, MCP) hold a `Workspace` and call its methods; an operation
-offered by more than one adapter is one method here. Components are created
-lazily so a command pays only for what it uses (the LSP server must answer
-`initialize` before the embedding model is loaded).
+Adapters (CLI, LSP, MCP) hold a `Workspace` (inside a server, through the
+EngineService) and call its methods; an operation offered by more than one
+adapter, or any behaviour an adapter would otherwise hold (hover, workspace
+symbols, the path rule, the commit scan), is one method here. Components are
+created lazily so a command pays only for what it uses (the LSP server must
+answer `initialize` before the embedding model is loaded).
 """
 
 from __future__ import annotations
@@ -14,23 +16,41 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from neuralmind.config import MAX_QUESTION_CHARS, WorkspaceConfig, load_workspace_config
+from neuralmind import heap
+from neuralmind.config import (
+    DEFAULT_BUDGET,
+    MAX_BUDGET,
+    MAX_NEXT_K,
+    MAX_QUESTION_CHARS,
+    MAX_SEARCH_K,
+    MIN_BUDGET,
+    QUERY_HITS,
+    WAKEUP_BUDGET,
+    WorkspaceConfig,
+    load_workspace_config,
+)
 from neuralmind.context.pack import ContextResult, RankedHit, assemble
-from neuralmind.errors import EngineError
-from neuralmind.graph.build import BuildReport, GraphBuilder
+from neuralmind.context.retrieve import rank
+from neuralmind.context.tokens import count_tokens
+from neuralmind.engine import navigation
+from neuralmind.engine.paths import confine
+from neuralmind.errors import InvalidArgument, NotFound
+from neuralmind.graph import big_file_worker
+from neuralmind.graph.build import BuildReport, GraphBuilder, prepare_incremental
 from neuralmind.graph.store import Graph, graph_path, load_graph
+from neuralmind.graph.validate import validate_graph
 from neuralmind.statedir import state_dir
 
 if TYPE_CHECKING:
+    from neuralmind.decisions.invalidation import ScanReport
     from neuralmind.decisions.store import DecisionStore
+    from neuralmind.graph.model import Node
     from neuralmind.index.search_index import SearchIndex
     from neuralmind.synapse.layer import SynapseLayer
 
 log = logging.getLogger("neuralmind.engine")
 
 ProgressFn = Callable[[str, int, int], None]  # (phase, done, total)
-
-QUERY_HITS = 40  # ranked nodes a query returns (the context shows the best few)
 
 
 class Workspace:
@@ -90,21 +110,15 @@ class Workspace:
             log.warning("synapse seeding failed: %s", e)
 
     def resolve_path(self, path: str) -> str:
-        """A client-supplied path as a repo-relative one; anything outside the root is refused."""
-        if not path or "\x00" in path:
-            raise EngineError("invalid_path", "empty or malformed path")
-        p = Path(path)
-        full = (p if p.is_absolute() else self.root / p).resolve()
-        try:
-            rel = full.relative_to(self.root)
-        except ValueError:
-            raise EngineError("invalid_path", f"{path}: outside the workspace {self.root}") from None
-        return rel.as_posix()
+        """A client-supplied path as a repo-relative one; EngineError("invalid_path") for
+        anything outside the root (see `engine.paths.confine`, the one rule)."""
+        return confine(self.root, path)
 
     # --- retrieval -----------------------------------------------------------------------
     @functools.cached_property
     def index(self) -> SearchIndex:
-        from neuralmind.index.search_index import SearchIndex
+        # components are imported on first use: a command pays only for what it uses
+        from neuralmind.index.search_index import SearchIndex  # ~0.23 s (numpy, usearch)
 
         return SearchIndex(self.state, root=self.root, threads=self.config.embed_threads)
 
@@ -117,19 +131,17 @@ class Workspace:
     def _check_question(question: str) -> str:
         q = (question or "").strip()
         if not q:
-            raise EngineError("invalid_argument", "the question is empty")
+            raise InvalidArgument("the question is empty")
         if len(q) > MAX_QUESTION_CHARS:
-            raise EngineError("invalid_argument",
-                              f"the question is {len(q):,} characters; the limit is {MAX_QUESTION_CHARS:,}")
+            raise InvalidArgument(
+                f"the question is {len(q):,} characters; the limit is {MAX_QUESTION_CHARS:,}")
         return q
 
     def search(self, question: str, k: int = 10) -> tuple[list[RankedHit], str, str]:
         """Ranked nodes for `question`, the mode that ran and any notice."""
-        from neuralmind.context.retrieve import rank
-
         q = self._check_question(question)
-        if k < 1 or k > 200:
-            raise EngineError("invalid_argument", "k must be between 1 and 200")
+        if k < 1 or k > MAX_SEARCH_K:
+            raise InvalidArgument(f"k must be between 1 and {MAX_SEARCH_K}")
         return rank(self.index, self.graph, q, k=k, synapses=self._synapses_or_none())
 
     def query(self, question: str, budget: int | None = None, explain: bool = False,
@@ -144,14 +156,15 @@ class Workspace:
 
     def wakeup(self, budget: int | None = None) -> ContextResult:
         """L0 + L1: what an agent should know at the start of a session."""
-        budget = self._check_budget(budget, default=self.config.budget * 600 // 1500)
+        budget = self._check_budget(budget,
+                                    default=self.config.budget * WAKEUP_BUDGET // DEFAULT_BUDGET)
         mode = "keyword" if self.index.model_error or not self.index.vector_count else "hybrid"
         return assemble(self.root, self.graph, None, [], mode, budget=budget)
 
     def _check_budget(self, budget: int | None, default: int | None = None) -> int:
         b = budget if budget is not None else (default or self.config.budget)
-        if not isinstance(b, int) or b < 50 or b > 100_000:
-            raise EngineError("invalid_argument", "budget must be an integer between 50 and 100000")
+        if not isinstance(b, int) or b < MIN_BUDGET or b > MAX_BUDGET:
+            raise InvalidArgument(f"budget must be an integer between {MIN_BUDGET} and {MAX_BUDGET}")
         return b
 
     def _synapses_or_none(self) -> SynapseLayer | None:
@@ -166,7 +179,7 @@ class Workspace:
     # --- learned memory ------------------------------------------------------------------
     @functools.cached_property
     def synapses(self) -> SynapseLayer:
-        from neuralmind.synapse.layer import SynapseLayer
+        from neuralmind.synapse.layer import SynapseLayer  # ~45 ms, on first use
 
         layer = SynapseLayer(self.state, self.root)
         # a replayed or editor session that names a question learns from that question's hits
@@ -175,7 +188,7 @@ class Workspace:
 
     @functools.cached_property
     def decisions(self) -> DecisionStore:
-        from neuralmind.decisions.store import DecisionStore
+        from neuralmind.decisions.store import DecisionStore  # ~0.12 s, on first use
 
         return DecisionStore(self.root)
 
@@ -194,8 +207,8 @@ class Workspace:
     def next_likely(self, file: str, k: int = 5) -> list[tuple[str, float]]:
         """Files most likely to be touched after `file`, with probabilities."""
         rel = self.resolve_path(file)
-        if k < 1 or k > 100:
-            raise EngineError("invalid_argument", "k must be between 1 and 100")
+        if k < 1 or k > MAX_NEXT_K:
+            raise InvalidArgument(f"k must be between 1 and {MAX_NEXT_K}")
         layer = self._synapses_or_none()
         if layer is None:
             return []
@@ -215,8 +228,7 @@ class Workspace:
         together = list(context or []) if positive else []
         unknown = [n for n in [node_id, *together] if n not in self.graph.nodes]
         if unknown:
-            raise EngineError("not_found", f"unknown node {unknown[0]!r} (not in the index: "
-                                           "run `neuralmind build`?)")
+            raise NotFound(f"unknown node {unknown[0]!r} (not in the index: run `neuralmind build`?)")
         out: dict[str, Any] = {"node": node_id, "positive": positive, "context": together,
                                "recorded": False, "reason": None}
         if not self.config.learning:
@@ -227,7 +239,7 @@ class Workspace:
             out["reason"] = "the synapse store cannot be opened (see the log)"
             return out
         layer.feedback(node_id, positive, together)
-        out["reason"] = layer.store.last_skipped()
+        out["reason"] = layer.last_skipped()
         out["recorded"] = out["reason"] is None
         return out
 
@@ -256,3 +268,93 @@ class Workspace:
         ids = sorted(before | {n.id for p in touched for n in report.graph.nodes_by_file(p)})
         self.index.update(report.graph, changed_node_ids=ids, embed=False)
         return report, ids
+
+    def validate(self) -> list[str]:
+        """Violations of the IR contract in the stored graph (empty when it is valid)."""
+        return validate_graph(self.graph, self.root)
+
+    # --- serving: the EngineService's jobs on its engine thread -----------------------------
+    @classmethod
+    def open_for_serving(cls, root: Path, config: WorkspaceConfig) -> Workspace:
+        """A Workspace with the stored graph and search index loaded now (off the event
+        loop); index writes are deferred to `flush_index`, called when saves pause."""
+        ws = cls(root, config)
+        _ = ws.graph
+        ws.index.defer_writes = True
+        heap.settle_after_load()
+        return ws
+
+    def warm_up(self) -> None:
+        """Load the embedding model and the budget tokenizer before the first question, and
+        the resolution state saves patch before the first save (~1.5 s on Django)."""
+        prepare_incremental(self.graph)
+        try:
+            count_tokens("warm up")
+            if self.index.vector_count:
+                self.index.embedder()
+        except Exception as e:  # a missing model degrades to keyword search, never fails start
+            log.info("warm-up skipped: %s", e)
+        heap.settle_after_load()
+
+    def swap_in(self) -> None:
+        """Serve the generation another process (the background build) wrote: load it now."""
+        self.reload()
+        _ = self.graph      # saves wait for the build to end; warm_up then prepares them
+        heap.settle_after_load()
+
+    @property
+    def index_unsaved(self) -> bool:
+        """The loaded search index has changes not written yet."""
+        return "index" in self.__dict__ and self.index.unsaved
+
+    def flush_index(self) -> None:
+        """Write the search index if it changed, then let the heap settle."""
+        if "index" in self.__dict__:
+            self.index.flush()
+        heap.settle_after_saves()
+
+    def embed_nodes(self, node_ids: list[str]) -> None:
+        """Add the vectors of nodes `update_files` re-indexed by keyword only."""
+        self.index.update(self.graph, changed_node_ids=node_ids, embed=True)
+        heap.return_freed_memory()
+
+    @staticmethod
+    def close() -> None:
+        """Stop the big-file worker process (shared by the process; stops a big extraction
+        under way and reaps the worker)."""
+        big_file_worker.shutdown()
+
+    # --- navigation (the editor's hover, workspace symbols, decision diagnostics) ---------------
+    def node_at(self, rel: str, line: int) -> Node | None:
+        """The innermost symbol of `rel` spanning 1-based `line`."""
+        return navigation.node_at(self.graph, rel, line)
+
+    def hover(self, rel: str, line: int, k: int = 5) -> dict[str, Any]:
+        """The innermost symbol at 1-based `line`, the decisions governing it, its strongest
+        associations."""
+        return navigation.hover(self.graph, self.decisions, self._synapses_or_none(), rel, line, k)
+
+    def symbols(self, query: str, limit: int) -> list[dict[str, Any]]:
+        """Workspace symbols: name matches first (exact, prefix, substring), then search hits."""
+        return navigation.symbols(self.graph, self.search, query, limit)
+
+    def file_decisions(self, rel: str, statuses: tuple[str, ...] = ("STALE", "INVALIDATED"),
+                       ) -> list[dict[str, Any]]:
+        """Decisions of `statuses` governing `rel`, each with the 1-based line of its first
+        governed symbol in the current graph (None when unknown)."""
+        return navigation.file_decisions(self.decisions, rel, statuses)
+
+    # --- decisions after HEAD moved ------------------------------------------------------------
+    def scan_commits(self, previous: str | None) -> list[ScanReport]:
+        """Mark STALE what the commits HEAD moved over since `previous` changed (HEAD alone when
+        None); the last report's `commit` is the new HEAD (an `error` outside git)."""
+        return self.decisions.scan_since(previous)
+
+    # --- status --------------------------------------------------------------------------------
+    def counts(self) -> dict[str, Any]:
+        """Sizes and model state, without loading anything that is not loaded yet."""
+        index = self.index
+        return {"files": len(self.graph.files), "nodes": len(self.graph.nodes),
+                "indexed_nodes": index.node_count, "embedded_nodes": index.vector_count,
+                "embeddings_pending": index.pending, "model_state": index.model_state,
+                "model_error": index.model_error}

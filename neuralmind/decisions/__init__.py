@@ -1,0 +1,1 @@
+"""Decision memory: records with their rationale, search, git staleness."""

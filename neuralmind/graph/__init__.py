@@ -1,0 +1,1 @@
+"""The code graph: tree-sitter extraction, cross-file resolution, communities, the SQLite IR store."""

@@ -1,0 +1,185 @@
+"""`Graph`: one complete generation of the code graph in memory, with its indexes.
+
+Nodes, edges, files and communities as the builder made them or `store.load_graph`
+read them; per-file and per-node indexes are built on first use. `release` empties
+a replaced generation piece by piece (dropping a Django-sized graph at once held
+the GIL ~50-150 ms).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from neuralmind.graph.model import SCHEMA_VERSION, Edge, FileExtract, Node, file_of
+from neuralmind.heap import RELEASE_CHUNK, release_dict
+
+if TYPE_CHECKING:
+    from neuralmind.graph.resolve import Resolver
+
+
+@dataclass(slots=True)
+class FileInfo:
+    sha1: str
+    language: str
+    size: int
+    mtime_ns: int
+    partial: bool = False
+    error: str = ""
+    lines: int = 0            # line count of the file as extracted (for span validation)
+
+
+@dataclass(slots=True)
+class Community:
+    id: int
+    name: str
+    files: list[str]
+    top_symbols: list[str]    # node ids, most central first
+    description: str
+    size: int                 # number of nodes in the community
+
+
+class Graph:
+    """Nodes, edges, files and communities, with indexes built on first use."""
+
+    def __init__(self) -> None:
+        self.nodes: dict[str, Node] = {}
+        self.edges: list[Edge] = []
+        self.files: dict[str, FileInfo] = {}
+        self.communities: list[Community] = []
+        self.extracts: dict[str, FileExtract] = {}   # per file, with unresolved references
+        self.resolved: list[Edge] = []               # cross-file edges from resolution
+        self.meta: dict[str, Any] = {}
+        self.schema: int = SCHEMA_VERSION
+        self.generation: int = 0
+        self.token: str = ""          # random per save: tells this graph from any other
+        self.file_adjacency: list[dict[int, float]] | None = None   # kept by communities
+        self.centrality: dict[str, float] | None = None              # kept by communities
+        # `resolved` per file of the edges' source, in the same order (a store row each)
+        self.out_by_file: dict[str, list[Edge]] | None = None
+        # The resolution state a save patches (never stored; see graph.resolve.Resolver)
+        self.resolver: Resolver | None = None
+        self.built_at: float = 0.0
+        self._by_file: dict[str, list[Node]] | None = None
+        self._out: dict[str, list[Edge]] | None = None
+        self._in: dict[str, list[Edge]] | None = None
+
+    @classmethod
+    def from_parts(cls, extracts: dict[str, FileExtract], files: dict[str, FileInfo],
+                   resolved: list[Edge]) -> Graph:
+        """Assemble a graph from per-file extracts (sorted by path) and resolved edges."""
+        g = cls()
+        for path in sorted(extracts):
+            ex = extracts[path]
+            g.extracts[path] = ex
+            for n in ex.nodes:
+                g.nodes[n.id] = n
+            g.edges.extend(ex.edges)
+        g.files = {p: files[p] for p in sorted(files)}
+        g.resolved = resolved
+        g.edges.extend(resolved)
+        return g
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def release(self) -> None:
+        """Empty this graph piece by piece, for a long-lived process that drops a whole
+        generation (a reload). Dropping a Django graph at once frees ~10^6 objects in one
+        C call, ~150 ms with the GIL held; piecewise, other threads run in between. Only
+        for a graph nobody else uses: it is empty afterwards."""
+        if self.resolver is not None:
+            self.resolver.release()
+            self.resolver = None
+        for table in (self.extracts, self.nodes, self.files, self.out_by_file or {},
+                      self._by_file or {}, self._out or {}, self._in or {},
+                      self.centrality or {}):
+            release_dict(table)
+        for rows in (self.edges, self.resolved, self.file_adjacency or []):
+            while rows:
+                del rows[-RELEASE_CHUNK * 16:]
+        self._by_file = self._out = self._in = None
+
+    def nodes_by_file(self, path: str) -> list[Node]:
+        if self._by_file is None:
+            idx: dict[str, list[Node]] = defaultdict(list)
+            for n in self.nodes.values():
+                idx[n.file].append(n)
+            self._by_file = dict(idx)
+        return self._by_file.get(path, [])
+
+    def _edge_indexes(self) -> tuple[dict[str, list[Edge]], dict[str, list[Edge]]]:
+        if self._out is None or self._in is None:
+            out: dict[str, list[Edge]] = defaultdict(list)
+            inn: dict[str, list[Edge]] = defaultdict(list)
+            for e in self.edges:
+                out[e.source].append(e)
+                inn[e.target].append(e)
+            self._out, self._in = dict(out), dict(inn)
+        return self._out, self._in
+
+    def out_edges(self, node_id: str) -> list[Edge]:
+        return self._edge_indexes()[0].get(node_id, [])
+
+    def in_edges(self, node_id: str) -> list[Edge]:
+        return self._edge_indexes()[1].get(node_id, [])
+
+    def community(self, cid: int) -> Community | None:
+        for c in self.communities:
+            if c.id == cid:
+                return c
+        return None
+
+    def summary(self) -> dict[str, Any]:
+        """Counts for `stats`, status requests and build reports."""
+        # Generators, not map(attrgetter): a C-only pass over ~10^5 edges would hold the
+        # GIL for tens of ms; a generator lets other threads in every few ms.
+        by_lang = Counter(info.language for info in self.files.values())
+        kinds = Counter(n.kind for n in self.nodes.values())
+        edge_kinds = Counter(e.kind for e in self.edges)
+        heuristic = sum(1 for e in self.edges if not e.resolved)
+        resolved = len(self.edges) - heuristic
+        return {
+            "schema": self.schema,
+            "generation": self.generation,
+            "built_at": self.built_at,
+            "files": len(self.files),
+            "files_by_language": dict(sorted(by_lang.items())),
+            "partial_files": sorted(p for p, i in self.files.items() if i.partial),
+            "failed_files": sorted(p for p, i in self.files.items() if i.error),
+            "nodes": len(self.nodes),
+            "nodes_by_kind": dict(sorted(kinds.items())),
+            "edges": len(self.edges),
+            "edges_by_kind": dict(sorted(edge_kinds.items())),
+            "edges_resolved": resolved,
+            "edges_heuristic": heuristic,
+            "communities": len(self.communities),
+            "skipped": self.meta.get("skipped", {}),
+        }
+
+
+# --- serialisation -----------------------------------------------------------------------
+
+
+def group_by_source_file(graph: Graph) -> dict[str, list[Edge]]:
+    """Resolved edges per file of their source node (edge order kept)."""
+    if graph.out_by_file is not None:
+        return graph.out_by_file
+    out: dict[str, list[Edge]] = defaultdict(list)
+    for e in graph.resolved:
+        n = graph.nodes.get(e.source)
+        out[n.file if n is not None else file_of(e.source)].append(e)
+    return out
+
+
+def assign_node_communities(graph: Graph) -> None:
+    for n in graph.nodes.values():
+        n.community = -1
+    for c in graph.communities:
+        for f in c.files:
+            for n in graph.nodes_by_file(f):
+                n.community = c.id
+
+
+# --- the database ------------------------------------------------------------------------

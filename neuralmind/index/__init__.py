@@ -1,0 +1,1 @@
+"""Search: the ONNX embedder, vectors, BM25 and their fusion."""

@@ -1,0 +1,305 @@
+"""EngineService: the async single-writer front of one Workspace: lifecycle and requests.
+
+The LSP server and the MCP server of one process share one EngineService.
+Ownership rules:
+- service state (what is pending, indexing progress, timestamps, the Workspace
+  reference itself) is read and written on the event loop only;
+- every engine call runs on the one engine thread (`engine_thread`), in
+  submission order, so the engine never sees two callers at once and the loop
+  never waits on engine work;
+- the jobs are split by what they keep fresh: `indexing` (full builds in a child
+  process), `freshness` (saves -> searchable), `learning` (events -> synapses),
+  `scans` (HEAD moves -> decision staleness).
+Requests are one engine call each; results are plain JSON-shaped dicts, the same
+shapes as the CLI's `--json`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import time
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from neuralmind.config import CLOSE_TIMEOUT_SECONDS, WorkspaceConfig, load_workspace_config
+from neuralmind.engine.paths import confine
+from neuralmind.errors import EngineError
+from neuralmind.service.decision_requests import DecisionRequests
+from neuralmind.service.engine_thread import EngineThread
+from neuralmind.service.events import ServiceListener
+from neuralmind.service.freshness import Freshness
+from neuralmind.service.indexing import BackgroundIndexing
+from neuralmind.service.learning import Learning, record_query
+from neuralmind.service.loop_monitor import LoopMonitor
+from neuralmind.service.scans import DecisionScans
+
+if TYPE_CHECKING:
+    from neuralmind.engine import Workspace
+
+log = logging.getLogger("neuralmind.service")
+
+T = TypeVar("T")
+
+
+def _iso(ts: float | None) -> str | None:
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds") if ts else None
+
+
+def _open_workspace(root: Path, config: WorkspaceConfig) -> Workspace:
+    # Imported here, on the engine thread: the engine and its components take ~50 ms to
+    # import, which on the event loop (at `initialized`) would stall the editor.
+    from neuralmind.engine import Workspace
+
+    return Workspace.open_for_serving(root, config)
+
+
+class EngineService(DecisionRequests):
+    """One workspace served asynchronously; see the module docstring for the rules."""
+
+    def __init__(self, root: Path, config: WorkspaceConfig | None = None, *,
+                 log_file: str | None = None) -> None:
+        self.root = Path(root).resolve()
+        self.config = config or load_workspace_config(self.root)
+        self.log_file = log_file
+        self.mcp_endpoint: str | None = None
+        self._ws: Workspace | None = None
+        self._opened: asyncio.Future[None] | None = None
+        self._listeners: list[ServiceListener] = []
+        self._thread = EngineThread()
+        self.indexing = BackgroundIndexing(self.root, self._thread, self.workspace,
+                                           self.config_values, log_file, self._notify,
+                                           self._after_build)
+        self.freshness = Freshness(self._thread, self.workspace,
+                                   lambda: self.indexing.state is not None,
+                                   lambda batch: self._notify("index_updated", batch))
+        self.learning = Learning(self._thread, self.workspace, self.config)
+        self.scans = DecisionScans(self._thread, self.workspace,
+                                   lambda: self._notify("decisions_changed"))
+        self.loop_monitor = LoopMonitor() if LoopMonitor.wanted() else None
+
+    # --- plumbing -----------------------------------------------------------------------
+    def subscribe(self, listener: ServiceListener) -> None:
+        self._listeners.append(listener)
+
+    def _notify(self, method: str, *args: Any) -> None:
+        for listener in list(self._listeners):
+            try:
+                getattr(listener, method)(*args)
+            except Exception:
+                log.exception("listener %s.%s failed", type(listener).__name__, method)
+
+    async def run_serialised(self, fn: Callable[[], T]) -> T:
+        """Run a blocking job (e.g. a heavy import) on the engine thread, after the engine
+        work queued before it: one GIL-hungry thread at a time keeps the loop responsive."""
+        return await self._thread.run(fn)
+
+    async def _call(self, fn: Callable[[Workspace], T]) -> T:
+        """`fn(workspace)` on the engine thread, once the workspace is open."""
+        ws = await self.workspace()
+        return await self._thread.run(fn, ws)
+
+    def _open_future(self) -> asyncio.Future[None]:
+        if self._opened is None:
+            self._opened = asyncio.get_running_loop().create_future()
+        return self._opened
+
+    async def workspace(self) -> Workspace:
+        """The open Workspace, waiting for `start` to have opened it."""
+        await asyncio.shield(self._open_future())
+        assert self._ws is not None
+        return self._ws
+
+    def resolve(self, path: str) -> str:
+        """A client path (absolute or repo-relative) as a repo-relative one, or EngineError
+        (the engine's one rule, `Workspace.resolve_path`; applied here before it is open)."""
+        return confine(self.root, path)
+
+    # --- lifecycle ----------------------------------------------------------------------
+    async def start(self, index: bool = True, watch_head: bool = True) -> None:
+        """Open what is on disk at once; then (optionally) build in the background."""
+        if self.loop_monitor is not None:
+            self.loop_monitor.start()
+        opened = self._open_future()
+        try:
+            self._ws = await self._thread.run(_open_workspace, self.root, self.config)
+        except BaseException as e:
+            opened.set_exception(e)
+            raise
+        opened.set_result(None)
+        ws = self._ws
+        graph_built = await self._thread.run(lambda: ws.graph.built_at)
+        self.indexing.last_full_build = graph_built or None
+        if watch_head:
+            self.scans.watch(self.root)
+        self._thread.spawn(self._thread.run(ws.warm_up), "warm-up")
+        self.scans.spawn()
+        if index:
+            self.reindex()
+
+    async def close(self) -> None:
+        """Stop everything within CLOSE_TIMEOUT_SECONDS: builds, watchers, pending learning."""
+        if self._thread.closed:
+            return
+        deadline = time.monotonic() + CLOSE_TIMEOUT_SECONDS
+        queued, last_edits = self.learning.take_unsent()
+        await self.scans.stop()
+        if self.loop_monitor is not None:
+            await self.loop_monitor.stop()
+        await self.indexing.stop()
+        self.freshness.stop()
+        ws = self._ws
+        if ws is not None:     # what is not written in time, the next build recomputes
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._thread.run(ws.flush_index),
+                                       timeout=max(0.05, deadline - time.monotonic()))
+        if ws is not None and self.config.learning:
+            with contextlib.suppress(Exception):
+                await self.learning.end_sessions(ws, queued, last_edits,
+                                                 max(0.05, deadline - time.monotonic()))
+        self._thread.shutdown()
+        if ws is not None:
+            ws.close()
+
+    # --- configuration ------------------------------------------------------------------
+    def update_config(self, values: dict[str, Any]) -> tuple[list[str], set[str]]:
+        """Apply editor settings; returns (problems, names of settings that changed)."""
+        before = dataclasses.asdict(self.config)
+        problems = self.config.update(values)
+        after = dataclasses.asdict(self.config)
+        changed = {k for k in after if after[k] != before[k]}
+        if "debounce_seconds" in changed:
+            self.learning.set_window(self.config.debounce_seconds)
+        if changed & {"exclude", "languages", "max_file_bytes"} and self._ws is not None:
+            self.reindex()
+        return problems, changed
+
+    def config_values(self) -> dict[str, Any]:
+        return dataclasses.asdict(self.config)
+
+    # --- background indexing ------------------------------------------------------------
+    def reindex(self) -> None:
+        """Bring everything up to date in the background (see BackgroundIndexing.request)."""
+        self.indexing.request()
+
+    def cancel_indexing(self) -> None:
+        self.indexing.cancel()
+
+    def _after_build(self) -> None:
+        self.freshness.resume()
+        self.scans.spawn()
+
+    # --- documents ----------------------------------------------------------------------
+    async def did_open(self, path: str, session: str = "editor") -> str:
+        rel = self.resolve(path)
+        self.learning.debouncer(session).event("open", rel)
+        return rel
+
+    async def did_change(self, path: str, session: str = "editor") -> str:
+        rel = self.resolve(path)
+        self.learning.debouncer(session).edit(rel)
+        return rel
+
+    async def did_save(self, path: str, session: str = "editor") -> str:
+        rel = self.resolve(path)
+        self.freshness.schedule([rel])      # queued first: freshness before learning
+        self.learning.debouncer(session).event("save", rel)
+        return rel
+
+    async def did_close(self, path: str, session: str = "editor") -> str:
+        rel = self.resolve(path)
+        self.learning.flush_edit(session)
+        return rel
+
+    async def files_changed(self, paths: Iterable[str]) -> list[str]:
+        """Files changed outside the editor (watched files, git checkout, generators)."""
+        rels: list[str] = []
+        head_touched = False
+        for p in paths:
+            try:
+                rel = self.resolve(p)
+            except EngineError:
+                continue
+            if rel.startswith(".git/"):
+                head_touched = head_touched or rel in (".git/HEAD",) or rel.startswith(".git/refs/")
+                continue
+            rels.append(rel)
+        self.freshness.schedule(rels)
+        if head_touched:
+            await self.scans.head_touched()
+        return rels
+
+    # --- retrieval ----------------------------------------------------------------------
+    def _partial(self, out: dict[str, Any]) -> dict[str, Any]:
+        out.setdefault("partial", False)
+        if self.indexing.state is not None:
+            out["partial"] = True
+            out["indexing"] = self.indexing.state.to_json()
+        return out
+
+    async def query(self, question: str, budget: int | None = None, *, session: str | None = None,
+                    explain: bool = False, include_wakeup: bool = True) -> dict[str, Any]:
+        ws = await self.workspace()
+        result = await self._thread.run(ws.query, question, budget, explain, include_wakeup)
+        if session and self.config.learning:
+            ids = [h.node.id for h in result.hits]
+            self._thread.spawn(self._thread.run(record_query, ws, session, question, ids),
+                               "learn-query")
+        return self._partial(result.to_json())
+
+    async def wakeup(self, budget: int | None = None) -> dict[str, Any]:
+        result = await self._call(lambda ws: ws.wakeup(budget))
+        return self._partial(result.to_json())
+
+    async def search(self, question: str, k: int = 10) -> dict[str, Any]:
+        hits, mode, notice = await self._call(lambda ws: ws.search(question, k))
+        out: dict[str, Any] = {"mode": mode, "hits": [h.to_json() for h in hits]}
+        if notice:
+            out["notice"] = notice
+        return self._partial(out)
+
+    async def next_likely(self, path: str, k: int = 5) -> list[dict[str, Any]]:
+        rel = self.resolve(path)
+        pairs = await self._call(lambda ws: ws.next_likely(rel, k))
+        return [{"file": f, "probability": round(float(p), 6)} for f, p in pairs]
+
+    async def feedback(self, node_id: str, positive: bool,
+                       context: list[str] | None = None) -> dict[str, Any]:
+        return await self._call(lambda ws: ws.feedback(node_id, positive, context))
+
+    async def hover(self, path: str, line: int, k: int = 5) -> dict[str, Any]:
+        """The innermost symbol at 1-based `line`, the decisions governing it, its strongest
+        associations."""
+        rel = self.resolve(path)
+        return await self._call(lambda ws: ws.hover(rel, line, k))
+
+    async def symbols(self, query: str, limit: int = 100) -> list[dict[str, Any]]:
+        """Workspace symbols: name matches first (exact, prefix, substring), then search hits."""
+        return await self._call(lambda ws: ws.symbols(query, limit))
+
+    # --- status -------------------------------------------------------------------------
+    async def status(self) -> dict[str, Any]:
+        counts = await self._call(lambda ws: ws.counts())
+        extra: dict[str, Any] = {}
+        if self.loop_monitor is not None:
+            extra["event_loop"] = self.loop_monitor.to_json()
+        state = self.indexing.state
+        return {
+            "root": str(self.root),
+            "last_full_build": _iso(self.indexing.last_full_build),
+            "last_incremental_update": _iso(self.freshness.last_update),
+            "files_pending": len(self.freshness.pending),
+            **counts,
+            "mcp_endpoint": self.mcp_endpoint,
+            "indexing": state.to_json() if state else None,
+            "learning": {"enabled": self.config.learning, "events": self.learning.events,
+                         "batches": self.learning.batches},
+            "last_error": self.indexing.last_error,
+            **extra,
+        }
+
+

@@ -1,0 +1,142 @@
+"""Freshness: from a save to a searchable symbol, and to disk.
+
+A saved file is re-extracted on the engine thread and its symbols are searchable
+by name when that returns (keyword side only); its nodes are embedded once saves
+pause (EMBED_IDLE_SECONDS), and the search index is written to disk once they
+pause longer (FLUSH_IDLE_SECONDS), where other processes see it. While a full
+build runs, saves wait and are applied after it swaps in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sqlite3
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from typing import TYPE_CHECKING
+
+from neuralmind.config import EMBED_IDLE_SECONDS, FLUSH_IDLE_SECONDS
+from neuralmind.errors import EngineError
+
+if TYPE_CHECKING:
+    from neuralmind.engine import Workspace
+    from neuralmind.service.engine_thread import EngineThread
+
+log = logging.getLogger("neuralmind.service")
+
+IGNORED_DIRS = (".git/", ".neuralmind/")
+
+
+def write_problem(e: BaseException) -> str | None:
+    """A one-line cause when `e` is the disk refusing a write (read-only or full
+    `.neuralmind/`, a locked database): expected in the field, so no traceback."""
+    if isinstance(e, OSError):
+        return f"{e.strerror or e} ({e.filename})" if e.filename else str(e)
+    if isinstance(e, sqlite3.OperationalError):
+        return str(e)
+    return None
+
+
+class Freshness:
+    """Pending saves, the drain that applies them, and the embed and flush timers."""
+
+    def __init__(self, thread: EngineThread, workspace: Callable[[], Awaitable[Workspace]],
+                 building: Callable[[], bool], updated: Callable[[list[str]], None]) -> None:
+        self._thread = thread
+        self._workspace = workspace
+        self._building = building          # a full build runs: saves wait for it
+        self._updated = updated            # files whose symbols are searchable now
+        self.pending: set[str] = set()
+        self.last_update: float | None = None
+        self._drain_task: asyncio.Task[None] | None = None
+        self._flush_timer: asyncio.TimerHandle | None = None
+        self._embed_timer: asyncio.TimerHandle | None = None
+        self._to_embed: set[str] = set()     # node ids of saved files, not embedded yet
+
+    def schedule(self, rels: Iterable[str]) -> None:
+        self.pending.update(r for r in rels if not r.startswith(IGNORED_DIRS))
+        if not self.pending or self._building():
+            return          # applied after the running build swaps in
+        self.resume()
+
+    def resume(self) -> None:
+        """Apply what is pending (after a build, what waited for it)."""
+        if self.pending and (self._drain_task is None or self._drain_task.done()):
+            self._drain_task = self._thread.spawn(self._drain(), "incremental-update")
+
+    def stop(self) -> None:
+        """Cancel the drain and the timers; `close` flushes what is loaded."""
+        self._thread.cancel_tasks(self._drain_task)
+        for timer in (self._flush_timer, self._embed_timer):
+            if timer is not None:
+                timer.cancel()
+
+    async def _drain(self) -> None:
+        ws = await self._workspace()
+        while self.pending and not self._building():
+            batch = sorted(self.pending)
+            self.pending.clear()
+            try:
+                _, changed_ids = await self._thread.run(ws.update_files, batch)
+            except EngineError as e:
+                log.warning("update of %s refused: %s", ", ".join(batch), e.message)
+                continue
+            except Exception as e:
+                if (cause := write_problem(e)) is None:
+                    log.exception("incremental update of %s failed", ", ".join(batch))
+                else:
+                    log.warning("update of %s not written: %s; queries use what is loaded",
+                                ", ".join(batch), cause)
+                continue
+            self.last_update = time.time()
+            self._updated(batch)
+            self._to_embed.update(changed_ids)
+        self._embed_timer = self._thread.restart_timer(self._embed_timer, EMBED_IDLE_SECONDS,
+                                                       self._embed_when_idle)
+        self._flush_timer = self._thread.restart_timer(self._flush_timer, FLUSH_IDLE_SECONDS,
+                                                       self._flush_when_idle)
+
+    def _draining(self) -> bool:
+        return bool(self.pending) or (self._drain_task is not None
+                                      and not self._drain_task.done())
+
+    def _embed_when_idle(self) -> None:
+        self._embed_timer = None
+        if self._to_embed and not self._draining():   # else the drain restarts the timer
+            self._thread.spawn(self._embed_saved(), "embed-saved")
+
+    async def _embed_saved(self) -> None:
+        ws = await self._workspace()
+        ids = sorted(self._to_embed)
+        self._to_embed.clear()
+        try:
+            await self._thread.run(ws.embed_nodes, ids)
+        except EngineError:
+            return          # shutting down; the next build embeds them
+        except Exception as e:
+            if (cause := write_problem(e)) is None:
+                log.exception("embedding %d saved nodes failed", len(ids))
+            else:
+                log.warning("embeddings of %d saved nodes not written: %s", len(ids), cause)
+        self._flush_timer = self._thread.restart_timer(self._flush_timer, FLUSH_IDLE_SECONDS,
+                                                       self._flush_when_idle)
+
+    def _flush_when_idle(self) -> None:
+        self._flush_timer = None
+        if not self._draining():        # else the drain restarts the timer when it ends
+            self._thread.spawn(self._flush_index(), "index-flush")
+
+    async def _flush_index(self) -> None:
+        ws = await self._workspace()
+        try:
+            await self._thread.run(ws.flush_index)
+        except EngineError:
+            pass            # shutting down: close() flushes
+        except Exception as e:
+            if (cause := write_problem(e)) is None:
+                log.exception("writing the search index failed")
+            else:
+                log.warning("search index not written: %s", cause)
+
+

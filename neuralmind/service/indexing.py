@@ -1,0 +1,107 @@
+"""Background indexing: full builds in a child process, swapped in on the engine thread.
+
+The full build runs in a child process (see `build_worker`), because tree-sitter
+holds the GIL while parsing; the parent relays its progress, and when the child
+has written the graph and keyword index the engine thread swaps that generation
+in and serves it while the child embeds. While a build runs, another requested
+one is queued to follow it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from neuralmind.service.child_build import ChildBuild
+from neuralmind.service.events import IndexingState
+
+if TYPE_CHECKING:
+    from neuralmind.engine import Workspace
+    from neuralmind.service.child_build import BuildOutcome
+    from neuralmind.service.engine_thread import EngineThread
+
+log = logging.getLogger("neuralmind.service")
+
+
+class BackgroundIndexing:
+    """Full builds, one at a time, with their progress as `state`."""
+
+    def __init__(self, root: Path, thread: EngineThread,
+                 workspace: Callable[[], Awaitable[Workspace]],
+                 config_values: Callable[[], dict[str, Any]], log_file: str | None,
+                 notify: Callable[..., None], after: Callable[[], None]) -> None:
+        self.root = root
+        self._thread = thread
+        self._workspace = workspace
+        self._config_values = config_values
+        self._log_file = log_file
+        self._notify = notify
+        self._after = after                # every build ended: apply waiting saves, scan
+        self.state: IndexingState | None = None
+        self.last_full_build: float | None = None
+        self.last_error: str | None = None
+        self._build: ChildBuild | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._requested = False
+
+    def request(self) -> None:
+        """Bring everything up to date in the background (unchanged files are skipped by
+        hash); while a build runs, another one is queued to follow it."""
+        if self._task is not None and not self._task.done():
+            self._requested = True
+            return
+        self._task = self._thread.spawn(self._run(), "full-build")
+
+    def cancel(self) -> None:
+        self._requested = False
+        if self._build is not None:
+            self._thread.spawn(self._build.stop(), "cancel-build")
+
+    async def stop(self) -> None:
+        if self._build is not None:
+            await self._build.stop()
+        self._thread.cancel_tasks(self._task)
+
+    async def _run(self) -> None:
+        ws = await self._workspace()
+        while True:
+            self._requested = False
+            self.state = IndexingState("starting", 0, 0)
+            self._notify("indexing_started")
+            if ws.index_unsaved:          # the child starts from what is on disk
+                await self._thread.run(ws.flush_index)
+            self._build = ChildBuild(self.root, self._config_values(), log_file=self._log_file)
+            try:
+                outcome = await self._build.run(self._on_progress, self._on_graph_ready)
+            finally:
+                self._build = None
+            if outcome.ok:
+                await self._thread.run(ws.swap_in)
+            self._finished(ws, outcome)
+            if not self._requested:
+                break
+        self._after()
+
+    def _finished(self, ws: Workspace, outcome: BuildOutcome) -> None:
+        if outcome.ok:
+            self._thread.spawn(self._thread.run(ws.warm_up), "warm-up")
+            self.last_full_build = time.time()
+            self.last_error = None
+        elif not outcome.cancelled:
+            self.last_error = outcome.message
+            log.warning("background build failed: %s", outcome.message)
+        self.state = None
+        self._notify("indexing_finished", outcome)
+
+    def _on_progress(self, phase: str, done: int, total: int) -> None:
+        self.state = IndexingState(phase, done, total)
+        self._notify("indexing_progress", self.state)
+
+    async def _on_graph_ready(self, event: dict[str, Any]) -> None:
+        """The child wrote the graph and keyword index: serve them while it embeds."""
+        ws = await self._workspace()
+        await self._thread.run(ws.swap_in)
