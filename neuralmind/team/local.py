@@ -105,7 +105,15 @@ class TeamLocal:
 
     @staticmethod
     def _migrate(conn: sqlite3.Connection) -> str:
-        """Create the tables in one IMMEDIATE transaction; refuse a newer schema."""
+        """Create the tables in one IMMEDIATE transaction; refuse a newer schema. A current
+        file is only read: opening a mirror must not queue for its write lock."""
+        try:
+            version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'"
+                                   ).fetchone()
+            if version and int(version[0]) == SCHEMA_VERSION:
+                return outbox.author(conn)
+        except sqlite3.OperationalError:
+            pass   # no tables yet
         conn.execute("BEGIN IMMEDIATE")
         try:
             for statement in _TABLES:
