@@ -87,6 +87,9 @@ class TeamLocal:
         self._local = threading.local()
         self._init_lock = threading.Lock()
         self._author: str | None = None
+        self._tx_lock = threading.Lock()     # one write transaction of this process at a time
+        self._turn_lock = threading.Lock()
+        self._waiting = 0                    # writers queued on _tx_lock
 
     # --- connections ---------------------------------------------------------------------
     def connection(self) -> sqlite3.Connection:
@@ -134,6 +137,22 @@ class TeamLocal:
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
+        """One IMMEDIATE transaction, taken in turn with this process's other writers.
+
+        SQLite's busy handler re-tries a waiting writer only every few to 100 ms, so a
+        sync ingesting a backlog chunk after chunk would starve the editor's own writes
+        (seen: 15 s busy timeouts after a 60 s outage at load 60). A process-local lock
+        wakes the waiter at once, and `ingest` lets waiting writers go between chunks."""
+        with self._turn_lock:
+            self._waiting += 1
+        with self._tx_lock:
+            with self._turn_lock:
+                self._waiting -= 1
+            with self._immediate() as conn:
+                yield conn
+
+    @contextlib.contextmanager
+    def _immediate(self) -> Iterator[sqlite3.Connection]:
         conn = self.connection()
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -237,6 +256,9 @@ class TeamLocal:
         the pulled position, a chunk per transaction. Returns how many were new here."""
         new = 0
         for i in range(0, len(batch), INGEST_CHUNK):
+            deadline = time.monotonic() + 1.0
+            while self._waiting and time.monotonic() < deadline:
+                time.sleep(0.001)        # a local write is queued: it goes first
             with self._write() as conn:
                 new += self._ingest_chunk(conn, store_key, batch[i:i + INGEST_CHUNK])
         return new
