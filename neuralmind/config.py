@@ -144,6 +144,20 @@ EDITOR_MAX_RANGES = 20          # visible ranges kept (split editors)
 EDITOR_MAX_DIAGNOSTICS = 200    # diagnostics of the active file kept (a broken file has thousands)
 
 
+# --- Team store (neuralmind/team, PostgreSQL) ------------------------------------------------
+TEAM_DSN_ENV = "NEURALMIND_TEAM_DSN"  # overrides team_dsn of .neuralmind.toml (secrets stay out of files)
+TEAM_CONNECT_TIMEOUT_S = 5           # an unreachable store must not hold up a CLI command for long
+TEAM_PUSH_BATCH = 500                # outbox events per push transaction: one round trip, short row locks
+TEAM_PULL_BATCH = 2000               # events fetched per round trip when catching up
+TEAM_COALESCE_S = 0.25              # wake-ups this close are one sync: 50 writers at ~120 events/s
+                                     # otherwise cost every mirror ~120 fetches and thread wake-ups a
+                                     # second (at 0.1 s the 50-writer run was still CPU-bound)
+TEAM_POLL_SECONDS = 15.0             # catch-up even without a NOTIFY (one lost in a reconnect gap)
+TEAM_RECONNECT_MIN_S = 0.5           # reconnect backoff doubles from here...
+TEAM_RECONNECT_MAX_S = 10.0          # ...up to this: a restarted server is found again within 10 s
+TEAM_SNAPSHOT_CHUNK_BYTES = 4 * 1024 * 1024  # bytea rows of a snapshot: bounded memory both ways
+TEAM_SNAPSHOT_LEVEL = 1              # zlib level of snapshot chunks: level 6 costs 3x the time for ~5% less
+
 @dataclass
 class WorkspaceConfig:
     """Per-workspace settings; the LSP server also accepts these from the editor."""
@@ -158,6 +172,7 @@ class WorkspaceConfig:
     mcp_read_only: bool = False                               # agents may consult, not record
     embed_threads: int = 0                                    # 0: onnxruntime's default
     editor_state: bool = True                                 # agents may see and steer the editor
+    team_dsn: str = ""                                        # team store, never with a password
 
     def update(self, values: dict[str, Any]) -> list[str]:
         """Apply known keys with type checks; return a warning per rejected key."""

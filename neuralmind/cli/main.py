@@ -29,6 +29,7 @@ from neuralmind.cli import (
     review_cmds,
     server_cmds,
     synapse_cmds,
+    team_cmds,
 )
 from neuralmind.errors import EngineError
 from neuralmind.log import setup_logging
@@ -37,7 +38,7 @@ log = logging.getLogger("neuralmind.cli")
 
 # Command groups, in the order `--help` lists them.
 COMMAND_GROUPS = (graph_cmds, query_cmds, review_cmds, synapse_cmds, decision_cmds, server_cmds,
-                  mcp_cmds, doctor_cmds)
+                  mcp_cmds, doctor_cmds, team_cmds)
 
 
 def build_parser() -> argparse.ArgumentParser:
