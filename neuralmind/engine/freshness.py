@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from neuralmind.config import FRESHNESS_MAX_FILES
+from neuralmind.graph.languages import language_for
+from neuralmind.repo.git import changed_files, head_commit
 
 if TYPE_CHECKING:
     from neuralmind.graph.store import Graph
@@ -68,3 +70,27 @@ def answer_files(out: dict[str, Any]) -> list[str]:
     names = [h["file"] for key in ("files", "hits") for h in out.get(key) or ()
              if isinstance(h, dict) and "file" in h]
     return list(dict.fromkeys(names))
+
+
+def stamp_answer(graph: Graph, root: Path, out: dict[str, Any], head: str | None,
+                 dirty: list[str] | None, unsaved: Iterable[str], pending: Iterable[str],
+                 not_indexed: Iterable[str]) -> dict[str, Any]:
+    """`out` (an answer's JSON, computed from `graph`) with its stamp and `stale` on each
+    hit: its file changed on disk since it was indexed, or its editor buffer (`not_indexed`)
+    holds edits the index has not seen (a file extracted from a buffer is not compared with
+    the disk: the buffer is what it answers from)."""
+    files = answer_files(out)
+    on_disk = [f for f in files if f not in graph.buffers]
+    stale = changed_since_indexed(graph, root, on_disk) | (set(not_indexed) & set(files))
+    return mark(out, stamp(graph.generation, head, dirty, unsaved, pending), stale)
+
+
+def work_tree_now(graph: Graph, root: Path, languages: dict[str, str] | None,
+                  ) -> dict[str, Any]:
+    """HEAD, the change set and what of it is not indexed, asked of git now: the stamp's
+    view for a process without a save queue (the CLI). Changed files no language claims
+    (a README, an image) are never indexed, so never pending."""
+    dirty = changed_files(root)
+    candidates = [f for f in dirty or () if f in graph.files or language_for(f, languages)]
+    return {"head": head_commit(root), "dirty": dirty,
+            "pending": sorted(changed_since_indexed(graph, root, candidates))}

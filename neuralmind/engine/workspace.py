@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +25,7 @@ from neuralmind.config import (
     MAX_SEARCH_K,
     MIN_BUDGET,
     QUERY_HITS,
+    REVIEW_MIN_CONFIDENCE,
     WAKEUP_BUDGET,
     WorkspaceConfig,
     load_workspace_config,
@@ -33,16 +34,15 @@ from neuralmind.context.pack import ContextResult, RankedHit, assemble
 from neuralmind.context.retrieve import rank
 from neuralmind.context.tokens import count_tokens
 from neuralmind.engine import navigation
-from neuralmind.engine.freshness import answer_files, changed_since_indexed, mark, stamp
+from neuralmind.engine.attention import Attention
+from neuralmind.engine.freshness import changed_since_indexed, stamp_answer, work_tree_now
 from neuralmind.engine.paths import confine
 from neuralmind.engine.use import AnswerUse
 from neuralmind.errors import InvalidArgument, NotFound
 from neuralmind.graph import big_file_worker
 from neuralmind.graph.build import BuildReport, GraphBuilder, prepare_incremental
-from neuralmind.graph.languages import language_for
 from neuralmind.graph.store import Graph, graph_path, load_graph, stored_token
 from neuralmind.graph.validate import validate_graph
-from neuralmind.repo.git import changed_files, head_commit
 from neuralmind.repo.learned import learned_dir
 from neuralmind.statedir import state_dir
 
@@ -52,6 +52,8 @@ if TYPE_CHECKING:
     from neuralmind.graph.model import Node
     from neuralmind.index.file_rank import RankedFile
     from neuralmind.index.search_index import SearchIndex
+    from neuralmind.review.cochange import CommitHistory
+    from neuralmind.review.report import Review
     from neuralmind.synapse.layer import SynapseLayer
 
 log = logging.getLogger("neuralmind.engine")
@@ -67,6 +69,8 @@ class Workspace:
         self.config = config or load_workspace_config(self.root)
         self._graph: Graph | None = None
         self._buffers: dict[str, str] = {}    # unsaved editor buffers extracted in place
+        self.attention = Attention()
+        self._history: tuple[str, CommitHistory] | None = None   # (base sha, its co-change)
 
     @property
     def state(self) -> Path:
@@ -411,32 +415,21 @@ class Workspace:
         None); the last report's `commit` is the new HEAD (an `error` outside git)."""
         return self.decisions.scan_since(previous)
 
-    # --- freshness -------------------------------------------------------------------------------
+    # --- freshness (engine/freshness.py) -------------------------------------------------------
     def stamp_answer(self, out: dict[str, Any], *, head: str | None, dirty: list[str] | None,
                      unsaved: Iterable[str] = (), pending: Iterable[str] = (),
                      not_indexed: Iterable[str] = ()) -> dict[str, Any]:
-        """`out` (an answer's JSON, computed from the graph served now) with its freshness
-        stamp and `stale` on each hit: the file changed on disk since it was indexed, or
-        its editor buffer (`not_indexed`) holds changes the index has not seen."""
-        files = answer_files(out)
-        on_disk = [f for f in files if f not in self.graph.buffers]   # buffers: `not_indexed`
-        stale = changed_since_indexed(self.graph, self.root, on_disk) | (set(not_indexed) & set(files))
-        fresh = stamp(self.graph.generation, head, dirty, unsaved, pending)
-        return mark(out, fresh, stale)
+        """`out` (an answer computed from the graph served now) stamped, with stale hits."""
+        return stamp_answer(self.graph, self.root, out, head, dirty, unsaved, pending,
+                            not_indexed)
 
     def stale_files(self, files: Iterable[str]) -> set[str]:
         """Of `files`, those whose bytes on disk may differ from what the index holds."""
         return changed_since_indexed(self.graph, self.root, files)
 
     def work_tree_now(self) -> dict[str, Any]:
-        """HEAD, the change set and what of it is not indexed, asked of git now: the
-        stamp's view for a process without a save queue (the CLI)."""
-        dirty = changed_files(self.root)
-        known = self.graph.files
-        overrides = self.config.languages or None
-        candidates = [f for f in dirty or () if f in known or language_for(f, overrides)]
-        return {"head": head_commit(self.root), "dirty": dirty,
-                "pending": sorted(changed_since_indexed(self.graph, self.root, candidates))}
+        """HEAD, the change set and what of it is not indexed, asked of git now (the CLI)."""
+        return work_tree_now(self.graph, self.root, self.config.languages or None)
 
     # --- answers scored by use (engine/use.py) ---------------------------------------------
     @functools.cached_property
@@ -471,6 +464,51 @@ class Workspace:
         """The savings report: answers, tokens, use, per day and overall (`count`: count
         the codebase's tokens first, all of them, if they are not)."""
         return self.use.savings(self.graph, count)
+    # --- review of the pending change -----------------------------------------------------------
+    def review(self, base: str | None = None, buffers: Mapping[str, str | None] | None = None,
+               min_confidence: float | None = None) -> Review:
+        """The files that usually change with the pending change but were not touched, and the
+        ACTIVE decisions it puts at risk. The change is the working tree against `base` (HEAD,
+        or the merge base with a ref) plus `buffers`: unsaved editor buffers, path -> text
+        (None: unsaved, text unknown; the disk is read). EngineError outside git."""
+        # the review's modules load with the first review (~5 ms), not with every command
+        from neuralmind.decisions.git import Git
+        from neuralmind.review.changes import change_set
+        from neuralmind.review.cochange import CommitHistory, SessionHistory
+        from neuralmind.review.report import review
+
+        threshold = REVIEW_MIN_CONFIDENCE if min_confidence is None else min_confidence
+        if not 0.0 <= threshold <= 1.0:
+            raise InvalidArgument("min_confidence must be between 0 and 1")
+        unsaved = {self.resolve_path(p): text for p, text in (buffers or {}).items()}
+        changes = change_set(Git(self.root), base, unsaved)
+        if self._history is None or self._history[0] != changes.base:
+            self._history = (changes.base, CommitHistory.from_git(self.root, changes.base))
+        sources: list[Any] = [self._history[1]]
+        layer = self._synapses_or_none()
+        if layer is not None:
+            sources.append(SessionHistory(layer))
+        return review(self.root, changes, sources, self.decisions, unsaved, threshold)
+
+    # --- shared attention: the editor's state for agents -----------------------------------------
+    def report_editor_state(self, raw: Any) -> dict[str, Any]:
+        """Keep the editor's report (see engine/attention.py); InvalidArgument when malformed."""
+        def symbol_at(rel: str, line: int) -> dict[str, Any] | None:
+            node = self.node_at(rel, line)
+            if node is None:
+                return None
+            return {"id": node.id, "name": node.qualname or node.name, "kind": node.kind,
+                    "line": node.start_line, "end_line": node.end_line}
+
+        return self.attention.report(raw, self.resolve_path, symbol_at)
+
+    def editor_state(self) -> dict[str, Any]:
+        """The editor's last reported state and the navigation trail, newest first."""
+        return self.attention.to_json()
+
+    def forget_editor_state(self) -> None:
+        """Drop what the editor reported and the trail (the user stopped sharing them)."""
+        self.attention = Attention()
 
     # --- status --------------------------------------------------------------------------------
     def counts(self) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from neuralmind.config import CLOSE_TIMEOUT_SECONDS, WorkspaceConfig, load_works
 from neuralmind.engine.freshness import stamp
 from neuralmind.engine.paths import confine
 from neuralmind.errors import EngineError
+from neuralmind.service.attention import AttentionRequests, EditorLink
 from neuralmind.service.buffers import Buffers
 from neuralmind.service.decision_requests import DecisionRequests
 from neuralmind.service.engine_thread import EngineThread
@@ -65,7 +66,7 @@ def _open_workspace(root: Path, config: WorkspaceConfig) -> Workspace:
     return Workspace.open_for_serving(root, config)
 
 
-class EngineService(DecisionRequests):
+class EngineService(DecisionRequests, AttentionRequests):
     """One workspace served asynchronously; see the module docstring for the rules."""
 
     def __init__(self, root: Path, config: WorkspaceConfig | None = None, *,
@@ -92,6 +93,8 @@ class EngineService(DecisionRequests):
         self.worktree = WorkTree(self.root, self._thread, self.workspace, self.freshness.schedule,
                                  self.indexing.request, self._head_moved)
         self.loop_monitor = LoopMonitor() if LoopMonitor.wanted() else None
+        self.editor_link: EditorLink | None = None     # the editor's server, when one is attached
+        self.unsaved: dict[str, str | None] = {}        # buffers with unsaved changes -> text
 
     # --- plumbing -----------------------------------------------------------------------
     def subscribe(self, listener: ServiceListener) -> None:
@@ -187,6 +190,9 @@ class EngineService(DecisionRequests):
         changed = {k for k in after if after[k] != before[k]}
         if "debounce_seconds" in changed:
             self.learning.set_window(self.config.debounce_seconds)
+        if "editor_state" in changed and not self.config.editor_state and self._ws is not None:
+            ws = self._ws
+            self._thread.spawn(self._thread.run(ws.forget_editor_state), "forget-editor-state")
         if changed & {"exclude", "languages", "max_file_bytes"} and self._ws is not None:
             self.reindex()
         return problems, changed
@@ -234,6 +240,7 @@ class EngineService(DecisionRequests):
             self.buffers.changed(rel, edits)
         self.use.used("edit", rel)
         self.learning.debouncer(session).edit(rel)
+        self.buffer_changed(rel)
         return rel
 
     async def did_save(self, path: str, session: str = "editor") -> str:
@@ -243,12 +250,14 @@ class EngineService(DecisionRequests):
         self.use.used("edit", rel)
         self.worktree.touched()
         self.learning.debouncer(session).event("save", rel)
+        self.buffer_clean(rel)
         return rel
 
     async def did_close(self, path: str, session: str = "editor") -> str:
         rel = self.resolve(path)
         self.buffers.closed(rel)
         self.learning.flush_edit(session)
+        self.buffer_clean(rel)
         return rel
 
     async def files_changed(self, paths: Iterable[str]) -> list[str]:
