@@ -7,12 +7,12 @@ fresh copy of the same index, each history commit is replayed in order the way a
 lives it:
 
 1. its message is asked (`Workspace.query`) and the answer recorded with the files it
-   returned (`Workspace.record_answer`);
+   returned (`Workspace.use.record`);
 2. the editor session asks it too and opens, edits and saves the commit's files
    (context_bench's `replay_row` with its question: what `neuralmind/context` followed
    by editing teaches the question memory), and the server credits them to the answer
-   (`Workspace.note_use`, a minute after it);
-3. the commit is made once the answer's window closed (`Workspace.commit_made` with its
+   (`Workspace.use.note`, a minute after it);
+3. the commit is made once the answer's window closed (`Workspace.use.commit_made` with its
    files): the touched files were kept, the answer settles and teaches the synapse layer.
 
 Then the asked questions are scored; asking never teaches. Variants, each from the same
@@ -82,12 +82,12 @@ def replay(ws: Any, rows: list[dict[str, Any]], questions: bool, use: bool) -> N
         t, session = t0 + i * STEP, f"hist-{i}"
         if use:
             answer = ws.query(r["question"]).to_json()
-            ws.record_answer("context", session, r["question"], answer, now=t)
+            ws.use.record("context", session, r["question"], answer, now=t)
         cb.replay_row(ws, session, r, with_questions=questions)
         if use:
-            ws.note_use([("open", f, t + 30) for f in r["gold"]]
+            ws.use.note([("open", f, t + 30) for f in r["gold"]]
                         + [("edit", f, t + 60) for f in r["gold"]])
-            ws.commit_made(r["gold"], now=t + window + 1)
+            ws.use.commit_made(r["gold"], now=t + window + 1)
     ws.synapses.flush()
 
 

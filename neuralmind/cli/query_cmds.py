@@ -76,7 +76,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     result = ws.query(args.question, budget=args.budget, explain=args.explain)
     _mode_notice(result.mode, result.notice)
     out = _stamped(ws, result.to_json())
-    ws.record_answer("context", "cli", args.question, out)
+    ws.use.record("context", "cli", args.question, out)
     if args.json:
         print_json(out)
         return 0
@@ -106,7 +106,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     hits, mode, notice = ws.search(args.question, k=args.k)
     _mode_notice(mode, notice)
     out = _stamped(ws, {"mode": mode, "hits": [h.to_json() for h in hits]})
-    ws.record_answer("search", "cli", args.question, out)
+    ws.use.record("search", "cli", args.question, out)
     if args.json:
         print_json(out)
         return 0

@@ -325,11 +325,6 @@ class Workspace:
         if self._buffers.pop(rel, None) is not None or rel in self.graph.buffers:
             self.update_files([rel])
 
-    @property
-    def buffered(self) -> list[str]:
-        """Files served from unsaved editor buffers."""
-        return sorted(self._buffers)
-
     def validate(self) -> list[str]:
         """Violations of the IR contract in the stored graph (empty when it is valid)."""
         return validate_graph(self.graph, self.root)
@@ -438,27 +433,6 @@ class Workspace:
         token count, and what use teaches the synapse layer."""
         return AnswerUse(self.learned, self.state, self.root, self._synapses_or_none,
                          self.config.use_window_seconds)
-
-    def record_answer(self, kind: str, session: str | None, question: str,
-                      out: dict[str, Any], now: float | None = None) -> int | None:
-        """Keep an answer (context, search or recall) and the files it returned."""
-        return self.use.record(kind, session, question, out, now)
-
-    def note_use(self, events: list[tuple[str, str, float]]) -> None:
-        """Files opened ("open") or changed ("edit") at a time: credit the answers before."""
-        self.use.note(events)
-
-    def commit_made(self, changed: list[str], now: float | None = None) -> int:
-        """A commit changed `changed`: resolve what was kept, settle and learn what is due."""
-        return self.use.commit_made(changed, now)
-
-    def settle_use(self, now: float | None = None) -> int:
-        """Settle the answers whose use is known, and learn from them."""
-        return self.use.settle(now)
-
-    def count_codebase(self, limit: int | None = None) -> bool:
-        """Count up to `limit` more files' tokens; True when the codebase is counted."""
-        return self.use.count_codebase(self.graph, limit)
 
     def savings(self, count: bool = True) -> dict[str, Any]:
         """The savings report: answers, tokens, use, per day and overall (`count`: count

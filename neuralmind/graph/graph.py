@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from neuralmind.graph.model import SCHEMA_VERSION, Edge, FileExtract, Node, file_of
@@ -192,3 +193,15 @@ def assign_node_communities(graph: Graph) -> None:
 
 
 # --- the database ------------------------------------------------------------------------
+
+
+def extracted_lines(graph: Any, root: Path, rel: str) -> list[str] | None:
+    """`rel`'s lines as `graph` extracted them: an unsaved editor buffer's when the graph
+    holds one, else the file on disk (None when it cannot be read)."""
+    buffered = graph.buffer_lines(rel) if hasattr(graph, "buffer_lines") else None
+    if buffered is not None:
+        return buffered
+    try:
+        return (Path(root) / rel).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None

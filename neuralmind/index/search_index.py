@@ -44,6 +44,7 @@ from neuralmind.config import (
     SYMBOL_LIST_DEPTH,
     SYMBOL_TEST_FACTOR,
 )
+from neuralmind.graph.graph import extracted_lines
 from neuralmind.graph.model import Node
 from neuralmind.heap import no_gc
 from neuralmind.index.bm25 import BM25Index
@@ -130,9 +131,8 @@ class SearchIndex:
         # A long-lived writer (the LSP server) sets this: `_save` then only marks what is
         # unsaved and `flush()` writes it when the editor is idle; in memory it is current.
         self.defer_writes = False
-        # A one-off process follows another process's writes at every search; a server
-        # does not: it reloads graph and index together (Workspace.reload), so an answer
-        # never mixes a new index with an old graph.
+        # A server sets this False: it reloads graph and index together (Workspace.reload),
+        # so an answer never mixes another writer's index with its graph.
         self.follow_writers = True
         self._unsaved = {"keyword": False, "vectors": False}
         self._load()
@@ -294,25 +294,13 @@ class SearchIndex:
             lines = None
             if need_lines if node.kind != "file" else opts.file_keyword_body:
                 if node.file not in cache:
-                    cache[node.file] = self._source_lines(graph, node.file)
+                    cache[node.file] = extracted_lines(graph, self.root, node.file)
                 lines = cache[node.file]
             kids = children.get(node.file, []) if node.kind == "file" else []
             out[node_id] = (node.name.lower(),
                             keyword_text(node, lines, self.text_options, kids),
                             node_text(node, lines, self.text_options, kids))
         return out
-
-    def _source_lines(self, graph: GraphLike, rel: str) -> list[str] | None:
-        """The file's lines as the graph extracted them: an unsaved editor buffer's when the
-        graph holds one (Graph.buffer_lines), else the file on disk."""
-        buffered = getattr(graph, "buffer_lines", None)
-        lines = buffered(rel) if buffered is not None else None
-        if lines is not None:
-            return lines
-        try:
-            return (self.root / rel).read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
-            return None
 
     def update(self, graph: GraphLike, changed_node_ids: Iterable[str] | None = None,
                embed: bool = True, progress: ProgressFn | None = None) -> int:

@@ -98,7 +98,7 @@ class UseTracking:
         changed = await asyncio.to_thread(diff_names, self.root, old, new)
         await self._drain()             # the edits before the commit count first
         self.commits += 1
-        await self._engine(lambda ws: ws.commit_made(changed or []))
+        await self._engine(lambda ws: ws.use.commit_made(changed or []))
 
     # --- engine work ----------------------------------------------------------------------
     async def _engine(self, fn: Callable[[Workspace], Any]) -> Any:
@@ -126,8 +126,8 @@ class UseTracking:
         self._thread.spawn(self._periodic(), "answer-settle")
 
     async def _periodic(self) -> None:
-        await self._engine(lambda ws: ws.settle_use())
-        while await self._engine(lambda ws: ws.count_codebase(CODEBASE_SLICE_FILES)) is False:
+        await self._engine(lambda ws: ws.use.settle())
+        while await self._engine(lambda ws: ws.use.count_codebase(ws.graph, CODEBASE_SLICE_FILES)) is False:
             pass                        # None: an error (logged) or shutting down
         report = await self._engine(lambda ws: ws.savings(count=False))
         if report is not None:
@@ -142,5 +142,5 @@ class UseTracking:
 def _apply(ws: Workspace, answers: list[tuple[str, str | None, str, dict[str, Any], float]],
            events: list[tuple[str, str, float]]) -> None:
     for kind, session, question, out, ts in answers:
-        ws.record_answer(kind, session, question, out, now=ts)
-    ws.note_use(events)
+        ws.use.record(kind, session, question, out, now=ts)
+    ws.use.note(events)

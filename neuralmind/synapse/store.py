@@ -19,8 +19,6 @@ from __future__ import annotations
 import heapq
 import json
 import logging
-import math
-import re
 import sqlite3
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -28,27 +26,10 @@ from typing import Any
 
 from neuralmind import config
 from neuralmind.synapse.db import ACT_EFF, DAY, SYN_EFF, TR_EFF, SynapseDB, fail_open
+from neuralmind.synapse.questions import question_scores, question_tokens
 from neuralmind.synapse.schema import SCHEMA_VERSION, read_version
 
 log = logging.getLogger("neuralmind.synapse")
-
-_TOKEN = re.compile(r"[a-z0-9]+")
-_STOP = frozenset({
-    "the", "and", "for", "with", "from", "that", "this", "into", "when", "what", "how", "why",
-    "are", "was", "add", "use", "not", "can", "should", "does", "fix", "make", "get", "set",
-})
-
-
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-
-
-def question_tokens(text: str) -> list[str]:
-    """Lower-case word tokens of 3+ characters (identifiers split on `_`, `.` and camelCase),
-    stopwords removed."""
-    words = _TOKEN.findall(_CAMEL.sub(" ", text).lower())
-    return sorted({t for t in words if len(t) >= 3 and t not in _STOP})
-
-
 
 class SynapseStore(SynapseDB):
     """Namespaced Hebbian memory in `<state>/synapses.db`: learning, decay, recall."""
@@ -395,27 +376,10 @@ class SynapseStore(SynapseDB):
 
     @fail_open(dict)
     def question_scores(self, query: str, scan: int = 2000) -> dict[str, float]:
-        """Per file, what past questions sharing words with `query` say (weighted by set
-        cosine): + for each that led to the file, - UNUSED_WEIGHT for each whose answer
-        returned it and the work after did not use it."""
-        unused_weight = config.UNUSED_WEIGHT
-        q = set(question_tokens(query))
-        if not q:
-            return {}
-        scores: dict[str, float] = defaultdict(float)
+        """Per file, what past questions sharing words with `query` say (questions.py)."""
         rows = self._db().execute(
             "SELECT tokens, files, unused FROM questions ORDER BY id DESC LIMIT ?", (scan,))
-        for tokens, files, unused in rows:
-            t = set(tokens.split())
-            common = len(q & t)
-            if not common or not t:
-                continue
-            sim = common / math.sqrt(len(q) * len(t))
-            for f in json.loads(files):
-                scores[f] += sim
-            for f in json.loads(unused):
-                scores[f] -= unused_weight * sim
-        return dict(scores)
+        return question_scores(query, rows, config.UNUSED_WEIGHT)
 
     # --- inspection ---------------------------------------------------------------------
     @fail_open(dict)
