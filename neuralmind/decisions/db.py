@@ -25,6 +25,7 @@ from neuralmind.decisions.git import Git, GitError
 from neuralmind.decisions.record import Decision, normalise_status
 from neuralmind.decisions.search import DecisionHits, run_search
 from neuralmind.errors import InvalidArgument, NotFound
+from neuralmind.repo.learned import learned_dir
 from neuralmind.statedir import state_dir
 
 log = logging.getLogger("neuralmind.decisions")
@@ -52,9 +53,9 @@ class DecisionDB:
     def __init__(self, root: Path, fts: bool | None = None, directory: Path | None = None,
                  ) -> None:
         self.root = Path(root).resolve()
-        # where memory.db lives: the repository's learned folder (shared by its worktrees,
-        # see repo/learned.py) when the engine says so, else the project's .neuralmind/
-        self.directory = Path(directory) if directory is not None else None
+        # where memory.db lives: the repository's learned folder, shared by its worktrees
+        # (repo/learned.py; the project's .neuralmind/ outside git)
+        self.directory = Path(directory) if directory is not None else learned_dir(self.root)
         if fts is None:
             fts = os.environ.get(FTS_ENV, "1") != "0" and schema.fts5_available()
         self.use_fts = bool(fts)
@@ -65,7 +66,7 @@ class DecisionDB:
 
     @property
     def path(self) -> Path:
-        return (self.directory or self.root / ".neuralmind") / DB_NAME
+        return self.directory / DB_NAME
 
     # --- connections ----------------------------------------------------------------------
     def connection(self) -> sqlite3.Connection:
