@@ -78,6 +78,28 @@ FLUSH_IDLE_SECONDS = 2.0
 # on the engine thread) started between two quick saves made the second one wait for it.
 EMBED_IDLE_SECONDS = 0.3
 
+# --- Agent hooks (neuralmind/hooks, engine/agent_context.py) ----------------------------------
+# What a prompt gets pushed: a one-line-per-file index and the top hit's key lines. 400 tokens is
+# ~0.3% of a 128k window per turn; the seed's per-turn recall (top 10 one-liners + the best hit)
+# measured about the same.
+HOOK_PROMPT_BUDGET = 400
+HOOK_PROMPT_FILES = 8          # index lines (files) at most; a ninth file is rarely opened
+HOOK_PROMPT_MEMORY = 3         # memory lines (decisions, atoms) at most
+HOOK_KEY_LINES = 8             # the top hit's lines shown
+HOOK_RELATIVE_FLOOR = 0.35     # files scoring under this share of the best are noise in a push
+HOOK_MIN_PROMPT_TERMS = 2      # "yes, go on", "thanks": no task terms, nothing to retrieve for
+HOOK_SEARCH_FILES = 5          # files named beside a grep/glob the agent runs
+# The hook waits this long for the warm server, then gives up silently: the agent's turn must
+# not stall behind a busy engine thread (a first answer after a restart can take ~1 s).
+HOOK_SERVER_TIMEOUT_SECONDS = 2.0
+HOOK_LOG_MAX_BYTES = 256 * 1024   # .neuralmind/hooks.log is rotated (one old copy) past this
+
+# --- MCP tool profiles (neuralmind/mcp/profiles.py) ---------------------------------------------
+# Tool definitions are paid for on every agent turn: `default` must stay <= 2,500 o200k tokens
+# and `minimal` <= 1,000 (benchmarks/tool_list_bench.py asserts both).
+DEFAULT_TOOL_PROFILE = "default"
+TOOL_LIST_BUDGETS = {"minimal": 1_000, "default": 2_500}
+
 # --- Decisions ---------------------------------------------------------------------------------
 MAX_SCAN_COMMITS = 50          # commits scanned one by one for one HEAD move: a long pull scans its tip
 
@@ -95,6 +117,8 @@ class WorkspaceConfig:
     mcp: bool = True
     mcp_read_only: bool = False                               # agents may consult, not record
     embed_threads: int = 0                                    # 0: onnxruntime's default
+    mcp_tools: str = DEFAULT_TOOL_PROFILE                     # minimal | default | all | a,b,c
+    hook_budget: int = HOOK_PROMPT_BUDGET                     # tokens a prompt hook may add
 
     def update(self, values: dict[str, Any]) -> list[str]:
         """Apply known keys with type checks; return a warning per rejected key."""

@@ -10,7 +10,6 @@ the MCP SDK at all.
 from __future__ import annotations
 
 import contextlib
-import http.client
 import json
 import logging
 import os
@@ -102,6 +101,9 @@ def probe(entry: Discovery, root: Path, timeout: float = PROBE_TIMEOUT_SECONDS) 
     parts = urlsplit(entry.url)
     if parts.scheme != "http" or parts.hostname not in ("127.0.0.1", "localhost"):
         return f"{entry.url} is not a loopback http endpoint"
+    # ~15 ms of imports (email, ssl) the hook client's fast path reads this module without
+    import http.client
+
     conn = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=timeout)
     try:
         conn.request("GET", HEALTH_PATH, headers={"Authorization": f"Bearer {entry.token}"})

@@ -40,7 +40,9 @@ from neuralmind.discovery import (
     write_discovery,
 )
 from neuralmind.heap import no_gc
+from neuralmind.hookwire import HOOK_PATH
 from neuralmind.mcp.asgi import ASGIApp, Receive, Scope, Send, plain
+from neuralmind.mcp.hook_route import HookRoute, hook_route
 from neuralmind.mcp.lazyapp import LazyApp
 
 if TYPE_CHECKING:
@@ -60,13 +62,16 @@ class Guard:
     """ASGI wrapper: loopback Host/Origin, then the bearer token, then the MCP app.
 
     Also answers the health route the stdio bridge probes (token required too), so
-    a stale discovery file can be told from a live one without speaking MCP. Only
-    the MCP path reaches the app: anything else is answered here, so that neither a
-    refusal nor a probe nor a stray path builds the (lazy) app.
+    a stale discovery file can be told from a live one without speaking MCP, and the
+    hook route agent hooks POST to (`hook_route.py`). Only the MCP path reaches the
+    app: anything else is answered here, so that neither a refusal nor a probe nor a
+    hook nor a stray path builds the (lazy) app.
     """
 
-    def __init__(self, app: ASGIApp, token: str, port: int, health: dict[str, Any]) -> None:
+    def __init__(self, app: ASGIApp, token: str, port: int, health: dict[str, Any],
+                 hook: HookRoute | None = None) -> None:
         self.app = app
+        self.hook = hook
         self.token = token.encode()
         self.hosts = {f"{h}:{port}".encode() for h in LOOPBACK_HOSTS}
         self.health = json.dumps(health).encode()
@@ -95,6 +100,9 @@ class Guard:
         path = scope.get("path")
         if path == HEALTH_PATH:
             await plain(send, 200, self.health, [(b"content-type", b"application/json")])
+            return
+        if path == HOOK_PATH and self.hook is not None:
+            await self.hook(scope.get("method", ""), receive, send)
             return
         if path != MCP_PATH:
             await plain(send, 404, f"not found: MCP is served at {MCP_PATH}".encode())
@@ -204,7 +212,7 @@ async def serve_http(service: EngineService, host: str = "127.0.0.1", port: int 
     app = LazyApp(_app_factory(service, read_only, port), stop_timeout=APP_STOP_TIMEOUT_SECONDS)
     health = {"name": "neuralmind", "root": str(service.root), "pid": os.getpid(),
               "read_only": read_only}
-    config = uvicorn.Config(Guard(app, token, port, health), log_config=None,
+    config = uvicorn.Config(Guard(app, token, port, health, hook_route(service)), log_config=None,
                             log_level="warning", access_log=False, lifespan="on",
                             timeout_graceful_shutdown=0.3, ws="none", loop="none")
     # serve() would load the config on the loop: importing the HTTP protocol (h11 or
