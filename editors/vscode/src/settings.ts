@@ -11,6 +11,7 @@ export const SERVER_KEYS = {
   debounceSeconds: "debounce_seconds",
   mcp: "mcp",
   mcpReadOnly: "mcp_read_only",
+  mcpTools: "mcp_tools",
 } as const;
 
 export type ClientSettingName = keyof typeof SERVER_KEYS;
@@ -22,6 +23,7 @@ export interface ServerSettings {
   debounce_seconds?: number;
   mcp?: boolean;
   mcp_read_only?: boolean;
+  mcp_tools?: string;
 }
 
 export interface Mapped {
@@ -67,6 +69,11 @@ export function mapSettings(get: (name: ClientSettingName) => unknown): Mapped {
   if (readOnly !== undefined && readOnly !== null) {
     if (typeof readOnly === "boolean") settings.mcp_read_only = readOnly;
     else bad("mcpReadOnly", "true or false", readOnly);
+  }
+  const tools = get("mcpTools");
+  if (tools !== undefined && tools !== null) {
+    if (typeof tools === "string" && tools.trim()) settings.mcp_tools = tools.trim();
+    else bad("mcpTools", "minimal, default, all or tool names", tools);
   }
   return { settings, problems };
 }
