@@ -25,6 +25,7 @@ from neuralmind.cli import (
     doctor_cmds,
     graph_cmds,
     hook_cmds,
+    init_cmds,
     mcp_cmds,
     query_cmds,
     server_cmds,
@@ -37,7 +38,7 @@ log = logging.getLogger("neuralmind.cli")
 
 # Command groups, in the order `--help` lists them.
 COMMAND_GROUPS = (graph_cmds, query_cmds, synapse_cmds, decision_cmds, server_cmds, mcp_cmds,
-                  hook_cmds, doctor_cmds)
+                  init_cmds, hook_cmds, doctor_cmds)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -3,8 +3,8 @@
 An agent module (`claude.py`, `gemini.py`) declares NAME, EVENTS (its event name ->
 [(tool matcher or None, wire event)]), TIMEOUT (in the agent's unit), NAMED (whether a
 hook entry carries a `name`), the files it reads (SETTINGS_FILE, MCP_FILE,
-INSTRUCTIONS_FILE), `project_dir(stdin json)`, `parse(event, stdin json)` and
-`render(event, text)`.
+INSTRUCTIONS_FILE), SETTINGS_EXTRA (other settings init merges in), `project_dir(stdin
+json)`, `parse(event, stdin json)` and `render(event, text)`.
 """
 
 from __future__ import annotations

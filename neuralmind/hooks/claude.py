@@ -48,6 +48,8 @@ TIMEOUT = 10                    # seconds; Claude Code's own default is 600 s: c
 NAMED = False                   # hook entries carry no `name` field
 
 SETTINGS_FILE = ".claude/settings.local.json"
+# (key, value merged in, what it is for): pre-approve the project's MCP server
+SETTINGS_EXTRA = [("enabledMcpjsonServers", ["neuralmind"], "MCP server `neuralmind` approved")]
 MCP_FILE = ".mcp.json"
 INSTRUCTIONS_FILE = "CLAUDE.md"
 

@@ -15,8 +15,9 @@ reads stderr instead (so nothing may ever be written there). Used here:
   directives come back with the next BeforeAgent instead.
 - AfterAgent (`stop_hook_active`): `{"decision": "deny", "reason": ...}` makes Gemini
   retry the turn with the reason as the next prompt; nothing when `stop_hook_active`.
-Settings: hooks and the MCP server both go in `.gemini/settings.json`; instructions in
-`GEMINI.md`. Hook timeouts are in milliseconds.
+Settings: hooks and the MCP server both go in `.gemini/settings.json`, where
+`tools.enableHooks` must be true for any hook to run (docs/hooks/index.md); instructions
+in `GEMINI.md`. Hook timeouts are in milliseconds.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ TIMEOUT = 10_000                # milliseconds (Gemini's unit; its default is 60
 NAMED = True                    # Gemini shows a hook's `name` in its logs and /hooks
 
 SETTINGS_FILE = ".gemini/settings.json"
+# (key, value merged in, what it is for): hooks run only with the hooks system on
+SETTINGS_EXTRA = [("tools", {"enableHooks": True}, "hooks system on (tools.enableHooks)")]
 MCP_FILE = ".gemini/settings.json"
 INSTRUCTIONS_FILE = "GEMINI.md"
 
