@@ -94,6 +94,17 @@ HOOK_SEARCH_FILES = 5          # files named beside a grep/glob the agent runs
 HOOK_SERVER_TIMEOUT_SECONDS = 2.0
 HOOK_LOG_MAX_BYTES = 256 * 1024   # .neuralmind/hooks.log is rotated (one old copy) past this
 
+# --- The retrieval probe (engine/probe.py, `neuralmind probe`, `doctor`) --------------------------
+PROBE_SAMPLE = 200             # symbols asked by `neuralmind probe`: MRR stable to ~±0.03
+DOCTOR_PROBE_SAMPLE = 40       # doctor's quick look (~2-4 s warm on a laptop)
+PROBE_K = 10                   # a symbol ranked below this counts as not found (RR 0)
+PROBE_MIN_DOC_WORDS = 3        # a docstring with fewer search terms left is no question
+PROBE_QUESTION_CHARS = 300     # the first paragraph, cut here: a question, not an essay
+PROBE_MIN_GROUP = 3            # a directory or community needs this many probes to be judged
+# Below this MRR doctor warns. Healthy indexes measured 0.6-0.9 (BENCHMARKS.md, "Probe");
+# a missing or stale vector index falls to ~0.3-0.4, keyword-only.
+PROBE_HEALTHY_MRR = 0.5
+
 # --- MCP tool profiles (neuralmind/mcp/profiles.py) ---------------------------------------------
 # Tool definitions are paid for on every agent turn: `default` must stay <= 2,500 o200k tokens
 # and `minimal` <= 1,000 (benchmarks/tool_list_bench.py asserts both).

@@ -27,6 +27,7 @@ from neuralmind.cli import (
     hook_cmds,
     init_cmds,
     mcp_cmds,
+    probe_cmds,
     query_cmds,
     server_cmds,
     synapse_cmds,
@@ -38,7 +39,7 @@ log = logging.getLogger("neuralmind.cli")
 
 # Command groups, in the order `--help` lists them.
 COMMAND_GROUPS = (graph_cmds, query_cmds, synapse_cmds, decision_cmds, server_cmds, mcp_cmds,
-                  init_cmds, hook_cmds, doctor_cmds)
+                  init_cmds, hook_cmds, probe_cmds, doctor_cmds)
 
 
 def build_parser() -> argparse.ArgumentParser:
