@@ -24,7 +24,7 @@ from types import ModuleType
 from typing import Any, BinaryIO
 
 from neuralmind.config import HOOK_LOG_MAX_BYTES, HOOK_SERVER_TIMEOUT_SECONDS
-from neuralmind.discovery import read_discovery
+from neuralmind.discovery import DISCOVERY_NAME, HOOKS_DISCOVERY_NAME, read_discovery
 from neuralmind.hooks.agents import agent
 from neuralmind.hookwire import EDIT, HOOK_PATH, PROMPT, STOP, HookRequest
 
@@ -85,14 +85,23 @@ def _post(url: str, token: str, body: bytes, timeout: float) -> tuple[int, bytes
 
 
 def ask_server(root: Path, req: HookRequest) -> str | None:
-    """The live server's answer, or None when no server answers for `root` (use the disk).
+    """A live server's answer: the editor's, else the agent's own `neuralmind mcp`; None
+    when neither answers for `root` (use the disk).
 
     ServerGaveNoAnswer when one took the request and then timed out or failed: the disk
     path would only add its own second and a half to a turn already kept waiting."""
-    entry = read_discovery(root)
+    body = json.dumps(req.to_json()).encode()
+    for name in (DISCOVERY_NAME, HOOKS_DISCOVERY_NAME):
+        text = _ask(root, name, body)
+        if text is not None:
+            return text
+    return None
+
+
+def _ask(root: Path, name: str, body: bytes) -> str | None:
+    entry = read_discovery(root, name)
     if entry is None:
         return None
-    body = json.dumps(req.to_json()).encode()
     try:
         status, payload = _post(entry.url, entry.token, body, HOOK_SERVER_TIMEOUT_SECONDS)
     except TimeoutError as e:

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from neuralmind.discovery import (
+    DISCOVERY_NAME,
     HEALTH_PATH,
     MCP_PATH,
     Discovery,
@@ -143,6 +144,7 @@ class McpEndpoint:
     app: LazyApp = field(repr=False)
     _server: Any = field(repr=False)
     _task: asyncio.Task[None] = field(repr=False)
+    discovery_name: str = field(default=DISCOVERY_NAME, repr=False)
     _stopped: bool = field(default=False, repr=False)
 
     @property
@@ -159,7 +161,7 @@ class McpEndpoint:
             return
         self._stopped = True
         if self.discovery_file is not None:
-            remove_discovery(self.root, self.token)
+            remove_discovery(self.root, self.token, self.discovery_name)
         await self.app.refuse_new()
         self._server.should_exit = True
         done, _ = await asyncio.wait({self._task}, timeout=STOP_TIMEOUT_SECONDS)
@@ -188,7 +190,8 @@ def _bind(host: str, port: int) -> socket.socket:
 
 
 async def serve_http(service: EngineService, host: str = "127.0.0.1", port: int = 0,
-                     read_only: bool = False, write_discovery_file: bool = True) -> McpEndpoint:
+                     read_only: bool = False, write_discovery_file: bool = True,
+                     discovery_name: str = DISCOVERY_NAME) -> McpEndpoint:
     """Serve MCP for `service` on 127.0.0.1:`port` (0: ephemeral) on the running loop.
 
     Read-only when asked, or when the workspace setting `mcp_read_only` says so. Only
@@ -228,13 +231,14 @@ async def serve_http(service: EngineService, host: str = "127.0.0.1", port: int 
         sock.close()
         raise
     endpoint = McpEndpoint(url=url, token=token, root=service.root, read_only=read_only,
-                           discovery_file=None, app=app, _server=server, _task=task)
+                           discovery_file=None, app=app, _server=server, _task=task,
+                           discovery_name=discovery_name)
     if write_discovery_file:
         entry = Discovery(url=url, pid=os.getpid(), token=token,
                           protocol_version=protocol_version, root=str(service.root),
                           read_only=read_only)
         try:
-            endpoint.discovery_file = write_discovery(service.root, entry)
+            endpoint.discovery_file = write_discovery(service.root, entry, discovery_name)
         except OSError:           # an endpoint nobody can find must not keep running
             await endpoint.stop()
             raise

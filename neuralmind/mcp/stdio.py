@@ -5,7 +5,8 @@ running pid whose endpoint accepts the token), stdio is bridged to it: same
 index, same learned associations, no second copy in memory. Otherwise this
 process runs an EngineService over the same on-disk state (no LSP) and serves the
 same tools itself, polling for the files the agent changes (see `watch`) since no
-editor reports them. One line on stderr says which. stdout carries only protocol
+editor reports them; it also serves the hook route on loopback (`.neuralmind/hooks.json`)
+so the agent's hooks are answered by this warm process. One line on stderr says which. stdout carries only protocol
 frames: fds 0/1 are taken private first, fd 1 then points at stderr.
 """
 
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from neuralmind.config import load_workspace_config
-from neuralmind.discovery import live_endpoint
+from neuralmind.discovery import HOOKS_DISCOVERY_NAME, live_endpoint
 from neuralmind.mcp.bridge import Bridge
 from neuralmind.mcp.profiles import wanted
 from neuralmind.stdio import claim_stdio
@@ -94,8 +95,9 @@ async def _serve_here(root: Path, in_fd: int, out_fd: int, read_only: bool,
     server = build_mcp_server(service, read_only=read_only, tools=tools)
     loop = asyncio.get_running_loop()
     start = loop.create_task(service.start(index=True), name="start")
-    tools = server.neuralmind_tools
-    watcher = AgentEditWatcher(service, lambda: tools.last_session)
+    hooks = loop.create_task(_hook_endpoint(service, read_only), name="hook-endpoint")
+    toolset = server.neuralmind_tools
+    watcher = AgentEditWatcher(service, lambda: toolset.last_session)
     watch = loop.create_task(_watch_after(start, watcher), name="agent-edits")
     stdin = anyio.wrap_file(io.TextIOWrapper(os.fdopen(in_fd, "rb"), encoding="utf-8",
                                              errors="replace"))
@@ -105,6 +107,10 @@ async def _serve_here(root: Path, in_fd: int, out_fd: int, read_only: bool,
             await server.serve_streams(read_stream, write_stream)
     finally:
         watch.cancel()
+        if not hooks.done():
+            hooks.cancel()
+        elif not hooks.cancelled() and hooks.result() is not None:
+            await hooks.result().stop()      # hooks.json goes first
         if not start.done():
             start.cancel()
         try:
@@ -115,6 +121,20 @@ async def _serve_here(root: Path, in_fd: int, out_fd: int, read_only: bool,
         notice(f"cannot open the workspace {root}: {start.exception()}")
         return 1
     return 0
+
+
+async def _hook_endpoint(service: Any, read_only: bool) -> Any:
+    """The hook route on loopback, named by `.neuralmind/hooks.json`: this agent's own hooks
+    are then answered by this warm process (no editor needed). None when it cannot start."""
+    # uvicorn (~50 ms on the engine thread), after the workspace opened
+    from neuralmind.mcp.http import serve_http
+
+    try:
+        return await serve_http(service, read_only=read_only,
+                                discovery_name=HOOKS_DISCOVERY_NAME)
+    except Exception as e:  # the stdio server works without it: hooks then read the disk
+        log.warning("no hook endpoint: %s", e)
+        return None
 
 
 async def _watch_after(start: asyncio.Task[None], watcher: Any) -> None:

@@ -7,18 +7,21 @@ import asyncio
 import json
 import os
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from hook_support import context_of, hook
+from hook_support import ENV, context_of, hook
 from sample_workspace import eventually, make_repo, start_editor_server
 
-from neuralmind.discovery import read_discovery
+from neuralmind.discovery import HOOKS_DISCOVERY_NAME, read_discovery
 from neuralmind.engine import Workspace
 from neuralmind.engine.agent_journal import JOURNAL
 from neuralmind.hooks import claude, gemini
 
 PROMPT = "how is the invoice total computed with tax"
+CLI = [sys.executable, "-m", "neuralmind.cli.main"]
 
 
 @pytest.fixture(scope="module")
@@ -171,6 +174,35 @@ async def test_a_live_server_answers_and_learns_the_agents_edits(tmp_path: Path)
         out, _ = hook(root, "UserPromptSubmit", {"prompt": PROMPT})
         assert "- app/billing.py: compute_invoice_total" in context_of(out, "UserPromptSubmit")
         assert journal.exists()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.asyncio
+async def test_the_agents_own_mcp_process_answers_its_hooks(tmp_path: Path) -> None:
+    """Without an editor, the `neuralmind mcp` the agent spawned serves the hook route."""
+    root = make_repo(tmp_path / "agent")
+    proc = subprocess.Popen([*CLI, "mcp", str(root)], stdin=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV,
+                            cwd=root)
+    try:
+        async def served() -> bool:
+            if read_discovery(root, HOOKS_DISCOVERY_NAME) is None:
+                return False
+            out, _ = await asyncio.to_thread(hook, root, "UserPromptSubmit", {"prompt": PROMPT})
+            return "compute_invoice_total" in out
+
+        await eventually(served, 120, "the agent process's first answer")
+        edit = {"tool_name": "Edit", "tool_input": {"file_path": str(root / "app/users.py")}}
+        assert hook(root, "PostToolUse", edit)[0] == ""
+        assert not (root / ".neuralmind" / JOURNAL).exists()      # learned live, not journaled
+        assert read_discovery(root) is None                       # never offered for bridging
+        assert proc.stdin is not None
+        proc.stdin.close()
+        await asyncio.to_thread(proc.wait, 10)
+        assert read_discovery(root, HOOKS_DISCOVERY_NAME) is None
     finally:
         if proc.poll() is None:
             proc.kill()
