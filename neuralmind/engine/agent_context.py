@@ -98,8 +98,9 @@ def prompt_answer(ws: Workspace, req: HookRequest) -> tuple[str, list[str]]:
     if question.startswith("/") or len(task_terms(question)) < HOOK_MIN_PROMPT_TERMS:
         return "", []
     budget = req.budget or ws.config.hook_budget
-    hits, _, _ = ws.search(question, k=QUERY_HITS)
-    text = render_prompt_index(ws.root, hits, memory_lines(ws, question), question, budget)
+    hits, files, _, _ = ws._rank(question, QUERY_HITS)
+    text = render_prompt_index(ws.root, hits, files, memory_lines(ws, question), question,
+                               budget)
     return text, [h.node.id for h in hits[:HOOK_PROMPT_FILES]]
 
 
@@ -120,8 +121,8 @@ def search(ws: Workspace, req: HookRequest) -> str:
     question = pattern_question(req.pattern)[:MAX_QUESTION_CHARS]
     if not question:
         return ""
-    hits, _, _ = ws.search(question, k=QUERY_HITS)
-    files = ranked_files(hits, HOOK_SEARCH_FILES)
+    hits, ranked, _, _ = ws._rank(question, QUERY_HITS)
+    files = ranked_files(hits, ranked, HOOK_SEARCH_FILES)
     if not files:
         return ""
     rows = [f"- {f}" + (f": {', '.join(symbols)}" if symbols else "") for f, symbols in files]
