@@ -30,7 +30,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 from sample_workspace import start_editor_server  # noqa: E402 - the tests' editor launcher
 
-from neuralmind.discovery import HOOKS_DISCOVERY_NAME, read_discovery  # noqa: E402
+from neuralmind.discovery import (  # noqa: E402
+    DISCOVERY_NAME,
+    HOOKS_DISCOVERY_NAME,
+    read_discovery,
+)
+from neuralmind.hooks import claude  # noqa: E402
+from neuralmind.hooks.client import _post  # noqa: E402
 
 BIN = Path(sys.executable).parent
 HOOK = [str(BIN / "neuralmind") if (BIN / "neuralmind").exists() else "neuralmind", "hook"]
@@ -82,6 +88,24 @@ def time_event(root: Path, event: str, runs: int) -> dict[str, Any]:
             "load": loads()}
 
 
+def time_route(root: Path, discovery: str, event: str, runs: int) -> dict[str, Any]:
+    """The same requests POSTed from this process (no spawn): the route's round trip and
+    the server's own time (`server_ms`), to tell process start-up from engine work."""
+    entry = read_discovery(root, discovery)
+    assert entry is not None
+    trips, server = [], []
+    for i in range(runs):
+        req = claude.parse(event, payload(root, event, i))
+        assert req is not None
+        t0 = time.perf_counter()
+        status, body = _post(entry.url, entry.token, json.dumps(req.to_json()).encode(), 30)
+        trips.append((time.perf_counter() - t0) * 1000)
+        assert status == 200, (status, body[:200])
+        server.append(json.loads(body)["server_ms"])
+    return {"route_p50_ms": round(statistics.median(trips), 1),
+            "server_p50_ms": round(statistics.median(server), 1)}
+
+
 def wait_for(check: Any, timeout: float, what: str) -> None:
     deadline = time.monotonic() + timeout
     while not check():
@@ -108,9 +132,12 @@ def run_mode(root: Path, mode: str, runs: int) -> list[dict[str, Any]]:
                                     cwd=root)
             wait_for(lambda: read_discovery(root, HOOKS_DISCOVERY_NAME) is not None, 120,
                      "the agent process's hook endpoint")
-        if proc is not None:
-            wait_for(lambda: warm(root), 300, "the first warm answer")
-        return [{"mode": mode, **time_event(root, e, runs)} for e in EVENTS]
+        if proc is None:
+            return [{"mode": mode, **time_event(root, e, runs)} for e in EVENTS]
+        wait_for(lambda: warm(root), 300, "the first warm answer")
+        name = DISCOVERY_NAME if mode == "editor" else HOOKS_DISCOVERY_NAME
+        return [{"mode": mode, **time_event(root, e, runs), **time_route(root, name, e, runs)}
+                for e in EVENTS]
     finally:
         if proc is not None:
             if proc.stdin is not None:
@@ -145,10 +172,12 @@ def main() -> int:
     print(f"hook latency, {args.runs} runs per event, {root} (cpus {os.cpu_count()}, "
           f"{shutil.which('neuralmind') or HOOK[0]})")
     print(f"{'mode':<7} {'event':<17} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} "
-          f"{'answered':>8}  load 1/5 min")
+          f"{'answered':>8} {'route p50':>9} {'server p50':>10}  load 1/5 min")
     for r in rows:
+        route = f"{r['route_p50_ms']:>9.0f} {r['server_p50_ms']:>10.0f}" if "route_p50_ms" in r \
+            else f"{'-':>9} {'-':>10}"
         print(f"{r['mode']:<7} {r['event']:<17} {r['p50_ms']:>8.0f} {r['p95_ms']:>8.0f} "
-              f"{r['max_ms']:>8.0f} {r['answered']:>8}  {r['load']}")
+              f"{r['max_ms']:>8.0f} {r['answered']:>8} {route}  {r['load']}")
     return 0
 
 

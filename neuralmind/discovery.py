@@ -21,12 +21,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from neuralmind.hookwire import DISCOVERY_NAME, HOOKS_DISCOVERY_NAME  # noqa: F401 - re-exported
 from neuralmind.statedir import atomic_write_json, state_dir
 
 log = logging.getLogger("neuralmind.mcp")
 
-DISCOVERY_NAME = "mcp.json"
-HOOKS_DISCOVERY_NAME = "hooks.json"
 HEALTH_PATH = "/neuralmind/health"
 MCP_PATH = "/mcp"
 PROBE_TIMEOUT_SECONDS = 1.0

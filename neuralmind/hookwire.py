@@ -10,11 +10,18 @@ nothing heavier.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 HOOK_PATH = "/neuralmind/hook"
 WIRE_VERSION = 1
+# Where a warm server is named (in `.neuralmind/`; `discovery.py` writes and reads them): the
+# editor's endpoint, then an agent's own `neuralmind mcp`. Here so that the hook client
+# finds them without importing the discovery module.
+DISCOVERY_NAME = "mcp.json"
+HOOKS_DISCOVERY_NAME = "hooks.json"
 
 # The events NeuralMind answers, whatever the agent calls them:
 SESSION_START = "session_start"   # the wake-up pack and the standing directives
@@ -33,20 +40,34 @@ class WireError(ValueError):
     """A request that is not a hook request (the server answers 400, the client logs it)."""
 
 
-@dataclass
 class HookRequest:
-    event: str
-    session: str = ""             # the agent's session id (learning groups events by it)
-    agent: str = ""               # claude | gemini | ...
-    prompt: str = ""              # PROMPT
-    pattern: str = ""             # SEARCH
-    files: list[str] = field(default_factory=list)   # EDIT: paths as the agent gave them
-    source: str = ""              # SESSION_START: startup | resume | clear | compact
-    stop_active: bool = False     # STOP: the agent is already continuing because of a hook
-    budget: int | None = None     # tokens for PROMPT (None: the workspace setting)
+    """One hook event. A plain class, not a dataclass: `dataclasses` (with `inspect`) is
+    ~8 ms of CPU on every hook, the client's whole import budget."""
+
+    __slots__ = ("event", "session", "agent", "prompt", "pattern", "files", "source",
+                 "stop_active", "budget")
+
+    def __init__(self, event: str, session: str = "", agent: str = "", prompt: str = "",
+                 pattern: str = "", files: list[str] | None = None, source: str = "",
+                 stop_active: bool = False, budget: int | None = None) -> None:
+        self.event = event
+        self.session = session            # the agent's session id (learning groups by it)
+        self.agent = agent                # claude | gemini | ...
+        self.prompt = prompt              # PROMPT
+        self.pattern = pattern            # SEARCH
+        self.files = list(files or [])    # EDIT: paths as the agent gave them
+        self.source = source              # SESSION_START: startup | resume | clear | compact
+        self.stop_active = stop_active    # STOP: the agent already continues for a hook
+        self.budget = budget              # tokens for PROMPT (None: the workspace setting)
 
     def to_json(self) -> dict[str, Any]:
-        return {"v": WIRE_VERSION, **asdict(self)}
+        return {"v": WIRE_VERSION, **{k: getattr(self, k) for k in self.__slots__}}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, HookRequest) and self.to_json() == other.to_json()
+
+    def __repr__(self) -> str:
+        return f"HookRequest({self.to_json()})"
 
     @classmethod
     def from_json(cls, data: Any) -> HookRequest:

@@ -10,8 +10,11 @@ json)`, `parse(event, stdin json)` and `render(event, text)`.
 from __future__ import annotations
 
 import shlex
-from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from types import ModuleType
+    from typing import Any
 
 from neuralmind.hooks import claude, gemini
 

@@ -27,9 +27,12 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from typing import TYPE_CHECKING
 
 from neuralmind.hookwire import COMPACT, EDIT, PROMPT, SEARCH, SESSION_START, STOP, HookRequest
+
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME = "claude"
 SEARCH_TOOLS = ("Grep", "Glob")

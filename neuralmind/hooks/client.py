@@ -20,13 +20,23 @@ import socket
 import sys
 import time
 from pathlib import Path
-from types import ModuleType
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING
 
 from neuralmind.config import HOOK_LOG_MAX_BYTES, HOOK_SERVER_TIMEOUT_SECONDS
-from neuralmind.discovery import DISCOVERY_NAME, HOOKS_DISCOVERY_NAME, read_discovery
 from neuralmind.hooks.agents import agent
-from neuralmind.hookwire import EDIT, HOOK_PATH, PROMPT, STOP, HookRequest
+from neuralmind.hookwire import (
+    DISCOVERY_NAME,
+    EDIT,
+    HOOK_PATH,
+    HOOKS_DISCOVERY_NAME,
+    PROMPT,
+    STOP,
+    HookRequest,
+)
+
+if TYPE_CHECKING:
+    from types import ModuleType
+    from typing import Any, BinaryIO
 
 STATE_DIR = ".neuralmind"
 LOG_NAME = "hooks.log"
@@ -98,20 +108,31 @@ def ask_server(root: Path, req: HookRequest) -> str | None:
     return None
 
 
+def _endpoint(root: Path, name: str) -> tuple[str, str] | None:
+    """(url, token) of a discovery file (`discovery.py` writes it; read here with json alone:
+    that module's imports cost the fast path ~10 ms of CPU); None when absent or unreadable."""
+    try:
+        data = json.loads((root / STATE_DIR / name).read_bytes())
+        return str(data["url"]), str(data["token"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def _ask(root: Path, name: str, body: bytes) -> str | None:
-    entry = read_discovery(root, name)
+    entry = _endpoint(root, name)
     if entry is None:
         return None
+    url, token = entry
     try:
-        status, payload = _post(entry.url, entry.token, body, HOOK_SERVER_TIMEOUT_SECONDS)
+        status, payload = _post(url, token, body, HOOK_SERVER_TIMEOUT_SECONDS)
     except TimeoutError as e:
-        raise ServerGaveNoAnswer(f"the server at {entry.url} did not answer in "
+        raise ServerGaveNoAnswer(f"the server at {url} did not answer in "
                                  f"{HOOK_SERVER_TIMEOUT_SECONDS:g} s") from e
     except OSError:
         return None                      # refused: a stale discovery file
     if status != 200:
         if status >= 500:
-            raise ServerGaveNoAnswer(f"the server at {entry.url} failed (HTTP {status})")
+            raise ServerGaveNoAnswer(f"the server at {url} failed (HTTP {status})")
         return None                      # another token or an older server: a stale entry
     out = json.loads(payload)
     if Path(out.get("root", "")).resolve() != root:

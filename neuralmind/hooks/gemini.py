@@ -24,9 +24,12 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from typing import TYPE_CHECKING
 
 from neuralmind.hookwire import EDIT, PROMPT, SEARCH, SESSION_START, STOP, HookRequest
+
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME = "gemini"
 SEARCH_TOOLS = ("search_file_content", "grep_search", "glob")

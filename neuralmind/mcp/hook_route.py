@@ -4,13 +4,15 @@ Agent hooks run on every prompt and tool call, so the hook client (`neuralmind h
 skips MCP altogether: it POSTs one `HookRequest` (see `hookwire.py`) with the endpoint's
 bearer token, and the Guard hands it here, past the token check and before the lazy
 MCP app (a hook never makes this process load the SDK). The answer is the engine's
-text as JSON: `{"context": ..., "root": ...}`.
+text as JSON: `{"context": ..., "root": ..., "server_ms": ...}` (the time the server took,
+which benchmarks/hook_bench.py reports beside the hook's own).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -60,6 +62,7 @@ def hook_route(service: EngineService) -> HookRoute:
         except (ValueError, WireError) as e:
             await plain(send, 400, f"not a hook request: {e}".encode())
             return
+        started = time.perf_counter()
         try:
             out: dict[str, Any] = await service.agent_hook(req)
         except Exception:   # an engine failure is the hook's silence, never a broken turn
@@ -67,6 +70,7 @@ def hook_route(service: EngineService) -> HookRoute:
             await plain(send, 500, b"the hook failed; see the server log")
             return
         out["root"] = str(service.root)
+        out["server_ms"] = round((time.perf_counter() - started) * 1000, 1)
         await plain(send, 200, json.dumps(out).encode(), JSON_TYPE)
 
     return route

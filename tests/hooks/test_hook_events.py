@@ -109,8 +109,13 @@ def test_bad_input_is_silent_and_logged(built: Path) -> None:
     assert out == ""
     out, _ = hook(built, "UserPromptSubmit", {"prompt": PROMPT, "cwd": "/"}, cwd=Path("/"))
     assert out == ""                              # no workspace above "/": nothing to say
+    outside = {"tool_name": "Write", "tool_input": {"file_path": "/etc/passwd"}}
+    assert hook(built, "PostToolUse", outside)[0] == ""
+    journal = built / ".neuralmind" / JOURNAL
+    assert not journal.exists() or "passwd" not in journal.read_text()
     log = (built / ".neuralmind" / "hooks.log").read_text()
     assert "claude UserPromptSubmit: JSONDecodeError" in log
+    assert "claude PostToolUse: EngineError" in log
 
 
 def test_the_renderers_follow_each_contract() -> None:
