@@ -30,6 +30,7 @@ from neuralmind.hookwire import (
     HOOK_PATH,
     HOOKS_DISCOVERY_NAME,
     PROMPT,
+    SESSION_START,
     STOP,
     HookRequest,
 )
@@ -145,7 +146,7 @@ def answer_from_disk(root: Path, req: HookRequest) -> str:
     """The engine's answer in this process; learning goes to the journal."""
     # ~5 ms (tomllib): a workspace setting decides whether anything is learned
     from neuralmind.config import load_workspace_config
-    from neuralmind.engine import agent_journal
+    from neuralmind.engine import agent_journal, hook_cache
     from neuralmind.engine.paths import confine
 
     config = load_workspace_config(root)
@@ -160,6 +161,10 @@ def answer_from_disk(root: Path, req: HookRequest) -> str:
         return ""                        # never built: nothing to say, nothing to build here
     if req.event == STOP:
         req.files = agent_journal.turn_files(state, session)
+    if req.event == SESSION_START:
+        cached = hook_cache.read(state)
+        if cached is not None:
+            return cached
     # the engine (~0.3 s of imports, then the index) only when no server answered
     from neuralmind.engine import Workspace, agent_context
 
@@ -170,6 +175,8 @@ def answer_from_disk(root: Path, req: HookRequest) -> str:
             agent_journal.record(state, session, "question", query=req.prompt, hits=hits)
         return text
     text = agent_context.answer(ws, req)
+    if req.event == SESSION_START:
+        hook_cache.write(state, text)
     if req.event == STOP and config.learning:
         agent_journal.learn(ws)
     return text

@@ -36,6 +36,15 @@ def test_session_start_pushes_the_wakeup_pack(built: Path) -> None:
     out, _ = hook(built, "SessionStart", {"source": "startup", "model": "claude-x"})
     text = context_of(out, "SessionStart")
     assert "Shop" in text and "## Architecture" in text
+    cache = built / ".neuralmind" / "session_start.md"
+    key = cache.read_text().splitlines()[0]
+    assert hook(built, "SessionStart", {"source": "resume"})[0] == out     # from the cache
+    (built / ".neuralmind.toml").write_text("budget = 1400\n", encoding="utf-8")
+    try:
+        assert context_of(hook(built, "SessionStart", {"source": "clear"})[0], "SessionStart")
+        assert cache.read_text().splitlines()[0] != key        # a new input, a new pack
+    finally:
+        (built / ".neuralmind.toml").unlink()
 
 
 def test_prompt_gets_the_ranked_files_and_the_top_hit_lines(built: Path) -> None:
