@@ -65,7 +65,7 @@ before(async () => {
   try {
     // Every setting the extension forwards, mapped from VS Code's names by the real module.
     const { settings } = mapSettings(
-      (name) => ({ budget: 1200, exclude: ["build/**"], learning: true, debounceSeconds: 0.2, mcp: false, mcpReadOnly: false })[name],
+      (name) => ({ budget: 1200, exclude: ["build/**"], learning: true, debounceSeconds: 0.2, mcp: false, mcpReadOnly: false, mcpTools: "default" })[name],
     );
     session = await Session.start(found.command!, root, settings);
   } catch (e) {
