@@ -4,7 +4,10 @@
     python benchmarks/hook_bench.py [--repo PATH] [--runs 30] [--modes disk,editor,agent] [--json]
 
 Each call is the real console script in a new process with Claude Code's documented JSON on
-stdin, timed from spawn to exit (what the agent waits for). Modes:
+stdin, timed from spawn to exit (what the agent waits for), with the process's own CPU time
+beside it (on a loaded machine the wall time is mostly waiting for a core). In the server
+modes the same requests are also POSTed from this process: the route's round trip and the
+server's own time. Modes:
 - disk: no server; the hook answers from the on-disk index (target p95 <= 1.5 s);
 - editor: the editor's `neuralmind-lsp` runs (its loopback endpoint answers; target
   p95 <= 150 ms);
@@ -18,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -73,18 +77,24 @@ EVENTS = ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop
 
 
 def time_event(root: Path, event: str, runs: int) -> dict[str, Any]:
-    times, sizes = [], []
+    """Spawn to exit per call, and the hook process's own CPU (user + system: what the
+    call would take on an idle machine, minus waits)."""
+    times, sizes, cpu = [], [], []
     for i in range(runs):
         data = json.dumps(payload(root, event, i))
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         run = subprocess.run([*HOOK, event], input=data, capture_output=True, text=True,
                              cwd=root, timeout=120)
         times.append((time.perf_counter() - t0) * 1000)
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append((r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime) * 1000)
         sizes.append(len(run.stdout))
     times.sort()
     return {"event": event, "runs": runs, "p50_ms": round(statistics.median(times), 1),
             "p95_ms": round(times[max(0, int(round(0.95 * runs)) - 1)], 1),
-            "max_ms": round(times[-1], 1), "answered": sum(1 for s in sizes if s),
+            "max_ms": round(times[-1], 1), "cpu_p50_ms": round(statistics.median(cpu), 1),
+            "answered": sum(1 for s in sizes if s),
             "load": loads()}
 
 
@@ -171,13 +181,14 @@ def main() -> int:
         return 0
     print(f"hook latency, {args.runs} runs per event, {root} (cpus {os.cpu_count()}, "
           f"{shutil.which('neuralmind') or HOOK[0]})")
-    print(f"{'mode':<7} {'event':<17} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} "
+    print(f"{'mode':<7} {'event':<17} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'cpu p50':>8} "
           f"{'answered':>8} {'route p50':>9} {'server p50':>10}  load 1/5 min")
     for r in rows:
         route = f"{r['route_p50_ms']:>9.0f} {r['server_p50_ms']:>10.0f}" if "route_p50_ms" in r \
             else f"{'-':>9} {'-':>10}"
         print(f"{r['mode']:<7} {r['event']:<17} {r['p50_ms']:>8.0f} {r['p95_ms']:>8.0f} "
-              f"{r['max_ms']:>8.0f} {r['answered']:>8} {route}  {r['load']}")
+              f"{r['max_ms']:>8.0f} {r['cpu_p50_ms']:>8.0f} {r['answered']:>8} {route}  "
+              f"{r['load']}")
     return 0
 
 
