@@ -91,3 +91,40 @@ class HookRequest:
             texts[key] = value[:MAX_TEXT_CHARS]
         return cls(event=event, files=files[:MAX_FILES], budget=budget,
                    stop_active=bool(data.get("stop_active")), **texts)
+
+
+EDITED_FILE_FIELDS = ("file_path", "notebook_path")    # where an edit tool names its file
+
+
+def parse_input(agent: str, events: dict[str, list[tuple[str | None, str]]], event: str,
+                data: dict[str, Any]) -> HookRequest | None:
+    """The request for one hook call of an agent whose stdin follows Claude Code's field
+    names (`session_id`, `tool_name`, `tool_input`, `prompt`, `source`, `trigger`,
+    `stop_hook_active`; Gemini CLI kept them): the wire event is the first of `events[event]`
+    whose tool matcher (names joined by "|", None: any) takes `tool_name`. None when there is
+    nothing to do (another tool, no prompt, no pattern, no file)."""
+    tool = data.get("tool_name")
+    wire = next((w for matcher, w in events.get(event, [])
+                 if matcher is None or tool in matcher.split("|")), None)
+    if wire is None:
+        return None
+    tool_input = data.get("tool_input") if isinstance(data.get("tool_input"), dict) else {}
+    req = HookRequest(wire, session=str(data.get("session_id") or ""), agent=agent)
+    if wire in (SESSION_START, COMPACT):
+        req.source = str(data.get("source") or data.get("trigger") or "")
+    elif wire == PROMPT:
+        if not isinstance(data.get("prompt"), str):
+            return None
+        req.prompt = data["prompt"]
+    elif wire == SEARCH:
+        if not isinstance(tool_input.get("pattern"), str):
+            return None
+        req.pattern = tool_input["pattern"]
+    elif wire == EDIT:
+        req.files = [p for p in (tool_input.get(f) for f in EDITED_FILE_FIELDS)
+                     if isinstance(p, str) and p][:1]
+        if not req.files:
+            return None
+    elif wire == STOP:
+        req.stop_active = bool(data.get("stop_hook_active"))
+    return req

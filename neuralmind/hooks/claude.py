@@ -29,7 +29,16 @@ import json
 import os
 from typing import TYPE_CHECKING
 
-from neuralmind.hookwire import COMPACT, EDIT, PROMPT, SEARCH, SESSION_START, STOP, HookRequest
+from neuralmind.hookwire import (
+    COMPACT,
+    EDIT,
+    PROMPT,
+    SEARCH,
+    SESSION_START,
+    STOP,
+    HookRequest,
+    parse_input,
+)
 
 if TYPE_CHECKING:
     from typing import Any
@@ -62,33 +71,9 @@ def project_dir(data: dict[str, Any]) -> str | None:
     return os.environ.get("CLAUDE_PROJECT_DIR") or data.get("cwd") or None
 
 
-def _tool_files(tool_input: dict[str, Any]) -> list[str]:
-    path = tool_input.get("file_path") or tool_input.get("notebook_path")
-    return [path] if isinstance(path, str) and path else []
-
-
 def parse(event: str, data: dict[str, Any]) -> HookRequest | None:
     """The wire request for one hook call, or None when NeuralMind has nothing to do."""
-    base = {"agent": NAME, "session": str(data.get("session_id") or "")}
-    tool = data.get("tool_name")
-    tool_input = data.get("tool_input") if isinstance(data.get("tool_input"), dict) else {}
-    if event == "SessionStart":
-        return HookRequest(event=SESSION_START, source=str(data.get("source") or ""), **base)
-    if event == "UserPromptSubmit":
-        prompt = data.get("prompt")
-        return HookRequest(event=PROMPT, prompt=prompt, **base) if isinstance(prompt, str) else None
-    if event == "PreToolUse" and tool in SEARCH_TOOLS:
-        pattern = tool_input.get("pattern")
-        return HookRequest(event=SEARCH, pattern=pattern, **base) if isinstance(pattern, str) \
-            else None
-    if event == "PostToolUse" and tool in EDIT_TOOLS:
-        files = _tool_files(tool_input)
-        return HookRequest(event=EDIT, files=files, **base) if files else None
-    if event == "PreCompact":
-        return HookRequest(event=COMPACT, source=str(data.get("trigger") or ""), **base)
-    if event == "Stop":
-        return HookRequest(event=STOP, stop_active=bool(data.get("stop_hook_active")), **base)
-    return None
+    return parse_input(NAME, EVENTS, event, data)
 
 
 def render(event: str, text: str) -> str:

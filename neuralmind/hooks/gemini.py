@@ -12,7 +12,8 @@ reads stderr instead (so nothing may ever be written there). Used here:
 - AfterTool on the edit tools (`write_file`, `replace`; `tool_input.file_path`): the
   edited file is a learning event; nothing is returned.
 - PreCompress is advisory only (it cannot add to the summary): not installed; the
-  directives come back with the next BeforeAgent instead.
+  directives survive compression in GEMINI.md's managed block (`neuralmind init`), which
+  Gemini CLI loads with every request.
 - AfterAgent (`stop_hook_active`): `{"decision": "deny", "reason": ...}` makes Gemini
   retry the turn with the reason as the next prompt; nothing when `stop_hook_active`.
 Settings: hooks and the MCP server both go in `.gemini/settings.json`, where
@@ -26,7 +27,7 @@ import json
 import os
 from typing import TYPE_CHECKING
 
-from neuralmind.hookwire import EDIT, PROMPT, SEARCH, SESSION_START, STOP, HookRequest
+from neuralmind.hookwire import EDIT, PROMPT, SEARCH, SESSION_START, STOP, HookRequest, parse_input
 
 if TYPE_CHECKING:
     from typing import Any
@@ -59,25 +60,7 @@ def project_dir(data: dict[str, Any]) -> str | None:
 
 def parse(event: str, data: dict[str, Any]) -> HookRequest | None:
     """The wire request for one hook call, or None when NeuralMind has nothing to do."""
-    base = {"agent": NAME, "session": str(data.get("session_id") or "")}
-    tool = data.get("tool_name")
-    tool_input = data.get("tool_input") if isinstance(data.get("tool_input"), dict) else {}
-    if event == "SessionStart":
-        return HookRequest(event=SESSION_START, source=str(data.get("source") or ""), **base)
-    if event == "BeforeAgent":
-        prompt = data.get("prompt")
-        return HookRequest(event=PROMPT, prompt=prompt, **base) if isinstance(prompt, str) else None
-    if event == "AfterTool" and tool in SEARCH_TOOLS:
-        pattern = tool_input.get("pattern")
-        return HookRequest(event=SEARCH, pattern=pattern, **base) if isinstance(pattern, str) \
-            else None
-    if event == "AfterTool" and tool in EDIT_TOOLS:
-        path = tool_input.get("file_path")
-        return HookRequest(event=EDIT, files=[path], **base) if isinstance(path, str) and path \
-            else None
-    if event == "AfterAgent":
-        return HookRequest(event=STOP, stop_active=bool(data.get("stop_hook_active")), **base)
-    return None
+    return parse_input(NAME, EVENTS, event, data)
 
 
 def render(event: str, text: str) -> str:
