@@ -9,7 +9,7 @@ here: the server feeds its live sessions, a lone hook process writes the journal
 Each event's text is assembled from parts that are one call each, so that the memory
 (#16: standing directives, recall of memory atoms) and review (#17: missed files,
 decisions at risk) components plug in without touching the events:
-`directives_block`, `memory_lines`, `review_block`.
+`directives_block`, `memory_lines`, `review_block` (wired to #17's `Workspace.review`).
 """
 
 from __future__ import annotations
@@ -28,8 +28,10 @@ from neuralmind.config import (
     QUERY_HITS,
 )
 from neuralmind.context.prompt_index import ranked_files, render_prompt_index
+from neuralmind.errors import EngineError
 from neuralmind.hookwire import COMPACT, EDIT, PROMPT, SEARCH, SESSION_START, STOP, HookRequest
 from neuralmind.index.tokens import code_tokens
+from neuralmind.review.report import render_text
 
 if TYPE_CHECKING:
     from neuralmind.engine.workspace import Workspace
@@ -74,9 +76,23 @@ def memory_lines(ws: Workspace, question: str) -> list[str]:
 
 
 def review_block(ws: Workspace, files: list[str]) -> str:
-    """What the files a turn changed may have missed: co-changing files not touched,
-    decisions at risk. Review (#17) owns it; nothing before it lands."""
-    return ""
+    """What the files a turn changed may have missed (#17's review of the pending change,
+    narrowed to this turn's files): files that usually change with them but were not
+    touched, and the decisions they put at risk. "" when there is nothing to act on: at
+    a Stop, any text makes the agent go on working."""
+    turn = set(files)
+    try:
+        out = ws.review().to_json()
+    except EngineError as e:            # outside git, or git failing: nothing to review
+        log.info("no review for the stop hook: %s", e)
+        return ""
+    out["missing"] = [m for m in out["missing"]
+                      if any(b["changed_file"] in turn for b in m["because"])]
+    out["decisions_at_risk"] = [d for d in out["decisions_at_risk"] if d["file"] in turn]
+    if not out["missing"] and not out["decisions_at_risk"]:
+        return ""
+    return ("NeuralMind's review of the files this turn changed:\n" + render_text(out) +
+            "\nCheck these before you finish, or say why they do not apply.")
 
 
 # --- the events --------------------------------------------------------------------------------

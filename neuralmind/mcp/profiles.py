@@ -17,14 +17,15 @@ from neuralmind.mcp.roles import TOOL_PREFIX
 
 MINIMAL = ("neuralmind_wakeup", "neuralmind_query", "neuralmind_recall", "neuralmind_review",
            "neuralmind_feedback")
-# Everyday work: the core loop, locating, decisions and memory, what changes together, and
-# status (50 tokens: what an agent checks when answers look stale). Left to `all`: the
+# Everyday work: the core loop, locating, decisions and memory, what changes together, the
+# editor's view (state and reveal: ~190 tokens) and status (50 tokens: what an agent checks
+# when answers look stale). Left to `all`: the
 # timeline/get steps of progressive retrieval (memory_search rows carry what most turns
 # need) and the inbox.
 DEFAULT = (*MINIMAL, "neuralmind_search", "neuralmind_next_likely", "neuralmind_status",
            "neuralmind_decisions_query", "neuralmind_memory_search",
            "neuralmind_decision_record", "neuralmind_remember", "neuralmind_rate",
-           "neuralmind_directives")
+           "neuralmind_directives", "neuralmind_editor_state", "neuralmind_reveal")
 PROFILES: dict[str, tuple[str, ...] | None] = {"minimal": MINIMAL, "default": DEFAULT,
                                                "all": None}
 

@@ -52,10 +52,12 @@ def instructions(tools: list[str], read_only: bool = False) -> str:
     after = named("neuralmind_review", "neuralmind_next_likely")
     done = named("neuralmind_feedback")
     record = named("neuralmind_remember", "neuralmind_decision_record")
+    editor = [n for n in ("neuralmind_editor_state", "neuralmind_reveal") if n in have]
     rest = ([f"Before changing a design: {before}."] if before else []) + \
         ([f"After edits: {after}."] if after else []) + \
         ([f"After a task: {done} on the hits that helped or misled"
-          + (f"; {record} for non-obvious choices." if record else ".")] if done else [])
+          + (f"; {record} for non-obvious choices." if record else ".")] if done else []) + \
+        ([f"The user's editor: {' and '.join(editor)}."] if editor else [])
     if rest:
         lines.append(" ".join(rest))
     if read_only:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from hook_support import ENV, context_of, hook
-from sample_workspace import eventually, make_repo, start_editor_server
+from sample_workspace import eventually, git, make_repo, start_editor_server
 
 from neuralmind.discovery import HOOKS_DISCOVERY_NAME, read_discovery
 from neuralmind.engine import Workspace
@@ -221,3 +221,30 @@ async def test_the_agents_own_mcp_process_answers_its_hooks(tmp_path: Path) -> N
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_stop_after_an_edit_reviews_what_the_turn_changed(tmp_path: Path) -> None:
+    """Billing and its test always changed together; a turn that edits billing alone is
+    told, and the agent (Claude: decision block) goes on to look; a continuing Stop is not."""
+    root = make_repo(tmp_path / "review")
+    test_file = root / "tests" / "test_billing.py"
+    test_file.parent.mkdir()
+    for i in range(5):
+        with (root / "app/billing.py").open("a") as f:
+            f.write(f"\n\nRATE_{i} = {i}\n")
+        test_file.write_text(f"def test_rate():\n    assert {i} == {i}\n")
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "-m", f"rate {i}")
+    Workspace(root).build()
+    hook(root, "UserPromptSubmit", {"prompt": "change the tax rounding of invoice totals"})
+    with (root / "app/billing.py").open("a") as f:
+        f.write("\n\nROUNDING = 2\n")
+    hook(root, "PostToolUse", {"tool_name": "Edit",
+                               "tool_input": {"file_path": str(root / "app/billing.py")}})
+    out, _ = hook(root, "Stop", {"stop_hook_active": False})
+    answer = json.loads(out)
+    assert answer["decision"] == "block"
+    assert answer["reason"].startswith("NeuralMind's review of the files this turn changed:")
+    assert "- tests/test_billing.py (" in answer["reason"]
+    assert "usually changes with app/billing.py" in answer["reason"]
+    assert hook(root, "Stop", {"stop_hook_active": True})[0] == ""

@@ -11,6 +11,7 @@ export const SERVER_KEYS = {
   debounceSeconds: "debounce_seconds",
   mcp: "mcp",
   mcpReadOnly: "mcp_read_only",
+  editorState: "editor_state",
   mcpTools: "mcp_tools",
 } as const;
 
@@ -23,6 +24,7 @@ export interface ServerSettings {
   debounce_seconds?: number;
   mcp?: boolean;
   mcp_read_only?: boolean;
+  editor_state?: boolean;
   mcp_tools?: string;
 }
 
@@ -69,6 +71,11 @@ export function mapSettings(get: (name: ClientSettingName) => unknown): Mapped {
   if (readOnly !== undefined && readOnly !== null) {
     if (typeof readOnly === "boolean") settings.mcp_read_only = readOnly;
     else bad("mcpReadOnly", "true or false", readOnly);
+  }
+  const editorState = get("editorState");
+  if (editorState !== undefined && editorState !== null) {
+    if (typeof editorState === "boolean") settings.editor_state = editorState;
+    else bad("editorState", "true or false", editorState);
   }
   const tools = get("mcpTools");
   if (tools !== undefined && tools !== null) {
