@@ -32,6 +32,7 @@ from neuralmind.config import CLOSE_TIMEOUT_SECONDS, WorkspaceConfig, load_works
 from neuralmind.engine.freshness import stamp
 from neuralmind.engine.paths import confine
 from neuralmind.errors import EngineError
+from neuralmind.service.agent_hooks import AgentHookRequests
 from neuralmind.service.attention import AttentionRequests, EditorLink
 from neuralmind.service.buffers import Buffers
 from neuralmind.service.decision_requests import DecisionRequests
@@ -66,7 +67,7 @@ def _open_workspace(root: Path, config: WorkspaceConfig) -> Workspace:
     return Workspace.open_for_serving(root, config)
 
 
-class EngineService(DecisionRequests, AttentionRequests):
+class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests):
     """One workspace served asynchronously; see the module docstring for the rules."""
 
     def __init__(self, root: Path, config: WorkspaceConfig | None = None, *,
@@ -78,6 +79,7 @@ class EngineService(DecisionRequests, AttentionRequests):
         self._ws: Workspace | None = None
         self._opened: asyncio.Future[None] | None = None
         self._listeners: list[ServiceListener] = []
+        self.agent_turns: dict[str, dict[str, None]] = {}   # agent session -> files its turn edited
         self._thread = EngineThread()
         self.indexing = BackgroundIndexing(self.root, self._thread, self.workspace,
                                            self.config_values, log_file, self._notify,
