@@ -10,6 +10,8 @@ Each event's text is assembled from parts that are one call each, so that the me
 (#16: standing directives, recall of memory atoms) and review (#17: missed files,
 decisions at risk) components plug in without touching the events:
 `directives_block`, `memory_lines`, `review_block` (wired to #17's `Workspace.review`).
+The events that push files (prompt, search) are answers like any other: stamped with
+their freshness (#17), and a line says so when the files may be out of date.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from neuralmind.config import (
     HOOK_MIN_PROMPT_TERMS,
@@ -28,6 +31,8 @@ from neuralmind.config import (
     QUERY_HITS,
 )
 from neuralmind.context.prompt_index import ranked_files, render_prompt_index
+from neuralmind.context.tokens import count_tokens
+from neuralmind.engine.freshness import unfresh_note
 from neuralmind.errors import EngineError
 from neuralmind.hookwire import COMPACT, EDIT, PROMPT, SEARCH, SESSION_START, STOP, HookRequest
 from neuralmind.index.tokens import code_tokens
@@ -107,22 +112,58 @@ def task_terms(prompt: str) -> set[str]:
     return {t for t in code_tokens(prompt) if t not in _CHAT_WORDS}
 
 
-def prompt_answer(ws: Workspace, req: HookRequest) -> tuple[str, list[str]]:
-    """The prompt's index (see `prompt`) and its top hits' node ids, which the caller
-    records as the question's hits so the edits that follow are learned as its answer."""
+@dataclass
+class Pushed:
+    """A hook's answer that names files (prompt, search): its text, the question, the files
+    the text names (best first), the hit ids a prompt learns as its question's answer, and
+    the answer's JSON with its freshness stamp (`answer`; None when nothing was pushed)."""
+
+    text: str = ""
+    question: str = ""
+    files: list[str] = field(default_factory=list)
+    hit_ids: list[str] = field(default_factory=list)
+    answer: dict[str, Any] | None = None
+
+
+def stamp_pushed(ws: Workspace, pushed: Pushed, view: dict[str, Any] | None) -> str:
+    """Stamp the pushed files like every answer (`view`: the work tree as the server knows
+    it; None: ask git now, as the CLI does); the line to add when they may be out of date."""
+    out: dict[str, Any] = {"files": [{"file": f} for f in pushed.files],
+                           "tokens": count_tokens(pushed.text)}
+    pushed.answer = ws.stamp_answer(out, **(ws.work_tree_now() if view is None else view))
+    return unfresh_note(pushed.answer)
+
+
+def prompt_answer(ws: Workspace, req: HookRequest, view: dict[str, Any] | None = None,
+                  ) -> Pushed:
+    """The prompt's index (see `prompt`), stamped, with its top hits' node ids, which the
+    caller records as the question's hits so the edits that follow are learned as its
+    answer. A note on pending or stale files is paid for out of the budget."""
     question = req.prompt.strip()[:MAX_QUESTION_CHARS]
     if question.startswith("/") or len(task_terms(question)) < HOOK_MIN_PROMPT_TERMS:
-        return "", []
+        return Pushed()
     budget = req.budget or ws.config.hook_budget
     hits, files, _, _ = ws._rank(question, QUERY_HITS)
-    text = render_prompt_index(ws.root, hits, files, memory_lines(ws, question), question,
-                               budget)
-    return text, [h.node.id for h in hits[:HOOK_PROMPT_FILES]]
+    memory = memory_lines(ws, question)
+    text = render_prompt_index(ws.root, hits, files, memory, question, budget)
+    pushed = Pushed(text, question, _named(text, ranked_files(hits, files)),
+                    [h.node.id for h in hits[:HOOK_PROMPT_FILES]])
+    if text and (note := stamp_pushed(ws, pushed, view)):
+        text = render_prompt_index(ws.root, hits, files, memory, question,
+                                   budget - count_tokens(note) - 1)
+        pushed.text = f"{text}\n{note}" if text else ""
+    return pushed
+
+
+def _named(text: str, files: list[tuple[str, list[str]]]) -> list[str]:
+    """The ranked files the text lists (a budget may leave the last ones out)."""
+    listed = {line[2:].split(": ", 1)[0] for line in text.splitlines() if line.startswith("- ")}
+    return [f for f, _ in files if f in listed]
 
 
 def prompt(ws: Workspace, req: HookRequest) -> str:
     """The files and memory the prompt needs, one line each, and the top hit's key lines."""
-    return prompt_answer(ws, req)[0]
+    return prompt_answer(ws, req).text
 
 
 def pattern_question(pattern: str) -> str:
@@ -132,17 +173,27 @@ def pattern_question(pattern: str) -> str:
     return " ".join(dict.fromkeys(words))
 
 
-def search(ws: Workspace, req: HookRequest) -> str:
-    """Beside a grep/glob: the files the engine ranks first for the same words."""
+def search_answer(ws: Workspace, req: HookRequest, view: dict[str, Any] | None = None,
+                  ) -> Pushed:
+    """Beside a grep/glob: the files the engine ranks first for the same words, stamped."""
     question = pattern_question(req.pattern)[:MAX_QUESTION_CHARS]
     if not question:
-        return ""
+        return Pushed()
     hits, ranked, _, _ = ws._rank(question, QUERY_HITS)
     files = ranked_files(hits, ranked, HOOK_SEARCH_FILES)
     if not files:
-        return ""
+        return Pushed()
     rows = [f"- {f}" + (f": {', '.join(symbols)}" if symbols else "") for f, symbols in files]
-    return f"NeuralMind's best files for `{question}`:\n" + "\n".join(rows)
+    pushed = Pushed(f"NeuralMind's best files for `{question}`:\n" + "\n".join(rows),
+                    question, [f for f, _ in files])
+    if note := stamp_pushed(ws, pushed, view):
+        pushed.text += f"\n{note}"
+    return pushed
+
+
+def search(ws: Workspace, req: HookRequest) -> str:
+    """Beside a grep/glob: the files the engine ranks first for the same words."""
+    return search_answer(ws, req).text
 
 
 def compact(ws: Workspace, req: HookRequest) -> str:

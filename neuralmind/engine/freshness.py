@@ -24,6 +24,8 @@ from neuralmind.repo.git import changed_files, head_commit
 if TYPE_CHECKING:
     from neuralmind.graph.store import Graph
 
+NOTE_FILES = 3        # pending files a one-line note names (the stamp lists more)
+
 
 def changed_since_indexed(graph: Graph, root: Path, files: Iterable[str]) -> set[str]:
     """Of `files`, those whose bytes on disk may differ from what `graph` indexed: one
@@ -63,6 +65,23 @@ def mark(out: dict[str, Any], fresh: dict[str, Any], stale: set[str]) -> dict[st
                 item["stale"] = item["file"] in stale
     out["freshness"] = fresh
     return out
+
+
+def unfresh_note(out: dict[str, Any]) -> str:
+    """One line for a pushed answer (an agent hook) whose files may be out of date; ""
+    when nothing is pending and no file it names is stale: a push is paid for on every
+    turn, and a clean stamp gives an agent nothing to act on (its JSON still has it)."""
+    fresh = out["freshness"]
+    pending = fresh["counts"]["pending"]
+    stale = [item["file"] for item in out.get("files") or () if item.get("stale")]
+    parts = []
+    if pending:
+        shown = ", ".join(fresh["pending_files"][:NOTE_FILES])
+        more = ", ..." if pending > NOTE_FILES else ""
+        parts.append(f"{pending} changed files not indexed yet ({shown}{more})")
+    if stale:
+        parts.append(f"changed since indexed, lines may have moved: {', '.join(stale)}")
+    return f"NeuralMind index: {'; '.join(parts)}." if parts else ""
 
 
 def answer_files(out: dict[str, Any]) -> list[str]:

@@ -170,10 +170,11 @@ def answer_from_disk(root: Path, req: HookRequest) -> str:
 
     ws = Workspace(root, config)
     if req.event == PROMPT:
-        text, hits = agent_context.prompt_answer(ws, req)
-        if config.learning and (text or hits):
-            agent_journal.record(state, session, "question", query=req.prompt, hits=hits)
-        return text
+        pushed = agent_context.prompt_answer(ws, req)
+        if config.learning and (pushed.text or pushed.hit_ids):
+            agent_journal.record(state, session, "question", query=req.prompt,
+                                 hits=pushed.hit_ids)
+        return pushed.text
     text = agent_context.answer(ws, req)
     if req.event == SESSION_START:
         hook_cache.write(state, text)

@@ -4,7 +4,8 @@ Agent hooks run on every prompt and tool call, so the hook client (`neuralmind h
 skips MCP altogether: it POSTs one `HookRequest` (see `hookwire.py`) with the endpoint's
 bearer token, and the Guard hands it here, past the token check and before the lazy
 MCP app (a hook never makes this process load the SDK). The answer is the engine's
-text as JSON: `{"context": ..., "root": ..., "server_ms": ...}` (the time the server took,
+text as JSON: `{"context": ..., "freshness": ..., "root": ..., "server_ms": ...}` (the
+answer's stamp when it pushed files; the time the server took,
 which benchmarks/hook_bench.py reports beside the hook's own).
 """
 

@@ -4,7 +4,8 @@ A mixin of EngineService (one job per file). The answer is the engine's
 (`engine/agent_context.py`, on the engine thread); the learning is the editor's own
 path: an agent's edit is a save in the agent's session (re-indexed, then learned),
 its prompt is that session's question with its hits, so the edits that follow are
-learned as what the prompt led to. The files a turn changed are remembered per
+learned as what the prompt led to. A prompt's or a search's push is an answer like
+the editor's: stamped with the server's view of the work tree, and scored by use. The files a turn changed are remembered per
 session until the turn's Stop asks for their review.
 """
 
@@ -16,13 +17,15 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from neuralmind.errors import EngineError
-from neuralmind.hookwire import EDIT, PROMPT, STOP, HookRequest
+from neuralmind.hookwire import EDIT, PROMPT, SEARCH, STOP, HookRequest
 from neuralmind.service.learning import record_query
 
 if TYPE_CHECKING:
     from neuralmind.config import WorkspaceConfig
     from neuralmind.engine import Workspace
+    from neuralmind.engine.agent_context import Pushed
     from neuralmind.service.engine_thread import EngineThread
+    from neuralmind.service.use import UseTracking
 
 log = logging.getLogger("neuralmind.service")
 
@@ -36,10 +39,11 @@ def _answer(ws: Workspace, req: HookRequest) -> str:
     return agent_context.answer(ws, req)
 
 
-def _prompt(ws: Workspace, req: HookRequest) -> tuple[str, list[str]]:
+def _pushed(ws: Workspace, req: HookRequest, view: dict[str, Any]) -> Pushed:
     from neuralmind.engine import agent_context  # on the engine thread, as above
 
-    return agent_context.prompt_answer(ws, req)
+    answer = agent_context.prompt_answer if req.event == PROMPT else agent_context.search_answer
+    return answer(ws, req, view)
 
 
 def learning_session(req: HookRequest) -> str:
@@ -56,6 +60,8 @@ class AgentHookRequests:
     agent_turns: dict[str, dict[str, None]]
     workspace: Callable[[], Awaitable[Workspace]]
     did_save: Callable[..., Awaitable[str]]
+    use: UseTracking
+    _stamp_args: Callable[[], dict[str, Any]]
 
     async def agent_hook(self, req: HookRequest) -> dict[str, Any]:
         """{"context": text} for `req` ("" when there is nothing to add)."""
@@ -71,13 +77,18 @@ class AgentHookRequests:
                     continue
                 turn[rel] = None
             return {"context": ""}
-        if req.event == PROMPT:
-            self.agent_turns[session] = {}
-            text, hits = await self._thread.run(_prompt, ws, req)
-            if hits and self.config.learning:
-                self._thread.spawn(self._thread.run(record_query, ws, session, req.prompt, hits),
-                                   "learn-prompt")
-            return {"context": text}
+        if req.event in (PROMPT, SEARCH):
+            if req.event == PROMPT:
+                self.agent_turns[session] = {}
+            view = self._stamp_args()
+            pushed = await self._thread.run(_pushed, ws, req, view)
+            if pushed.hit_ids and self.config.learning:
+                self._thread.spawn(self._thread.run(record_query, ws, session, req.prompt,
+                                                    pushed.hit_ids), "learn-prompt")
+            if pushed.answer is None:
+                return {"context": pushed.text}
+            self.use.answered("hook", session, pushed.question, pushed.answer)
+            return {"context": pushed.text, "freshness": pushed.answer["freshness"]}
         if req.event == STOP:
             req.files = list(self.agent_turns.pop(session, {}))
         return {"context": await self._thread.run(functools.partial(_answer, ws, req))}

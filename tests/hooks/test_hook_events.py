@@ -55,6 +55,32 @@ def test_prompt_gets_the_ranked_files_and_the_top_hit_lines(built: Path) -> None
     assert lines[1].startswith("- app/billing.py: compute_invoice_total")
     assert "Top hit: `app/billing.py:4-7` compute_invoice_total (function)" in text
     assert "return round(subtotal * (1 + tax_rate), 2)" in text
+    assert "NeuralMind index:" not in text          # fresh: the stamp costs no tokens
+
+
+def test_a_prompt_says_when_its_files_changed_since_indexed(built: Path) -> None:
+    """The push is an answer like any other: a file changed on disk but not re-indexed is
+    named (pending, and stale: its lines may have moved), within the budget."""
+    billing = built / "app/billing.py"
+    before, st = billing.read_bytes(), billing.stat()
+    billing.write_bytes(b"# moved down a line\n" + before)
+    (built / ".neuralmind.toml").write_text("hook_budget = 120\n", encoding="utf-8")
+    try:
+        text = context_of(hook(built, "UserPromptSubmit", {"prompt": PROMPT})[0],
+                          "UserPromptSubmit")
+        grep = {"tool_name": "Grep", "tool_input": {"pattern": "compute_invoice_total"}}
+        found = context_of(hook(built, "PreToolUse", grep)[0], "PreToolUse")
+    finally:
+        billing.write_bytes(before)
+        os.utime(billing, ns=(st.st_atime_ns, st.st_mtime_ns))
+        (built / ".neuralmind.toml").unlink()
+    from neuralmind.context.tokens import count_tokens
+
+    note = ("NeuralMind index: 1 changed files not indexed yet (app/billing.py); changed "
+            "since indexed, lines may have moved: app/billing.py.")
+    assert text.splitlines()[-1] == note and "- app/billing.py" in text
+    assert count_tokens(text) <= 120
+    assert found.splitlines()[-1] == note
 
 
 def test_prompt_budget_is_kept(built: Path) -> None:
@@ -182,6 +208,14 @@ async def test_a_live_server_answers_and_learns_the_agents_edits(tmp_path: Path)
             return "apply_loyalty_discount" in out
 
         await eventually(fresh, 30, "the edited file searchable through the server")
+
+        async def scored() -> bool:          # the pushes are answers, scored by use
+            savings = await asyncio.to_thread(
+                subprocess.run, [*CLI, "savings", "--json", str(root)], capture_output=True,
+                text=True, env=ENV, timeout=120, check=True)
+            return json.loads(savings.stdout)["overall"]["by_kind"].get("hook", 0) >= 2
+
+        await eventually(scored, 30, "the prompt hooks' answers recorded")
         assert not journal.exists()              # the server learned it; nothing journaled
         os.kill(proc.pid, signal.SIGKILL)        # a stale discovery file: the disk answers
         proc.wait(10)
