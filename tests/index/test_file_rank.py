@@ -174,7 +174,9 @@ def test_query_json_has_the_file_ranking(workspace: Workspace) -> None:
                           "--budget", "1000"], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
-    assert [set(f) for f in data["files"]] == [{"file", "score", "reasons"}] * len(data["files"])
+    assert [set(f) for f in data["files"]] == [{"file", "score", "reasons", "stale"}] * len(
+        data["files"])
+    assert not any(f["stale"] for f in data["files"])          # freshly built (#17)
     assert data["files"][0]["file"] == "web/src/banner.ts"
     assert data["files"][1]["file"] == "web/src/banner.test.ts"
     scores = [f["score"] for f in data["files"]]

@@ -78,6 +78,15 @@ def private_copy(src: Path, dest: Path) -> Path:
     return dest
 
 
+def store_path(root: Path, name: str) -> Path:
+    """Where the store `name` of `root` is: a learned store (synapses, decisions, use) in
+    the repository's learned folder, shared by its worktrees (repo/learned.py); the graph
+    and the indexes in its `.neuralmind/`."""
+    from neuralmind.repo.learned import LEARNED_FILES, learned_dir
+
+    return (learned_dir(root) if name in LEARNED_FILES else root / ".neuralmind") / name
+
+
 def integrity(path: Path) -> str:
     con = sqlite3.connect(path)
     try:

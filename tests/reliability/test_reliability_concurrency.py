@@ -9,7 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from reliability_support import CLI, ENV, integrity
+from reliability_support import CLI, ENV, integrity, store_path
 
 WRITERS = 3
 ACTIVATIONS = 200
@@ -65,7 +65,7 @@ def test_writers_at_once_lose_nothing(small_repo: Path) -> None:
     assert [int(out.split()[0]) for out, _ in outs[:WRITERS]] == [0] * WRITERS   # none skipped
     assert outs[WRITERS][0].split()[0] == "0", outs[WRITERS][0]
 
-    state = small_repo / ".neuralmind"
+    state = store_path(small_repo, "synapses.db").parent       # the learned folder
     assert integrity(state / "synapses.db") == "ok"
     assert integrity(state / "memory.db") == "ok"
     con = sqlite3.connect(state / "synapses.db")

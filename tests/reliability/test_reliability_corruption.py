@@ -8,7 +8,7 @@ import logging
 from pathlib import Path
 
 import pytest
-from reliability_support import cli
+from reliability_support import cli, store_path
 
 from neuralmind.doctor import ERROR, OK, run_doctor
 from neuralmind.engine import Workspace
@@ -48,8 +48,9 @@ def _open_everything(root: Path) -> Workspace:
 @pytest.mark.parametrize("how", ["truncate", "garbage"])
 def test_damaged_store_is_moved_aside_and_recreated(small_repo: Path, name: str, how: str,
                                                     caplog: pytest.LogCaptureFixture) -> None:
-    state = small_repo / ".neuralmind"
-    bad = _damage(state / name, how)
+    path = store_path(small_repo, name)
+    state = path.parent
+    bad = _damage(path, how)
 
     checks = {c.name: c for c in run_doctor(small_repo, model=False)}
     assert checks[STORES[name]].status == ERROR, checks[STORES[name]]
@@ -85,7 +86,7 @@ def test_damaged_store_is_moved_aside_and_recreated(small_repo: Path, name: str,
 
 
 def test_doctor_command_reports_damage_and_exits_1(small_repo: Path) -> None:
-    _damage(small_repo / ".neuralmind" / "synapses.db", "garbage")
+    _damage(store_path(small_repo, "synapses.db"), "garbage")
     done = cli("doctor", str(small_repo), "--no-model")
     assert done.returncode == 1
     assert "synapses.db is damaged" in done.stdout and "fix: " in done.stdout

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from lsp_wire import LspProcess
-from reliability_support import CLI, ENV, cli, integrity
+from reliability_support import CLI, ENV, cli, integrity, store_path
 
 from neuralmind.decisions.store import DecisionStore
 from neuralmind.doctor import ERROR, run_doctor
@@ -124,10 +124,10 @@ def test_language_server_killed_after_acknowledged_writes(repo: Path) -> None:
         finally:
             lsp.kill9()
         assert _group_gone(lsp.proc.pid)
-        state = repo / ".neuralmind"
+        state = store_path(repo, "synapses.db").parent       # the learned folder
         assert integrity(state / "synapses.db") == "ok"
         assert integrity(state / "memory.db") == "ok"
-        assert not list(state.glob("*.corrupt-*"))
+        assert not list(state.glob("*.corrupt-*")) + list((repo / ".neuralmind").glob("*.corrupt-*"))
         store = DecisionStore(repo)
         for rid in recorded:               # every acknowledged decision survived
             assert store.get(rid).id == rid

@@ -1,4 +1,6 @@
-"""Decisions stay readable when `.neuralmind/` cannot be written, and writes say why in one line.
+"""Decisions stay readable when their folder cannot be written, and writes say why in one line.
+
+The folder is the repository's learned folder (repo/learned.py), where memory.db lives.
 
 Two real ways a folder becomes unwritable, both exercised on real SQLite files:
 
@@ -26,7 +28,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from reliability_support import CLI, ENV, make_repo
+from reliability_support import CLI, ENV, make_repo, store_path
 
 TITLES = ["Invoices keep cents as integers", "Carts expire after a day", "Users log in by token"]
 
@@ -92,12 +94,12 @@ def recorded(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
     root = make_repo(tmp_path / "shop", n_files=3)
     if request.param == "closed":
         subprocess.run([sys.executable, "-c", RECORD, str(root), *TITLES], env=ENV, check=True)
-        assert not (root / ".neuralmind" / "memory.db-wal").exists()
+        assert not store_path(root, "memory.db").with_name("memory.db-wal").exists()
         return root
     store = DecisionStore(root)
     for i, title in enumerate(TITLES):
         store.record(title, f"Reason {i}: audits and carts need it.", files=[f"pkg/mod00{i}.py"])
-    assert (root / ".neuralmind" / "memory.db-wal").exists()
+    assert store_path(root, "memory.db").with_name("memory.db-wal").exists()
     request.addfinalizer(lambda: store.connection().close())
     return root
 
@@ -113,7 +115,7 @@ def test_decisions_readable_from_unwritable_state(recorded: Path, variant: str) 
     make_unwritable, probe = VARIANTS[variant]
     if not _works(probe):
         pytest.skip(f"cannot create the namespace for {variant}: {' '.join(probe)}")
-    state = recorded / ".neuralmind"
+    state = store_path(recorded, "memory.db").parent     # the repository's learned folder
     before = _digests(state)
     wrap = make_unwritable(state)
     root = str(recorded)

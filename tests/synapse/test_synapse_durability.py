@@ -39,9 +39,9 @@ def test_failing_migration_rolls_back_and_keeps_memory(tmp_path, caplog):
     def broken(conn: sqlite3.Connection) -> None:
         conn.execute("CREATE TABLE new_stuff (x INTEGER)")
         conn.execute("UPDATE synapses SET weight = 0")  # would destroy memory if committed
-        raise RuntimeError("bug in migration v2")
+        raise RuntimeError("bug in the next migration")
 
-    newer = SynapseStore(path, migrations=[*MIGRATIONS, (2, broken)])
+    newer = SynapseStore(path, migrations=[*MIGRATIONS, (SCHEMA_VERSION + 1, broken)])
     with caplog.at_level(logging.WARNING, logger="neuralmind.synapse"):
         assert newer.activate(["a.py", "c.py"], "personal", now=T0) == 0  # fails open
     assert "rolled back" in caplog.text
@@ -65,8 +65,8 @@ def test_successful_migration_reaches_the_new_version(tmp_path):
     def add_column(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE synapses ADD COLUMN note TEXT")
 
-    store = SynapseStore(path, migrations=[*MIGRATIONS, (2, add_column)])
-    assert store.schema_version == 2
+    store = SynapseStore(path, migrations=[*MIGRATIONS, (SCHEMA_VERSION + 1, add_column)])
+    assert store.schema_version == SCHEMA_VERSION + 1
     assert store.activate(["a.py", "b.py"], "personal", now=T0) == 1
     store.close()
 
