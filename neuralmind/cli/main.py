@@ -26,6 +26,7 @@ from neuralmind.cli import (
     graph_cmds,
     mcp_cmds,
     query_cmds,
+    serve_cmds,
     server_cmds,
     synapse_cmds,
 )
@@ -36,7 +37,7 @@ log = logging.getLogger("neuralmind.cli")
 
 # Command groups, in the order `--help` lists them.
 COMMAND_GROUPS = (graph_cmds, query_cmds, synapse_cmds, decision_cmds, server_cmds, mcp_cmds,
-                  doctor_cmds)
+                  serve_cmds, doctor_cmds)
 
 
 def build_parser() -> argparse.ArgumentParser:

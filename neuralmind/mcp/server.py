@@ -10,6 +10,7 @@ import contextlib
 import inspect
 import logging
 import sys
+import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,7 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from pydantic import ValidationError
 
 from neuralmind import __version__
+from neuralmind.events import publish
 from neuralmind.mcp.roles import read_only_refusal
 from neuralmind.mcp.tools import NeuralMindTools, error_result
 
@@ -68,6 +70,15 @@ class NeuralMindMCP(MCPServer):
 
     async def call_tool(self, name: str, arguments: dict[str, Any],
                         context: Any = None) -> Any:
+        """A tool call, timed for the Debug trace (a `request` event)."""
+        t0 = time.perf_counter()
+        result = await self._call_tool(name, arguments, context)
+        publish("request", channel="mcp", method=name,
+                ms=round((time.perf_counter() - t0) * 1000, 2),
+                ok=not getattr(result, "is_error", False))
+        return result
+
+    async def _call_tool(self, name: str, arguments: dict[str, Any], context: Any) -> Any:
         tools = self.neuralmind_tools
         if tools.read_only and name in tools.RECORDING_TOOLS:
             return error_result("read_only", read_only_refusal(name))

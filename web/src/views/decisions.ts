@@ -1,0 +1,89 @@
+// Decisions: ACTIVE / STALE / INVALIDATED, each with its reason and, for a stale one, the
+// commit that made it stale.
+
+import { get } from "../api";
+import { emptyState, fmtInt, h, replace } from "../dom";
+import type { BrainEvent } from "../live";
+import type { View } from "./view";
+
+interface Decision {
+  id: string; title: string; status: string; type: string; reason: string;
+  stale_commit: string | null; anchor: string | null; files: string[]; symbols: string[];
+  author: string; created_at: string; updated_at: string; rationale: string;
+}
+interface Board { statuses: string[]; groups: Record<string, Decision[]>; counts: Record<string, number> }
+
+export class DecisionsView implements View {
+  readonly name = "decisions";
+  readonly title = "Decisions";
+  readonly el: HTMLElement;
+  private readonly body: HTMLElement;
+  private stale = true;
+  private visible = false;
+  private focusId = "";
+
+  constructor() {
+    this.body = h("div", { id: "decisions-board" });
+    this.el = h("div", { class: "view decisions", id: "view-decisions" }, h("h2", null, "Decisions"), this.body);
+  }
+
+  show(arg: string): void {
+    this.visible = true;
+    this.focusId = arg;
+    if (this.stale) void this.load();
+    else this.reveal();
+  }
+
+  hide(): void {
+    this.visible = false;
+  }
+
+  onEvent(e: BrainEvent): void {
+    if (e.kind === "decision") {
+      this.stale = true;
+      if (this.visible) void this.load();
+    }
+  }
+
+  private async load(): Promise<void> {
+    this.stale = false;
+    let board: Board;
+    try {
+      board = await get<Board>("decisions");
+    } catch (err) {
+      replace(this.body, h("p", { class: "error" }, (err as Error).message));
+      return;
+    }
+    const total = Object.values(board.counts).reduce((a, b) => a + b, 0);
+    if (!total) {
+      replace(this.body, emptyState("No decisions recorded",
+        "Decisions recorded from the editor, an agent (neuralmind_decision_record) or `neuralmind decisions record` appear here, and go STALE when a commit changes the code they govern."));
+      return;
+    }
+    replace(this.body, h("div", { class: "columns" }, board.statuses.map((status) =>
+      h("section", { class: `column status-${status.toLowerCase()}`, "data-status": status },
+        h("h3", null, `${status} (${fmtInt(board.counts[status] ?? 0)})`),
+        (board.groups[status] ?? []).map((d) => card(d))))));
+    this.reveal();
+  }
+
+  private reveal(): void {
+    if (!this.focusId) return;
+    const el = this.body.querySelector(`[data-id="${CSS.escape(this.focusId)}"]`);
+    if (el instanceof HTMLElement) {
+      el.classList.add("focused");
+      el.scrollIntoView({ block: "center" });
+    }
+  }
+}
+
+function card(d: Decision): HTMLElement {
+  return h("article", { class: "card decision", "data-id": d.id },
+    h("h4", { class: "title" }, d.title),
+    h("p", { class: "muted" }, `${d.id} · ${d.type} · ${d.author || "unknown"} · ${d.updated_at.slice(0, 10)}`),
+    d.reason ? h("p", { class: "reason" }, d.reason) : null,
+    d.stale_commit ? h("p", { class: "commit" }, "Made stale by commit ", h("code", null, d.stale_commit)) : null,
+    d.files.length ? h("p", { class: "files" }, d.files.map((f, i) => [i ? ", " : "",
+      h("a", { href: `#brain/${encodeURIComponent(f)}` }, f)]).flat()) : null,
+    h("details", null, h("summary", null, "Rationale"), h("p", { class: "rationale" }, d.rationale)));
+}
