@@ -66,6 +66,8 @@ def savings(root: Path) -> dict[str, Any]:
     for e in events:
         if e.kind in USE_KINDS and e.data.get("file") and e.data.get("session"):
             uses[str(e.data["session"])].append((e.ts, str(e.data["file"])))
+    for activity in uses.values():
+        activity.sort()           # processes append in their own order; the window needs time order
     days: dict[str, dict[str, Any]] = {}
     channels: dict[str, dict[str, int]] = defaultdict(lambda: {"queries": 0, "observed": 0,
                                                                "served": 0, "used": 0})
@@ -96,7 +98,7 @@ def savings(root: Path) -> dict[str, Any]:
     by_channel = {name: {**c, "precision": round(c["used"] / c["served"], 4) if c["served"] else None}
                   for name, c in sorted(channels.items())}
     return {"days": series, "channels": by_channel,
-            "since": events[0].ts if events else None,
+            "since": min(e.ts for e in events) if events else None,
             "totals": {"queries": sum(d["queries"] for d in series),
                        "served": sum(d["served"] for d in series),
                        "replaced": sum(d["replaced"] for d in series)}}
@@ -104,7 +106,7 @@ def savings(root: Path) -> dict[str, Any]:
 
 def _used_files(activity: list[tuple[float, str]], ts: float, files: list[Any]) -> int | None:
     """How many of `files` the session touched within the window after `ts`; None when it
-    touched nothing at all then. `activity` is in log order (time order)."""
+    touched nothing at all then. `activity` is sorted by time."""
     start = bisect.bisect_right(activity, (ts, "\uffff"))
     touched = set()
     for when, f in activity[start:]:

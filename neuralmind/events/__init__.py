@@ -3,6 +3,6 @@
 Foundation layer: any component may publish; only the servers subscribe.
 """
 
-from neuralmind.events.bus import KINDS, Event, EventBus, bus, publish
+from neuralmind.events.event_bus import KINDS, Event, EventBus, bus, publish
 
 __all__ = ["KINDS", "Event", "EventBus", "bus", "publish"]

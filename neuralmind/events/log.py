@@ -28,7 +28,7 @@ from neuralmind.config import (
     EVENT_TAIL_INTERVAL_SECONDS,
     EVENT_TAIL_MAX_READ,
 )
-from neuralmind.events.bus import Event, EventBus, bus
+from neuralmind.events.event_bus import Event, EventBus, bus
 from neuralmind.statedir import state_dir
 
 log = logging.getLogger("neuralmind.events")
@@ -36,6 +36,7 @@ log = logging.getLogger("neuralmind.events")
 LOG_NAME = "events.jsonl"
 ENV_SWITCH = "NEURALMIND_EVENT_LOG"
 ATTEMPTS = 3          # re-opens after finding the file rotated or removed under us
+MARK_BYTES = 64       # what the tailer re-reads before its offset to notice a rewritten file
 
 
 def log_path(root: Path) -> Path:
@@ -164,6 +165,8 @@ class EventLogTailer:
         self.interval = interval
         self._ino: int | None = None
         self._offset = 0
+        self._mark = b""            # the bytes just before `_offset`: a rewritten file differs
+        self._stamp: tuple[int, int, int] | None = None     # (inode, size, mtime) last seen
         self._seen: collections.OrderedDict[str, None] = collections.OrderedDict()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -200,18 +203,35 @@ class EventLogTailer:
         try:
             st = os.stat(self.path)
         except FileNotFoundError:
-            self._ino, self._offset = None, 0
+            self._ino, self._offset, self._mark = None, 0, b""
             return 0
+        stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+        if stamp == self._stamp:
+            return 0                           # the usual poll: one stat, nothing new
+        self._stamp = stamp
         count = 0
         if st.st_ino != self._ino:
             if self._ino is not None:          # rotated: finish the old file first
                 count += self._read_rotated()
-            self._ino, self._offset = st.st_ino, 0
-        if st.st_size < self._offset:          # truncated: start over
-            self._offset = 0
+            self._ino, self._offset, self._mark = st.st_ino, 0, b""
+        if st.st_size < self._offset or not self._mark_holds():
+            # truncated, or removed and recreated (the inode may be reused): start over
+            self._offset, self._mark = 0, b""
         if st.st_size > self._offset:
             count += self._read(self.path, st.st_ino)
         return count
+
+    def _mark_holds(self) -> bool:
+        """Whether the file still has, just before our offset, what we read there (a file
+        truncated and refilled past our offset would not)."""
+        if not self._mark:
+            return True
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self._offset - len(self._mark))
+                return f.read(len(self._mark)) == self._mark
+        except OSError:
+            return False
 
     def _read_rotated(self) -> int:
         old = rotated_path(self.path)
@@ -235,6 +255,7 @@ class EventLogTailer:
         if end < 0:
             return 0                   # an incomplete line: the rest is still being written
         self._offset += end + 1
+        self._mark = chunk[max(0, end + 1 - MARK_BYTES):end + 1]
         count = 0
         for line in chunk[:end].split(b"\n"):
             event = parse_line(line)

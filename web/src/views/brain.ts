@@ -315,8 +315,9 @@ export class BrainView implements View {
     const spots = around({ x: parent.x as number, y: parent.y as number }, detail.symbols.length, 0.12);
     detail.symbols.forEach((s, i) => {
       if (this.graph.hasNode(s.id)) return;
-      this.graph.addNode(s.id, { x: spots[i].x, y: spots[i].y, size: 2, baseSize: 2, color: SYMBOL_COLOR,
-                                 baseColor: SYMBOL_COLOR, label: s.name, kind: "symbol", zIndex: 2 });
+      this.graph.addNode(s.id, { x: spots[i].x, y: spots[i].y, size: 3, baseSize: 3, color: SYMBOL_COLOR,
+                                 baseColor: SYMBOL_COLOR, label: s.name, kind: "symbol", zIndex: 2,
+                                 forceLabel: detail.symbols.length <= 40 });
       this.graph.addEdge(detail.file, s.id, { color: "#4b5263", size: 0.4 });
     });
   }

@@ -89,15 +89,17 @@ export class SavingsView implements View {
           h("td", { class: "num" }, fmtInt(c.served)), h("td", { class: "num" }, fmtInt(c.used)),
           h("td", { class: "num" }, c.precision === null ? "–" : `${(c.precision * 100).toFixed(0)}%`))))));
     const xs = s.days.map((d) => Date.parse(d.day + "T00:00:00Z") / 1000);
+    // a day either side, so one day of data is a point in the middle, not a stretched axis
+    const x: uPlot.Scale = { time: true, range: (_u, min, max) => [min - 86_400, max + 86_400] };
     const axes: uPlot.Axis[] = [{ stroke: "#9aa4b2", grid: { stroke: "#262c36" } },
                                  { stroke: "#9aa4b2", grid: { stroke: "#262c36" } }];
     this.charts.push(new uPlot({
-      width: WIDTH, height: HEIGHT, axes,
+      width: WIDTH, height: HEIGHT, axes, scales: { x },
       series: [{}, { label: "served", stroke: "#3d8bfd", width: 2, points: { show: true } },
                { label: "replaced", stroke: "#ff8c42", width: 2, points: { show: true } }],
     }, [xs, s.days.map((d) => d.served), s.days.map((d) => d.replaced)], tokensEl));
     this.charts.push(new uPlot({
-      width: WIDTH, height: HEIGHT, axes, scales: { y: { range: [0, 1] } },
+      width: WIDTH, height: HEIGHT, axes, scales: { x, y: { range: [0, 1] } },
       series: [{}, { label: "precision", stroke: "#2fbf71", width: 2, points: { show: true },
                      value: (_u, v) => (v === null ? "–" : `${(v * 100).toFixed(0)}%`) }],
     }, [xs, s.days.map((d) => d.precision)], precisionEl));
