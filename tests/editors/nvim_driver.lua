@@ -224,6 +224,37 @@ if ok then
     end, 20), "NeuralMindStatus printed nothing")
     return { text = notes[#notes].msg, statusline = nm.statusline() }
   end)
+
+  step("observatory", function()
+    -- This session started with `mcp = false`: the page has no endpoint, and says so.
+    local before = #notes
+    vim.cmd("NeuralMindObservatory")
+    assert(vim.wait(15000, function()
+      return #notes > before
+    end, 20), "NeuralMindObservatory said nothing with the endpoint off")
+    local refused = notes[#notes]
+    -- The setting turned on (as a user would): the endpoint starts, the page opens.
+    local client = assert(nm.client())
+    local settings = { neuralmind = { debounce_seconds = 0.2, mcp = true, budget = 1200 } }
+    if has_011 then
+      client:notify("workspace/didChangeConfiguration", { settings = settings })
+    else
+      client.notify("workspace/didChangeConfiguration", { settings = settings })
+    end
+    assert(vim.wait(30000, function()
+      return not is_nil(sync("neuralmind/status", vim.empty_dict()).mcp_endpoint)
+    end, 100), "the endpoint did not start after mcp = true")
+    local opened
+    vim.ui.open = function(url)
+      opened = url
+      return nil, nil
+    end
+    vim.cmd("NeuralMindObservatory debug")
+    assert(vim.wait(15000, function()
+      return opened ~= nil
+    end, 20), "NeuralMindObservatory opened nothing")
+    return { refused = refused, opened = opened, shown = notes[#notes].msg }
+  end)
 end
 
 results.notes = notes

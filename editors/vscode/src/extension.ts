@@ -6,6 +6,7 @@ import { AskPanel } from "./askPanel";
 import { DecisionDocuments, DecisionsTree, DECISION_SCHEME } from "./decisionsView";
 import { siblingCli } from "./discovery";
 import { MCP_CLIENTS, McpClient, runMcpConfig } from "./mcpConfig";
+import { OBSERVATORY_METHOD, observatoryUrl } from "./observatory";
 import { ContextResult, DecisionRecord, Methods, NextLikelyItem } from "./protocol";
 import { nextLikelyItems } from "./render";
 import { FolderServer, ServerManager } from "./server";
@@ -65,6 +66,7 @@ export function activate(context: vscode.ExtensionContext): void {
       await vscode.window.showTextDocument(doc, { preview: true });
     }),
     command("neuralmind.copyMcpConfig", () => copyMcpConfig(servers)),
+    command("neuralmind.openObservatory", () => openObservatory(servers)),
     command("neuralmind.showStatus", () => status.showDetails()),
     command("neuralmind.showOutput", () => output.show()),
     command("neuralmind.restartServer", async () => (await servers.pick())?.restart()),
@@ -151,6 +153,16 @@ async function recordDecision(servers: ServerManager): Promise<boolean> {
 
 function relativeTo(server: FolderServer, uri: vscode.Uri): string {
   return path.relative(server.folder.uri.fsPath, uri.fsPath).split(path.sep).join("/");
+}
+
+async function openObservatory(servers: ServerManager): Promise<void> {
+  const server = await servers.pick();
+  if (!server) return;
+  const url = observatoryUrl(await server.request<unknown>(OBSERVATORY_METHOD, {}));
+  // openExternal forwards the loopback port when the window is remote (SSH, containers).
+  if (!(await vscode.env.openExternal(vscode.Uri.parse(url, true)))) {
+    void vscode.window.showInformationMessage(`NeuralMind: open ${url} in a browser (the link works once).`);
+  }
 }
 
 async function copyMcpConfig(servers: ServerManager): Promise<void> {

@@ -9,6 +9,7 @@ import { Methods } from "../src/protocol";
 import { statusView } from "../src/render";
 import { didChangeConfigurationParams, mapSettings } from "../src/settings";
 import { commandsToRegister } from "../src/commands";
+import { OBSERVATORY_METHOD } from "../src/observatory";
 import { findServer, git, makeWorkspace, notYetAvailable, Session, until, uriOf } from "./lspHarness";
 
 const FILES: Record<string, string> = {
@@ -205,4 +206,9 @@ live("the server's code-action commands are registered once for all folders, nev
   }
   assert.ok(!first.includes("neuralmind.nextLikely"), "the extension's own command must not be re-registered");
   assert.deepEqual(commandsToRegister(advertised, new Set(first)), [], "a second folder registers nothing again");
+});
+
+live("the observatory request says why there is no page when the loopback endpoint is off", async (s) => {
+  // This session runs with `mcp: false`; the page is served by that endpoint.
+  await assert.rejects(s.request(OBSERVATORY_METHOD, {}), (e: Error) => /mcp/.test(e.message) && /neuralmind serve/.test(e.message));
 });
