@@ -184,3 +184,6 @@ OBSERVATORY_HEARTBEAT_SECONDS = 15.0
 OBSERVATORY_CLIENT_QUEUE = 2000
 # Largest request body (the Ask view's question; MAX_QUESTION_CHARS is 10k characters).
 OBSERVATORY_MAX_BODY = 64 * 1024
+# Events waiting for the log's writer thread; past this the oldest are dropped (a stalled
+# disk must not grow memory: ~300 bytes each, so at most ~3 MB).
+EVENT_LOG_MAX_QUEUED = 10_000

@@ -35,7 +35,7 @@ from neuralmind.context.tokens import count_tokens
 from neuralmind.engine import activity, boards, brain, navigation
 from neuralmind.engine.paths import confine
 from neuralmind.errors import InvalidArgument, NotFound
-from neuralmind.events.log import read_events
+from neuralmind.events.log import flush_event_log, read_events
 from neuralmind.graph import big_file_worker
 from neuralmind.graph.build import BuildReport, GraphBuilder, prepare_incremental
 from neuralmind.graph.store import Graph, graph_path, load_graph
@@ -391,8 +391,10 @@ class Workspace:
 
     def savings(self) -> dict[str, Any]:
         """Tokens served against tokens replaced per day, and precision by use (event log)."""
+        flush_event_log(0.2)          # this process's newest events too
         return activity.savings(self.root)
 
     def recent_events(self, limit: int) -> list[dict[str, Any]]:
         """The newest `limit` events of the log, oldest first (every process's)."""
+        flush_event_log(0.2)
         return [e.to_json() for e in read_events(self.root, limit=limit)]

@@ -31,7 +31,7 @@ from neuralmind.engine import activity
 from neuralmind.engine.paths import confine
 from neuralmind.errors import EngineError
 from neuralmind.events import bus, publish
-from neuralmind.events.log import enable_event_log
+from neuralmind.events.log import enable_event_log, flush_event_log
 from neuralmind.service.decision_requests import DecisionRequests
 from neuralmind.service.engine_thread import EngineThread
 from neuralmind.service.events import ServiceListener
@@ -181,6 +181,7 @@ class EngineService(DecisionRequests, ObservatoryRequests):
         self._thread.shutdown()
         if ws is not None:
             ws.close()
+        flush_event_log()       # servers leave with os._exit: no exit handler writes it
 
     # --- configuration ------------------------------------------------------------------
     def update_config(self, values: dict[str, Any]) -> tuple[list[str], set[str]]:

@@ -14,21 +14,30 @@ DAY = 86_400.0
 T0 = 1_800_000_000.0            # a fixed day, so the test does not depend on today
 
 
-@pytest.fixture
-def log(tmp_path: Path):
+class Log:
     """Events appended by the real writer, each at the time the test says."""
-    writer = EventLogWriter(tmp_path)
-    count = [0]
 
-    def at(ts: float, kind: str, **data: object) -> None:
-        count[0] += 1
-        writer.append(Event(f"test-{count[0]}", kind, ts, "test 1", dict(data)))
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.writer = EventLogWriter(root)
+        self.count = 0
 
-    return tmp_path, at
+    def at(self, ts: float, kind: str, **data: object) -> None:
+        self.count += 1
+        self.writer.append(Event(f"test-{self.count}", kind, ts, "test 1", dict(data)))
+
+    def savings(self) -> dict:
+        assert self.writer.flush()
+        return activity.savings(self.root)
 
 
-def test_precision_counts_served_files_the_asker_then_worked_on(log) -> None:
-    root, at = log
+@pytest.fixture
+def log(tmp_path: Path) -> Log:
+    return Log(tmp_path)
+
+
+def test_precision_counts_served_files_the_asker_then_worked_on(log: Log) -> None:
+    at = log.at
     at(T0, "query", source="lsp-1", files=["a.py", "b.py", "c.py", "d.py"], tokens=900,
        replaced=12_000)
     at(T0 + 60, "file_activity", session="lsp-1", action="edit", file="a.py")
@@ -37,7 +46,7 @@ def test_precision_counts_served_files_the_asker_then_worked_on(log) -> None:
     at(T0 + 2 * 3600, "file_activity", session="lsp-1", action="edit", file="d.py")  # too late
     at(T0 + 300, "query", source="mcp:claude", files=["x.py"], tokens=400, replaced=5_000)
     at(T0 + DAY, "query", source="cli", files=["a.py"], tokens=300, replaced=2_000)
-    s = activity.savings(root)
+    s = log.savings()
     assert [d["day"] for d in s["days"]] == ["2027-01-15", "2027-01-16"]
     first, second = s["days"]
     assert (first["queries"], first["served"], first["replaced"]) == (2, 1300, 17_000)

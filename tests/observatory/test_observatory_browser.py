@@ -21,6 +21,15 @@ from pytest_lsp import LanguageClient
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
+# Whether the pulse layer above the graph has anything drawn on it.
+DRAWN_PULSE = """() => {
+  const c = document.querySelector('#brain-graph canvas.sigma-pulses');
+  if (!c || !c.width) return false;
+  const px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+  for (let i = 3; i < px.length; i += 4) if (px[i] > 0) return true;
+  return false;
+}"""
+
 
 @pytest_lsp.fixture(scope="module", config=CONFIG)
 async def client(lsp_client: LanguageClient, repo: Path):
@@ -139,6 +148,7 @@ async def test_a_didsave_through_the_lsp_pulses_the_file_within_a_second(
         text_document=types.TextDocumentIdentifier(uri=uri(doc))))
     await p.wait_for_selector('#pulse-log li[data-kind="file_activity"][data-node="app/users.py"]'
                               '[data-in-graph="1"]', timeout=1000)
+    await p.wait_for_function(DRAWN_PULSE, timeout=1000)     # the ring on the graph itself
     assert time.monotonic() - started < 1.0
     await shot(p, "brain-pulse")
 

@@ -34,6 +34,10 @@ interface NodeDetail {
 }
 
 const PULSE_MS = 1600;
+// A pulse is redrawn at ~20 frames a second, not 60: enough for the eye, and a third of
+// the rendering work (software WebGL on a 2-core machine competes with the server).
+const PULSE_FRAME_MS = 50;
+const PULSE_LAYER = "pulses";
 const PULSE_COLOR: Record<string, string> = {
   query: "#3d8bfd", file_activity: "#2fbf71", editor: "#f8f9fa", synapse: "#ff8c42",
   decision: "#c77dff", index: "#22d3ee", memory: "#ffd166", hook: "#f15bb5",
@@ -91,7 +95,7 @@ export class BrainView implements View {
 
   show(arg: string): void {
     this.visible = true;
-    if (this.pulses.size && !this.frame) this.frame = requestAnimationFrame(() => this.animate());
+    if (this.pulses.size && !this.frame) this.schedule();
     this.pending = arg;
     void this.ensureLoaded().then(() => {
       this.renderer?.resize();
@@ -133,12 +137,15 @@ export class BrainView implements View {
     if (!this.renderer) {
       clear(this.canvas);
       this.renderer = new Sigma(this.graph, this.canvas, {
-        allowInvalidContainer: true, zIndex: true, labelRenderedSizeThreshold: 7, labelDensity: 0.6,
+        allowInvalidContainer: true, zIndex: true, labelRenderedSizeThreshold: 4, labelDensity: 0.6,
         labelColor: { color: "#c9d1d9" }, labelFont: "system-ui, sans-serif", labelSize: 12,
         defaultEdgeColor: EDGE_COLOR, hideEdgesOnMove: this.graph.size > 20000,
       });
       this.renderer.on("clickNode", ({ node }) => { location.hash = `#brain/${encodeURIComponent(node)}`; });
       this.renderer.on("clickStage", () => this.deselect());
+      this.renderer.createCanvasContext(PULSE_LAYER, { style: { pointerEvents: "none" } });
+      this.renderer.resize(true);                                   // sizes the new layer too
+      this.renderer.on("afterRender", () => this.drawPulses());   // the camera moved
       this.renderer.once("afterRender", () => {
         performance.mark("brain-painted");
         document.body.dataset.brain = "painted";
@@ -158,16 +165,15 @@ export class BrainView implements View {
       const color = communityColor(rank.get(grp.id) ?? -1);
       g.addNode(COMMUNITY + grp.id, {
         x: grp.center.x, y: grp.center.y, size: 6 + Math.sqrt(grp.members.length) * 1.5,
-        color: mix(color, "#0d1117", 0.35), baseColor: mix(color, "#0d1117", 0.35),
+        color: mix(color, "#0d1117", 0.35),
         label: c ? c.name : "(no community)", kind: "community", community: grp.id,
         forceLabel: true, zIndex: 0,
       });
-      g.setNodeAttribute(COMMUNITY + grp.id, "baseSize", g.getNodeAttribute(COMMUNITY + grp.id, "size"));
     }
     data.files.forEach(([path, community, nodes], i) => {
       const color = communityColor(rank.get(community) ?? -1);
       const size = 2 + Math.sqrt(nodes) * 0.7;
-      g.addNode(path, { x: points[i].x, y: points[i].y, size, baseSize: size, color, baseColor: color,
+      g.addNode(path, { x: points[i].x, y: points[i].y, size, color,
                         label: basename(path), kind: "file", community, zIndex: 1 });
     });
     for (const [i, j, w] of data.edges) {
@@ -210,7 +216,7 @@ export class BrainView implements View {
       else if (e.kind === "index" && this.data) this.scheduleReload();  // a new file
     }
     if (files.length || e.kind !== "index") this.record(e, files);
-    if (this.visible && this.pulses.size && !this.frame) this.frame = requestAnimationFrame(() => this.animate());
+    if (this.visible && this.pulses.size && !this.frame) this.schedule();
   }
 
   private record(e: BrainEvent, files: string[]): void {
@@ -224,28 +230,50 @@ export class BrainView implements View {
     while (this.log.children.length > LOG_SIZE) this.log.lastChild?.remove();
   }
 
+  // Pulses are drawn on a 2D canvas of their own above the graph: a frame redraws a few
+  // rings, never the WebGL scene (re-rendering the graph for every frame of every pulse made
+  // the page's software rendering compete with the editor's server for the CPU).
   private animate(): void {
     this.frame = 0;
+    this.drawPulses();
+    if (this.pulses.size) this.schedule();
+  }
+
+  private drawPulses(): void {
+    const renderer = this.renderer;
+    const canvas = renderer?.getCanvases()[PULSE_LAYER];
+    const ctx = canvas?.getContext("2d");
+    if (!renderer || !ctx) return;
+    const { width, height } = renderer.getDimensions();
+    ctx.clearRect(0, 0, width, height);
     const now = performance.now();
     for (const [node, p] of this.pulses) {
-      if (!this.graph.hasNode(node)) {
+      const t = (now - p.start) / PULSE_MS;
+      const display = this.graph.hasNode(node) ? renderer.getNodeDisplayData(node) : undefined;
+      if (t >= 1 || !display) {
         this.pulses.delete(node);
         continue;
       }
-      const t = (now - p.start) / PULSE_MS;
-      const attrs = this.graph.getNodeAttributes(node);
-      if (t >= 1) {
-        this.pulses.delete(node);
-        this.graph.mergeNodeAttributes(node, { color: attrs.baseColor, size: attrs.baseSize, zIndex: 1 });
-      } else {
-        const k = 1 - t;
-        this.graph.mergeNodeAttributes(node, {
-          color: mix(attrs.baseColor as string, p.color, k), size: (attrs.baseSize as number) * (1 + 2 * k),
-          zIndex: 3,
-        });
-      }
+      const k = 1 - t;
+      const at = renderer.framedGraphToViewport(display);
+      const r = renderer.scaleSize(display.size);
+      ctx.globalAlpha = 0.35 * k;
+      ctx.fillStyle = p.color;
+      ctx.beginPath();
+      ctx.arc(at.x, at.y, r * (1 + k), 0, 2 * Math.PI);
+      ctx.fill();
+      ctx.globalAlpha = k;
+      ctx.strokeStyle = p.color;
+      ctx.lineWidth = 2;
+      ctx.beginPath();
+      ctx.arc(at.x, at.y, r + 4 + 18 * t, 0, 2 * Math.PI);
+      ctx.stroke();
     }
-    if (this.pulses.size) this.frame = requestAnimationFrame(() => this.animate());
+    ctx.globalAlpha = 1;
+  }
+
+  private schedule(): void {
+    this.frame = window.setTimeout(() => requestAnimationFrame(() => this.animate()), PULSE_FRAME_MS);
   }
 
   // --- selection and drill-down ------------------------------------------------------------
@@ -289,14 +317,14 @@ export class BrainView implements View {
     }
     if (this.selected !== id) return;
     if (detail.kind === "file") this.expand(detail);
-    this.focus(id, detail.kind === "file" ? 0.15 : 0.08);
+    this.focus(id, detail.kind === "file" ? 0.5 : 0.25);
     this.renderPanel(detail);
   }
 
   private showCommunity(cid: number): void {
     const c = this.data?.communities.find((x) => x.id === cid);
     this.collapse();
-    this.focus(COMMUNITY + cid, 0.3);
+    this.focus(COMMUNITY + cid, 0.6);
     const files = (this.data?.files ?? []).filter((f) => f[1] === cid).sort((a, b) => b[2] - a[2]);
     replace(this.panel,
       h("h2", null, c ? c.name : "(no community)"),
@@ -312,12 +340,11 @@ export class BrainView implements View {
     this.collapse();
     this.expanded = detail.file;
     const parent = this.graph.getNodeAttributes(detail.file);
-    const spots = around({ x: parent.x as number, y: parent.y as number }, detail.symbols.length, 0.12);
+    const spots = around({ x: parent.x as number, y: parent.y as number }, detail.symbols.length, 0.3);
     detail.symbols.forEach((s, i) => {
       if (this.graph.hasNode(s.id)) return;
-      this.graph.addNode(s.id, { x: spots[i].x, y: spots[i].y, size: 3, baseSize: 3, color: SYMBOL_COLOR,
-                                 baseColor: SYMBOL_COLOR, label: s.name, kind: "symbol", zIndex: 2,
-                                 forceLabel: detail.symbols.length <= 40 });
+      this.graph.addNode(s.id, { x: spots[i].x, y: spots[i].y, size: 3, color: SYMBOL_COLOR, label: s.name, kind: "symbol", zIndex: 2,
+                                 forceLabel: detail.symbols.length <= 12 });
       this.graph.addEdge(detail.file, s.id, { color: "#4b5263", size: 0.4 });
     });
   }
