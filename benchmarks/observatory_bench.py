@@ -132,8 +132,9 @@ async def docs_screenshots(c: Client, page: Page, root: Path, files: list[str],
         ids.append(record["id"])
     await c.request("workspace/executeCommand", {"command": "neuralmind.decision.invalidate",
                                                  "arguments": [ids[2], "superseded by the new layout"]})
+    await asyncio.sleep(1.1)           # the commit comes after the decision, to the second
     path = root / files[1]
-    path.write_text(path.read_text() + "\n# changed for the screenshot\n")
+    path.write_text(path.read_text() + "\n\ndef screenshot_marker():\n    return 1\n")
     env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b",
            "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@b"}
     subprocess.run(["git", "commit", "-qam", "touch a governed file"], cwd=root, env=env,
@@ -160,7 +161,8 @@ async def docs_screenshots(c: Client, page: Page, root: Path, files: list[str],
         await c.request("neuralmind/context", {"query": question})
     for rel in files:
         c.notify("textDocument/didSave", {"textDocument": {"uri": (root / rel).as_uri()}})
-    await asyncio.sleep(0.5)
+    await page.click("#brain-fit")          # the whole graph, the file's panel still open
+    await asyncio.sleep(0.6)
     await page.screenshot(path=str(out / "brain.png"))
     for name, ready in (("#decisions", "#decisions-board article"), ("#memory", "#memory-board *"),
                         ("#dreams", "#dream-diary *"), ("#savings", "#savings-body *"),

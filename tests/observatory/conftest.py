@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 from observatory_support import make_observed_repo
-from sample_workspace import eventually
+from service_support import indexed_service
 
 from neuralmind.mcp.http import McpEndpoint, serve_http
 from neuralmind.service.engine_service import EngineService
@@ -21,16 +21,9 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def service(repo: Path) -> AsyncIterator[EngineService]:
-    svc = EngineService(repo)
-    await svc.start(index=True, watch_head=False)
-
-    async def indexed() -> bool:
-        status = await svc.status()
-        return status["embedded_nodes"] > 0 and status["indexing"] is None
-
-    await eventually(indexed, 120, "the first index")
-    yield svc
-    await svc.close()
+    """Indexed by the service's own background build (real tree-sitter, real model)."""
+    async with indexed_service(repo) as svc:
+        yield svc
 
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")

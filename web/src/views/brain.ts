@@ -82,9 +82,11 @@ export class BrainView implements View {
     this.panel = h("section", { class: "node-panel", id: "node-panel" },
       h("p", { class: "muted" }, "Click a community, a file or a symbol."));
     this.log = h("ol", { class: "feed", id: "pulse-log" });
+    const fit = h("button", { type: "button", id: "brain-fit", title: "Show the whole graph" }, "Fit");
+    on(fit, "click", () => { void this.renderer?.getCamera().animatedReset({ duration: 400 }); });
     this.el = h("div", { class: "view brain", id: "view-brain" },
       this.canvas,
-      h("aside", { class: "side" }, this.summary, this.search, this.panel,
+      h("aside", { class: "side" }, this.summary, h("div", { class: "row" }, this.search, fit), this.panel,
         h("h3", null, "Live"), this.log,
         h("p", { class: "legend" }, ...Object.entries(PULSE_COLOR).map(([k]) =>
           h("span", { class: `dot pulse-${k}`, title: k }, k)))));
@@ -340,7 +342,7 @@ export class BrainView implements View {
     this.collapse();
     this.expanded = detail.file;
     const parent = this.graph.getNodeAttributes(detail.file);
-    const spots = around({ x: parent.x as number, y: parent.y as number }, detail.symbols.length, 0.3);
+    const spots = around({ x: parent.x as number, y: parent.y as number }, detail.symbols.length, 0.45);
     detail.symbols.forEach((s, i) => {
       if (this.graph.hasNode(s.id)) return;
       this.graph.addNode(s.id, { x: spots[i].x, y: spots[i].y, size: 3, color: SYMBOL_COLOR, label: s.name, kind: "symbol", zIndex: 2,

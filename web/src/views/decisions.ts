@@ -1,10 +1,9 @@
 // Decisions: ACTIVE / STALE / INVALIDATED, each with its reason and, for a stale one, the
 // commit that made it stale.
 
-import { get } from "../api";
 import { emptyState, fmtInt, h, replace } from "../dom";
 import type { BrainEvent } from "../live";
-import type { View } from "./view";
+import { BoardView } from "./view";
 
 interface Decision {
   id: string; title: string; status: string; type: string; reason: string;
@@ -13,47 +12,33 @@ interface Decision {
 }
 interface Board { statuses: string[]; groups: Record<string, Decision[]>; counts: Record<string, number> }
 
-export class DecisionsView implements View {
-  readonly name = "decisions";
-  readonly title = "Decisions";
-  readonly el: HTMLElement;
-  private readonly body: HTMLElement;
+export class DecisionsView extends BoardView<Board> {
   private stale = true;
-  private visible = false;
   private focusId = "";
 
   constructor() {
-    this.body = h("div", { id: "decisions-board" });
-    this.el = h("div", { class: "view decisions", id: "view-decisions" }, h("h2", null, "Decisions"), this.body);
+    super("decisions", "Decisions", "decisions", "decisions-board");
   }
 
-  show(arg: string): void {
-    this.visible = true;
+  protected opened(arg: string): void {
     this.focusId = arg;
-    if (this.stale) void this.load();
+    if (this.stale) void this.refresh();
     else this.reveal();
-  }
-
-  hide(): void {
-    this.visible = false;
   }
 
   onEvent(e: BrainEvent): void {
     if (e.kind === "decision") {
       this.stale = true;
-      if (this.visible) void this.load();
+      if (this.visible) void this.refresh();
     }
   }
 
-  private async load(): Promise<void> {
+  async refresh(): Promise<void> {
     this.stale = false;
-    let board: Board;
-    try {
-      board = await get<Board>("decisions");
-    } catch (err) {
-      replace(this.body, h("p", { class: "error" }, (err as Error).message));
-      return;
-    }
+    await super.refresh();
+  }
+
+  protected render(board: Board): void {
     const total = Object.values(board.counts).reduce((a, b) => a + b, 0);
     if (!total) {
       replace(this.body, emptyState("No decisions recorded",

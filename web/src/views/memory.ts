@@ -1,10 +1,9 @@
 // Memory: agent memory atoms by state, with rank and exposure; the inbox of proposed atoms
 // and the standing directives. Empty until the workspace has a memory store.
 
-import { get } from "../api";
 import { emptyState, fmtInt, h, replace } from "../dom";
 import type { BrainEvent } from "../live";
-import type { View } from "./view";
+import { BoardView } from "./view";
 
 interface Atom {
   id: string; type?: string; label?: string; text?: string; state?: string;
@@ -15,39 +14,16 @@ interface MemoryBoard {
   directives: (Atom | string)[];
 }
 
-export class MemoryView implements View {
-  readonly name = "memory";
-  readonly title = "Memory";
-  readonly el: HTMLElement;
-  private readonly body: HTMLElement;
-  private visible = false;
-
+export class MemoryView extends BoardView<MemoryBoard> {
   constructor() {
-    this.body = h("div", { id: "memory-board" });
-    this.el = h("div", { class: "view memory", id: "view-memory" }, h("h2", null, "Memory"), this.body);
-  }
-
-  show(): void {
-    this.visible = true;
-    void this.load();
-  }
-
-  hide(): void {
-    this.visible = false;
+    super("memory", "Memory", "memory", "memory-board");
   }
 
   onEvent(e: BrainEvent): void {
-    if (e.kind === "memory" && this.visible) void this.load();
+    if (e.kind === "memory" && this.visible) void this.refresh();
   }
 
-  private async load(): Promise<void> {
-    let board: MemoryBoard;
-    try {
-      board = await get<MemoryBoard>("memory");
-    } catch (err) {
-      replace(this.body, h("p", { class: "error" }, (err as Error).message));
-      return;
-    }
+  protected render(board: MemoryBoard): void {
     if (!board.available) {
       replace(this.body, emptyState("No agent memory here yet", board.note ?? ""));
       return;

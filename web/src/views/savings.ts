@@ -4,10 +4,9 @@
 
 import uPlot from "uplot";
 
-import { get } from "../api";
 import { emptyState, fmtInt, h, replace } from "../dom";
 import type { BrainEvent } from "../live";
-import type { View } from "./view";
+import { BoardView } from "./view";
 
 interface Day {
   day: string; queries: number; served: number; replaced: number;
@@ -22,28 +21,17 @@ interface Savings {
 const WIDTH = 760;
 const HEIGHT = 240;
 
-export class SavingsView implements View {
-  readonly name = "savings";
-  readonly title = "Savings";
-  readonly el: HTMLElement;
-  private readonly body: HTMLElement;
+export class SavingsView extends BoardView<Savings> {
   private charts: uPlot[] = [];
-  private visible = false;
   private dirty = true;
   private timer = 0;
 
   constructor() {
-    this.body = h("div", { id: "savings-body" });
-    this.el = h("div", { class: "view savings", id: "view-savings" }, h("h2", null, "Savings"), this.body);
+    super("savings", "Savings", "savings", "savings-body");
   }
 
-  show(): void {
-    this.visible = true;
-    if (this.dirty) void this.load();
-  }
-
-  hide(): void {
-    this.visible = false;
+  protected opened(): void {
+    if (this.dirty) void this.refresh();
   }
 
   onEvent(e: BrainEvent): void {
@@ -51,19 +39,16 @@ export class SavingsView implements View {
     this.dirty = true;
     if (this.visible) {
       window.clearTimeout(this.timer);
-      this.timer = window.setTimeout(() => void this.load(), 1000);
+      this.timer = window.setTimeout(() => void this.refresh(), 1000);
     }
   }
 
-  private async load(): Promise<void> {
+  async refresh(): Promise<void> {
     this.dirty = false;
-    let s: Savings;
-    try {
-      s = await get<Savings>("savings");
-    } catch (err) {
-      replace(this.body, h("p", { class: "error" }, (err as Error).message));
-      return;
-    }
+    await super.refresh();
+  }
+
+  protected render(s: Savings): void {
     this.charts.forEach((c) => c.destroy());
     this.charts = [];
     if (!s.days.length) {
@@ -90,9 +75,11 @@ export class SavingsView implements View {
           h("td", { class: "num" }, c.precision === null ? "–" : `${(c.precision * 100).toFixed(0)}%`))))));
     const xs = s.days.map((d) => Date.parse(d.day + "T00:00:00Z") / 1000);
     // a day either side, so one day of data is a point in the middle, not a stretched axis
-    const x: uPlot.Scale = { time: true, range: (_u, min, max) => [min - 86_400, max + 86_400] };
+    const x: uPlot.Scale = { time: true, range: [xs[0] - 86_400, xs[xs.length - 1] + 86_400] };
+    const compact = (_u: uPlot, vals: number[]) => vals.map((v) =>
+      v >= 1e6 ? `${+(v / 1e6).toFixed(1)}M` : v >= 1e3 ? `${+(v / 1e3).toFixed(1)}k` : `${+v.toFixed(2)}`);
     const axes: uPlot.Axis[] = [{ stroke: "#9aa4b2", grid: { stroke: "#262c36" } },
-                                 { stroke: "#9aa4b2", grid: { stroke: "#262c36" } }];
+                                 { stroke: "#9aa4b2", grid: { stroke: "#262c36" }, size: 56, values: compact }];
     this.charts.push(new uPlot({
       width: WIDTH, height: HEIGHT, axes, scales: { x },
       series: [{}, { label: "served", stroke: "#3d8bfd", width: 2, points: { show: true } },
