@@ -28,11 +28,11 @@ KINDS = frozenset({
     "synapse",        # pairs reinforced or weakened (learning)
     "file_activity",  # open / edit / save events of a session, as learning sees them
     "query",          # a question -> files, tokens served and replaced
-    "memory",         # remember, rate, state change, dream
+    "memory",         # remember, rate, state change, dream: {change, id, label, files?}
     "decision",       # recorded, stale, invalidated, restored
     "index",          # build progress, a generation swapped in, saved files re-indexed
     "editor",         # the active file of a session
-    "hook",           # what an agent hook pushed, and to which agent
+    "hook",           # what an agent hook pushed, to which agent: {agent, event, pushed, ms}
     "request",        # an LSP request or MCP tool call answered, with its latency
 })
 
