@@ -52,9 +52,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     entry, problem = live_endpoint(root)
     if problem:
         print(f"[neuralmind] ignoring the recorded endpoint: {problem}", file=sys.stderr)
-    if entry is not None:
-        return _borrow(entry, open_browser=not args.no_browser)
-    try:
+    try:          # Ctrl+C is how serving ends: a normal exit, whenever it comes
+        if entry is not None:
+            return _borrow(entry, open_browser=not args.no_browser)
         return asyncio.run(_serve(root, open_browser=not args.no_browser))
     except KeyboardInterrupt:
         return 0
@@ -74,11 +74,8 @@ def _borrow(entry: Discovery, open_browser: bool) -> int:
     say(f"NeuralMind's server for this workspace runs already (pid {entry.pid}); "
         "the page is served by it.")
     _show(url, open_browser)
-    try:
-        while pid_alive(entry.pid):
-            time.sleep(WATCH_PID_SECONDS)
-    except KeyboardInterrupt:
-        return 0
+    while pid_alive(entry.pid):
+        time.sleep(WATCH_PID_SECONDS)
     say(f"The server (pid {entry.pid}) stopped.")
     return 0
 
