@@ -6,13 +6,12 @@ them in `.neuralmind.toml` (see `load_workspace_config`).
 
 from __future__ import annotations
 
-import logging
-import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-log = logging.getLogger("neuralmind.config")
+if TYPE_CHECKING:
+    from typing import Any
 
 # --- Walk -----------------------------------------------------------------------------------
 MAX_FILE_BYTES = 1024 * 1024  # larger files are skipped (reason "too_large")
@@ -25,10 +24,56 @@ SKIP_DIRS = frozenset({
 # --- Extraction ------------------------------------------------------------------------------
 BIG_FILE_WORKER_IDLE_SECONDS = 60.0  # the big-file worker (~40 MB) stops after this long unused
 
+# --- Retrieval (benchmarks/rank_lab.py; figures in BENCHMARKS.md "Retrieval") ---------------
+# Every value below was chosen on the history rows of the 10 history projects (3 Python,
+# 7 in Go/Rust/JS/TS/Python) by leave-one-repository-out, under the guard that the public
+# symbol and retrieval sets keep their MRR; none is set per language or per repository.
+# Symbol ranking: node BM25 and node vectors fused by weighted reciprocal rank.
+RRF_K = 10.0                   # grid {5,10,20,30,60}: 10 best on both dev sets
+RRF_WEIGHTS = {"bm25": 1.0, "vector": 1.0}   # vector 0.5-1.5 measured: 1 balances the sets
+CANDIDATES = 100               # how deep each node list is read (200: no gain)
+EXACT_BOOST = 1.0              # added to an exact identifier match: beats any fused score
+EXACT_MAX_NODES = 8            # a name shared by more nodes than this is not "exact"
+SYMBOL_TEST_FACTOR = 0.5       # test symbols among the symbol hits (L3 shows implementation)
+FILE_GROUP_WEIGHT = 0.25       # a file's summed symbol scores, fused back into its symbols
+SYMBOL_LIST_DEPTH = 40         # symbols whose files make the file ranking's "symbols" list
+# File ranking (index/file_rank.py): three file lists fused by weighted reciprocal rank.
+FILE_RRF_K = 10.0              # grid {5, 10, 20}: 10 (20 picked for 2 of 10 held-out repos)
+FILE_LIST_WEIGHTS = {"symbols": 4.0, "keywords": 1.0, "meaning": 1.0}  # symbols 2-4 x the
+#   others measured: 4 keeps the public sets' MRR (precise "where is X" questions)
+FILE_DENSE_CANDIDATES = 300    # nodes read for the "meaning" list (a file at its best node)
+FILE_BM25_B = 0.75             # whole files: full length normalisation (0.4 is for nodes,
+#   whose texts range from a signature to a file); 0.4-0.9 measured, 0.75 best on both sets
+FILE_TEST_FACTOR = 1.0         # 0.5 lost changed test files (38% of the files commits change)
+DOC_FACTOR = 0.5               # README/CHANGELOG match every question's words: 1.0 cost
+#   history2 R@5 0.04 and MRR 0.07; unless the question is about documentation
+PAIR_SHARE = 0.5               # a test scores this share of the best source it exercises
+#   (0, 0.5, 0.8 measured; 0.5 best on history rows, test files R@5 +0.05 on history2)
+MAX_RANKED_FILES = 20          # files an answer ranks (and whose best symbol leads the hits)
+PAIR_MIN_REFS = 2              # references from a test to a source file that pair them when
+#   names do not (one helper import is not a pairing)
+# Learned boost (context/retrieve.py), measured before issue #14 on the history sets warm.
+SEED_FILES = 3                 # top files that seed spreading activation
+SYNAPSE_BOOST = 0.10           # max spread boost, as a fraction of the best file's score
+SYNAPSE_NEW_FILE_SHARE = 0.5   # a file reached only through synapses scores at most this share
+QUESTION_BOOST = 0.25          # max boost for files that earlier, similar questions led to
+
 # --- Context budgets (tokens, o200k_base) ----------------------------------------------------
 DEFAULT_BUDGET = 1500          # what an agent turn affords for context: ~1% of a 128k window
-LAYER_BUDGETS = {"L0": 100, "L1": 500, "L2": 400, "L3": 500}
-WAKEUP_BUDGET = LAYER_BUDGETS["L0"] + LAYER_BUDGETS["L1"]   # the wake-up pack is L0 + L1
+# Shares of a budget (L3 takes whatever L0, L1 and L2's share leave): the answer is the
+# code. Before issue #14 L3 had a third (1/3 of 1,000 tokens measured 0.31 of the pack on
+# the history sets); now L0/L1/L2 are capped at 6/15/13% and L3 gets >= 60% of 1,000.
+LAYER_BUDGETS = {"L0": 90, "L1": 220, "L2": 200, "L3": 990}
+WAKEUP_BUDGET = 600            # the wake-up pack (L0 + L1) at the default budget
+L1_MAX_COMMUNITIES = 8
+L1_KEY_SYMBOLS = 3             # entry points named per community
+PAGERANK_DAMPING = 0.85        # the usual value; 20 passes name the same key symbols as 100
+#   on rich, werkzeug and just
+PAGERANK_ITERATIONS = 20
+L2_MAX_COMMUNITIES = 2
+L2_SYMBOLS_PER_COMMUNITY = 4
+L3_MAX_HITS = 10               # pieces L3 may show, budget permitting (one per top file first)
+L3_LINES_PER_HIT = 8           # code lines a piece shows: its declaration, then query matches
 MAX_QUESTION_CHARS = 10_000    # a longer "question" is a pasted file, not a question
 
 # --- Request limits: the engine checks them; adapter schemas state the same numbers -----------
@@ -78,9 +123,72 @@ FLUSH_IDLE_SECONDS = 2.0
 # on the engine thread) started between two quick saves made the second one wait for it.
 EMBED_IDLE_SECONDS = 0.3
 
+# --- Agent hooks (neuralmind/hooks, engine/agent_context.py) ----------------------------------
+# What a prompt gets pushed: a one-line-per-file index and the top hit's key lines. 400 tokens is
+# ~0.3% of a 128k window per turn; the seed's per-turn recall (top 10 one-liners + the best hit)
+# measured about the same.
+HOOK_PROMPT_BUDGET = 400
+HOOK_PROMPT_FILES = 8          # index lines (files) at most; a ninth file is rarely opened
+HOOK_PROMPT_MEMORY = 3         # memory lines (decisions, atoms) at most
+HOOK_KEY_LINES = 8             # the top hit's lines shown
+HOOK_RELATIVE_FLOOR = 0.35     # files scoring under this share of the best are noise in a push
+HOOK_MIN_PROMPT_TERMS = 2      # "yes, go on", "thanks": no task terms, nothing to retrieve for
+HOOK_SEARCH_FILES = 5          # files named beside a grep/glob the agent runs
+# The hook waits this long for the warm server, then gives up silently: the agent's turn must
+# not stall behind a busy engine thread (a first answer after a restart can take ~1 s).
+HOOK_SERVER_TIMEOUT_SECONDS = 2.0
+HOOK_LOG_MAX_BYTES = 256 * 1024   # .neuralmind/hooks.log is rotated (one old copy) past this
+
+# --- The retrieval probe (engine/probe.py, `neuralmind probe`, `doctor`) --------------------------
+PROBE_SAMPLE = 200             # symbols asked by `neuralmind probe`: MRR stable to ~±0.03
+DOCTOR_PROBE_SAMPLE = 40       # doctor's quick look (~2-4 s warm on a laptop)
+PROBE_K = 10                   # a symbol ranked below this counts as not found (RR 0)
+PROBE_MIN_DOC_WORDS = 3        # a docstring with fewer search terms left is no question
+PROBE_QUESTION_CHARS = 300     # the first paragraph, cut here: a question, not an essay
+PROBE_MIN_GROUP = 3            # a directory or community needs this many probes to be judged
+# Below this MRR doctor warns. Healthy indexes measured 0.6-0.9 (BENCHMARKS.md, "Probe");
+# a missing or stale vector index falls to ~0.3-0.4, keyword-only.
+PROBE_HEALTHY_MRR = 0.5
+
+# --- MCP tool profiles (neuralmind/mcp/profiles.py) ---------------------------------------------
+# Tool definitions are paid for on every agent turn: `default` must stay <= 2,500 o200k tokens
+# and `minimal` <= 1,000 (benchmarks/tool_list_bench.py asserts both).
+DEFAULT_TOOL_PROFILE = "default"
+TOOL_LIST_BUDGETS = {"minimal": 1_000, "default": 2_500}
+
 # --- Decisions ---------------------------------------------------------------------------------
 MAX_SCAN_COMMITS = 50          # commits scanned one by one for one HEAD move: a long pull scans its tip
 
+# --- Review of a pending change (neuralmind/review) -------------------------------------------------
+# A file is warned about when together / (of + 1) reaches this: the precision wanted, since a
+# warning users learn to ignore is worse than none. benchmarks/review_bench.py: pooled
+# precision 0.733 (history) and 0.629 (history2), recall 0.117 and 0.138 (BENCHMARKS.md).
+REVIEW_MIN_CONFIDENCE = 0.6
+REVIEW_MAX_MISSING = 20        # warnings in one review: past this a change is a refactor, not a slip
+REVIEW_MAX_REASONS = 3         # changed files named per warning (the best ones)
+REVIEW_DEBOUNCE_SECONDS = 1.0  # the editor's review diagnostics follow saves and edits after this pause
+
+# --- Shared attention: what the editor shows, for agents (engine/attention.py) --------------------
+EDITOR_SELECTION_CHARS = 2_000  # selected text kept: enough for a function, not a pasted file
+EDITOR_TRAIL = 50               # files and symbols visited that the navigation trail keeps
+EDITOR_MAX_FILES = 200          # open files kept from one report (more tabs are noise to an agent)
+EDITOR_MAX_RANGES = 20          # visible ranges kept (split editors)
+EDITOR_MAX_DIAGNOSTICS = 200    # diagnostics of the active file kept (a broken file has thousands)
+
+
+# --- Team store (neuralmind/team, PostgreSQL) ------------------------------------------------
+TEAM_DSN_ENV = "NEURALMIND_TEAM_DSN"  # overrides team_dsn of .neuralmind.toml (secrets stay out of files)
+TEAM_CONNECT_TIMEOUT_S = 5           # an unreachable store must not hold up a CLI command for long
+TEAM_PUSH_BATCH = 500                # outbox events per push transaction: one round trip, short row locks
+TEAM_PULL_BATCH = 2000               # events fetched per round trip when catching up
+TEAM_COALESCE_S = 0.25              # wake-ups this close are one sync: 50 writers at ~120 events/s
+                                     # otherwise cost every mirror ~120 fetches and thread wake-ups a
+                                     # second (at 0.1 s the 50-writer run was still CPU-bound)
+TEAM_POLL_SECONDS = 15.0             # catch-up even without a NOTIFY (one lost in a reconnect gap)
+TEAM_RECONNECT_MIN_S = 0.5           # reconnect backoff doubles from here...
+TEAM_RECONNECT_MAX_S = 10.0          # ...up to this: a restarted server is found again within 10 s
+TEAM_SNAPSHOT_CHUNK_BYTES = 4 * 1024 * 1024  # bytea rows of a snapshot: bounded memory both ways
+TEAM_SNAPSHOT_LEVEL = 1              # zlib level of snapshot chunks: level 6 costs 3x the time for ~5% less
 
 @dataclass
 class WorkspaceConfig:
@@ -95,6 +203,10 @@ class WorkspaceConfig:
     mcp: bool = True
     mcp_read_only: bool = False                               # agents may consult, not record
     embed_threads: int = 0                                    # 0: onnxruntime's default
+    editor_state: bool = True                                 # agents may see and steer the editor
+    team_dsn: str = ""                                        # team store, never with a password
+    mcp_tools: str = DEFAULT_TOOL_PROFILE                     # minimal | default | all | a,b,c
+    hook_budget: int = HOOK_PROMPT_BUDGET                     # tokens a prompt hook may add
 
     def update(self, values: dict[str, Any]) -> list[str]:
         """Apply known keys with type checks; return a warning per rejected key."""
@@ -122,6 +234,12 @@ def load_workspace_config(root: Path) -> WorkspaceConfig:
     cfg = WorkspaceConfig()
     path = Path(root) / ".neuralmind.toml"
     if path.is_file():
+        # ~5 ms of CPU each that the hook client's fast path (which imports this module for
+        # two constants and reads no settings) does not pay
+        import logging
+        import tomllib
+
+        log = logging.getLogger("neuralmind.config")
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except (OSError, tomllib.TOMLDecodeError) as e:

@@ -32,6 +32,8 @@ from neuralmind.engine.paths import confine
 from neuralmind.errors import EngineError
 from neuralmind.events import bus, publish
 from neuralmind.events.log import enable_event_log, flush_event_log
+from neuralmind.service.agent_hooks import AgentHookRequests
+from neuralmind.service.attention import AttentionRequests, EditorLink
 from neuralmind.service.decision_requests import DecisionRequests
 from neuralmind.service.engine_thread import EngineThread
 from neuralmind.service.events import ServiceListener
@@ -72,7 +74,8 @@ def _answer(ws: Workspace, question: str, budget: int | None, explain: bool,
     return result
 
 
-class EngineService(DecisionRequests, ObservatoryRequests):
+class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
+                    ObservatoryRequests):
     """One workspace served asynchronously; see the module docstring for the rules."""
 
     def __init__(self, root: Path, config: WorkspaceConfig | None = None, *,
@@ -84,6 +87,7 @@ class EngineService(DecisionRequests, ObservatoryRequests):
         self._ws: Workspace | None = None
         self._opened: asyncio.Future[None] | None = None
         self._listeners: list[ServiceListener] = []
+        self.agent_turns: dict[str, dict[str, None]] = {}   # agent session -> files its turn edited
         self._thread = EngineThread()
         self.indexing = BackgroundIndexing(self.root, self._thread, self.workspace,
                                            self.config_values, log_file, self._notify,
@@ -98,6 +102,8 @@ class EngineService(DecisionRequests, ObservatoryRequests):
         self._active_file: dict[str, str] = {}       # session -> the file it works in
         enable_event_log(self.root)        # this process's events reach the others' pages
         self.subscribe(IndexEvents())
+        self.editor_link: EditorLink | None = None     # the editor's server, when one is attached
+        self.unsaved: dict[str, str | None] = {}        # buffers with unsaved changes -> text
 
     # --- plumbing -----------------------------------------------------------------------
     def subscribe(self, listener: ServiceListener) -> None:
@@ -192,6 +198,9 @@ class EngineService(DecisionRequests, ObservatoryRequests):
         changed = {k for k in after if after[k] != before[k]}
         if "debounce_seconds" in changed:
             self.learning.set_window(self.config.debounce_seconds)
+        if "editor_state" in changed and not self.config.editor_state and self._ws is not None:
+            ws = self._ws
+            self._thread.spawn(self._thread.run(ws.forget_editor_state), "forget-editor-state")
         if changed & {"exclude", "languages", "max_file_bytes"} and self._ws is not None:
             self.reindex()
         return problems, changed
@@ -222,6 +231,7 @@ class EngineService(DecisionRequests, ObservatoryRequests):
         rel = self.resolve(path)
         self._activate(session, rel)
         self.learning.debouncer(session).edit(rel)
+        self.buffer_changed(rel)
         return rel
 
     def _activate(self, session: str, rel: str) -> None:
@@ -235,11 +245,13 @@ class EngineService(DecisionRequests, ObservatoryRequests):
         rel = self.resolve(path)
         self.freshness.schedule([rel])      # queued first: freshness before learning
         self.learning.debouncer(session).event("save", rel)
+        self.buffer_clean(rel)
         return rel
 
     async def did_close(self, path: str, session: str = "editor") -> str:
         rel = self.resolve(path)
         self.learning.flush_edit(session)
+        self.buffer_clean(rel)
         return rel
 
     async def files_changed(self, paths: Iterable[str]) -> list[str]:
