@@ -13,6 +13,7 @@ from observatory_support import XSS_FILE, XSS_TITLE
 from sample_workspace import eventually
 
 from neuralmind.discovery import OBSERVATORY_LOGIN_PATH
+from neuralmind.hookwire import HOOK_PATH, PROMPT, HookRequest
 from neuralmind.mcp.http import McpEndpoint
 from neuralmind.observatory.auth import Tickets
 from neuralmind.service.engine_service import EngineService
@@ -207,3 +208,21 @@ async def test_the_event_stream_delivers_what_happens(endpoint: McpEndpoint,
         return not endpoint.observatory.hub.pages
 
     await eventually(unsubscribed, 10, "the stream to end")
+
+
+async def test_a_hook_call_shows_in_the_trace_with_what_it_pushed(endpoint: McpEndpoint) -> None:
+    hook = HookRequest(PROMPT, session="s1", agent="claude",
+                       prompt="how is the invoice total computed?")
+    async with httpx2.AsyncClient(timeout=60) as http:
+        answered = await http.post(base(endpoint) + HOOK_PATH, json=hook.to_json(),
+                                   headers={"Authorization": f"Bearer {endpoint.token}"})
+        assert answered.status_code == 200
+        cookie = await login(endpoint, http)
+        recent = (await http.get(base(endpoint) + "/observatory/api/events",
+                                 headers={"Cookie": cookie})).json()
+    hooks = [e["data"] for e in recent if e["kind"] == "hook"]
+    assert hooks and hooks[-1]["agent"] == "claude" and hooks[-1]["event"] == PROMPT
+    assert hooks[-1]["ms"] == answered.json()["server_ms"]
+    assert hooks[-1]["chars"] == len(answered.json()["context"]) > 0
+    assert hooks[-1]["pushed"] in answered.json()["context"].replace("…", "") or \
+        hooks[-1]["pushed"].endswith("…")
