@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from neuralmind.graph.graph import Graph
 
 QUESTION_CHARS = 200          # an event names its question, not a pasted file
+HOOK_SUMMARY_CHARS = 160      # of the first line of what a hook pushed, in its `hook` event
 USE_KINDS = frozenset({"file_activity", "editor"})
 SAVINGS_KINDS = frozenset({"query"}) | USE_KINDS
 
@@ -48,6 +49,23 @@ def publish_query(graph: Graph, question: str, result: ContextResult, source: st
     publish("query", source=source, question=question[:QUESTION_CHARS], files=files,
             nodes=[h.node.id for h in result.hits[:QUERY_EVENT_FILES]],
             tokens=result.tokens, replaced=replaced_tokens(graph, files), mode=result.mode)
+
+
+def hook_summary(text: str) -> str:
+    """The first line of what a hook pushed, for the trace ("nothing" when it added none)."""
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    cut = first[:HOOK_SUMMARY_CHARS] + ("…" if len(first) > HOOK_SUMMARY_CHARS else "")
+    return cut or "nothing"
+
+
+def publish_hook(agent: str, event: str, session: str, ms: float, pushed: str,
+                 served_by: str) -> None:
+    """Tell the bus a hook was answered: by whom ("server", or "disk" in the hook's own
+    process), how fast, and what it pushed to which agent (the Debug trace)."""
+    if not bus.active:
+        return
+    publish("hook", agent=agent, event=event, session=session, ms=ms,
+            pushed=hook_summary(pushed), chars=len(pushed), served_by=served_by)
 
 
 def channel(source: str) -> str:

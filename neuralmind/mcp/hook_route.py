@@ -16,7 +16,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from neuralmind.events import bus, publish
+from neuralmind.engine.activity import publish_hook
 from neuralmind.hookwire import HookRequest, WireError
 from neuralmind.mcp.asgi import Receive, Send, plain
 
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("neuralmind.mcp")
 
 MAX_BODY_BYTES = 1024 * 1024
-SUMMARY_CHARS = 160      # of the first line of a hook's answer, in its `hook` event
 JSON_TYPE = [(b"content-type", b"application/json")]
 
 HookRoute = Callable[[str, Receive, Send], Awaitable[None]]
@@ -46,12 +45,6 @@ async def _body(receive: Receive) -> bytes | None:
         chunks.append(chunk)
         if not message.get("more_body"):
             return b"".join(chunks)
-
-
-def _summary(text: str) -> str:
-    """The first line of what a hook pushed, for the trace ("nothing" when it added none)."""
-    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
-    return (first[:SUMMARY_CHARS] + ("…" if len(first) > SUMMARY_CHARS else "")) or "nothing"
 
 
 def hook_route(service: EngineService) -> HookRoute:
@@ -80,9 +73,8 @@ def hook_route(service: EngineService) -> HookRoute:
         out["root"] = str(service.root)
         out["server_ms"] = round((time.perf_counter() - started) * 1000, 1)
         await plain(send, 200, json.dumps(out).encode(), JSON_TYPE)
-        if bus.active:          # the observatory's Debug trace: what the hook pushed, how fast
-            publish("hook", agent=req.agent, event=req.event, session=req.session,
-                    ms=out["server_ms"], pushed=_summary(str(out.get("context") or "")),
-                    chars=len(str(out.get("context") or "")))
+        # the observatory's Debug trace: what the hook pushed, how fast
+        publish_hook(req.agent, req.event, req.session, out["server_ms"],
+                     str(out.get("context") or ""), "server")
 
     return route
