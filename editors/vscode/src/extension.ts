@@ -7,7 +7,7 @@ import { EditorStateReporter } from "./attention";
 import { DecisionDocuments, DecisionsTree, DECISION_SCHEME } from "./decisionsView";
 import { siblingCli } from "./discovery";
 import { MCP_CLIENTS, McpClient, runMcpConfig } from "./mcpConfig";
-import { OBSERVATORY_METHOD, observatoryUrl } from "./observatory";
+import { copyLinkMessage, OBSERVATORY_METHOD, observatoryUrl } from "./observatory";
 import { ContextResult, DecisionRecord, Methods, NextLikelyItem } from "./protocol";
 import { nextLikelyItems } from "./render";
 import { completeArguments, reviewChanges } from "./review";
@@ -164,6 +164,13 @@ async function openObservatory(servers: ServerManager): Promise<void> {
   const server = await servers.pick();
   if (!server) return;
   const url = observatoryUrl(await server.request<unknown>(OBSERVATORY_METHOD, {}));
+  if (vscode.env.uiKind === vscode.UIKind.Web) {
+    const copy = "Copy link";
+    if ((await vscode.window.showInformationMessage(copyLinkMessage(url), copy)) === copy) {
+      await vscode.env.clipboard.writeText(url);
+    }
+    return;
+  }
   // openExternal forwards the loopback port when the window is remote (SSH, containers).
   if (!(await vscode.env.openExternal(vscode.Uri.parse(url, true)))) {
     void vscode.window.showInformationMessage(`NeuralMind: open ${url} in a browser (the link works once).`);

@@ -19,3 +19,11 @@ export function observatoryUrl(result: unknown): string {
   }
   return url;
 }
+
+// A browser-hosted VS Code (code-server, a tunnel's web client) rewrites loopback links into
+// its own proxy (`/proxy/PORT/...`), whose Host header the endpoint refuses by design (the
+// DNS-rebinding check): there the link is shown to copy instead of opened.
+export function copyLinkMessage(url: string): string {
+  return `NeuralMind: the observatory is served on the server machine's loopback. Open this link ` +
+    `in a browser there (or forward its port under the same number); it works once: ${url}`;
+}

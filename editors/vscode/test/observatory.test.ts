@@ -1,7 +1,7 @@
 // "Open observatory": only the server's loopback login URL is ever opened.
 import { test } from "node:test";
 import * as assert from "node:assert/strict";
-import { observatoryUrl } from "../src/observatory";
+import { copyLinkMessage, observatoryUrl } from "../src/observatory";
 
 test("a loopback login URL is opened as given", () => {
   const url = "http://127.0.0.1:41234/observatory/login?ticket=abc&view=brain";
@@ -17,4 +17,10 @@ test("anything else is refused with a message", () => {
                      { url: "javascript:alert(1)" }]) {
     assert.throws(() => observatoryUrl(bad), /NeuralMind: /, JSON.stringify(bad));
   }
+});
+
+test("a browser-hosted window shows the whole link, which works once", () => {
+  const url = "http://127.0.0.1:41234/observatory/login?ticket=abc";
+  const message = copyLinkMessage(url);
+  assert.ok(message.endsWith(url) && /once/.test(message), message);
 });
