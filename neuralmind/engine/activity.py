@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from neuralmind.config import BYTES_PER_TOKEN, QUERY_EVENT_FILES, USE_WINDOW_SECONDS
 from neuralmind.events import bus, publish
 from neuralmind.events.log import read_events
+from neuralmind.graph.model import file_of
 
 if TYPE_CHECKING:
     from neuralmind.context.pack import ContextResult
@@ -66,6 +67,21 @@ def publish_hook(agent: str, event: str, session: str, ms: float, pushed: str,
         return
     publish("hook", agent=agent, event=event, session=session, ms=ms,
             pushed=hook_summary(pushed), chars=len(pushed), served_by=served_by)
+
+
+def publish_prompt(graph: Graph, question: str, pushed: str, node_ids: list[str],
+                   source: str) -> None:
+    """Tell the bus what an agent's prompt hook pushed, as a question answered: the files of
+    its top hits, the tokens it added and the whole files those stand in for (Savings)."""
+    if not bus.active or not pushed:
+        return
+    # ~9 ms (the o200k tables): not at import, which the server does on its event loop
+    from neuralmind.context.tokens import count_tokens
+
+    files = list(dict.fromkeys(file_of(n) for n in node_ids))[:QUERY_EVENT_FILES]
+    publish("query", source=source, question=question[:QUESTION_CHARS], files=files,
+            nodes=node_ids[:QUERY_EVENT_FILES], tokens=count_tokens(pushed),
+            replaced=replaced_tokens(graph, files), mode="hook")
 
 
 def channel(source: str) -> str:

@@ -174,6 +174,7 @@ def answer_from_disk(root: Path, req: HookRequest) -> str:
     ws = Workspace(root, config)
     if req.event == PROMPT:
         text, hits = agent_context.prompt_answer(ws, req)
+        activity.publish_prompt(ws.graph, req.prompt, text, hits, f"agent:{session}")
         if config.learning and (text or hits):
             agent_journal.record(state, session, "question", query=req.prompt, hits=hits)
     else:

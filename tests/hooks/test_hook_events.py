@@ -70,6 +70,9 @@ def test_a_hook_answered_from_disk_reaches_the_event_log(built: Path) -> None:
     assert (data["agent"], data["event"], data["served_by"]) == ("claude", hookwire.PROMPT, "disk")
     assert data["chars"] == len(pushed) and data["pushed"] == pushed.splitlines()[0]
     assert data["ms"] > 0
+    asked = [e.data for e in read_events(built, kinds=frozenset({"query"}))
+             if e.data.get("source") == "agent:claude:disk-trace"]
+    assert len(asked) == 1 and asked[0]["files"][0] == "app/billing.py" and asked[0]["tokens"] > 0
 
 
 def test_prompt_budget_is_kept(built: Path) -> None:

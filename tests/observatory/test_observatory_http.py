@@ -226,3 +226,8 @@ async def test_a_hook_call_shows_in_the_trace_with_what_it_pushed(endpoint: McpE
     assert hooks[-1]["chars"] == len(answered.json()["context"]) > 0
     assert hooks[-1]["pushed"] in answered.json()["context"].replace("…", "") or \
         hooks[-1]["pushed"].endswith("…")
+    # what the prompt hook pushed counts as a question the agent channel was answered (Savings)
+    asked = [e["data"] for e in recent if e["kind"] == "query"
+             and e["data"]["source"] == "agent:claude:s1"]
+    assert asked and asked[-1]["mode"] == "hook" and "app/billing.py" in asked[-1]["files"]
+    assert asked[-1]["tokens"] > 0 and asked[-1]["replaced"] > 0
