@@ -23,7 +23,7 @@ from neuralmind.events import bus, publish
 from neuralmind.graph.model import file_of
 from neuralmind.statedir import STATE_DIR_NAME, atomic_write_bytes
 from neuralmind.statedir import state_dir as state_dir_of
-from neuralmind.synapse import seeding
+from neuralmind.synapse import learned, seeding
 from neuralmind.synapse.export import bundle_bytes, bundle_document, memory_markdown
 from neuralmind.synapse.namespaces import (
     EPHEMERAL,
@@ -223,7 +223,7 @@ class SynapseLayer:
                       ) -> list[tuple[str, str, float, str]]:
         """The strongest synapses learned from use (every namespace but the structural and
         co-change priors of `shared`), strongest first."""
-        return self.store.strongest(limit, (SHARED,), now)
+        return learned.strongest(self.store, limit, (SHARED,), now)
 
     def next_likely(self, node_id: str, k: int = 5, now: float | None = None,
                     ) -> list[tuple[str, float]]:

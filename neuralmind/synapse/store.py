@@ -459,20 +459,6 @@ class SynapseStore(SynapseDB):
                  "probability": round(w / total, 4) if total else 0.0} for s, d, w, total in rows]
 
     @fail_open(list)
-    def strongest(self, limit: int, exclude: Sequence[str] = (),
-                  now: float | None = None) -> list[tuple[str, str, float, str]]:
-        """The `limit` strongest synapses (a, b, effective weight, namespace) outside the
-        `exclude` namespaces: what the observatory draws as learned edges."""
-        where, params = "", {"now": self._now(now), "n": limit}
-        if exclude:
-            marks, nsp = self._ns_clause(dict.fromkeys(exclude, 1.0))
-            where, params = f"WHERE namespace NOT IN ({marks})", params | nsp
-        rows = self._db().execute(
-            f"SELECT a, b, {SYN_EFF} AS w, namespace FROM synapses {where} "
-            "ORDER BY w DESC, a, b LIMIT :n", params)
-        return [(a, b, round(w, 4), ns) for a, b, w, ns in rows if w >= config.PRUNE_THRESHOLD]
-
-    @fail_open(list)
     def dump(self, namespaces: Sequence[str] | None = None,
              now: float | None = None) -> list[dict[str, Any]]:
         """Every synapse with its effective weight (for bundle export)."""

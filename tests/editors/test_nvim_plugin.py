@@ -222,7 +222,7 @@ def test_observatory_opens_the_servers_login_url(session: dict) -> None:
     assert step["refused"]["level"] == 4 and "mcp" in step["refused"]["msg"]
     assert re.fullmatch(r"http://127\.0\.0\.1:\d+/observatory/login\?ticket=[\w-]+&view=debug",
                         step["opened"]), step["opened"]
-    assert "opened" in step["shown"]
+    assert "opened" in step["shown"] and step["opened"] in step["shown"]
 
 
 def test_an_agent_sees_the_editors_state_and_reveals_code(session: dict) -> None:

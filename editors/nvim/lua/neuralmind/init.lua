@@ -399,7 +399,8 @@ function M.observatory(view)
       assert(not open_err, open_err)
     end)
     if ok then
-      notify("observatory opened in the browser")
+      -- the link too: over SSH the browser may open on no screen (it works once either way)
+      notify(("observatory opened in the browser: %s"):format(url))
     else
       notify(("open %s in a browser (the link works once): %s"):format(url, tostring(err)), vim.log.levels.WARN)
     end
