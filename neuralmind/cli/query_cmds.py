@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from neuralmind.cli.common import Progress, open_workspace, print_json
+from neuralmind.engine.activity import publish_query
 
 if TYPE_CHECKING:
     from neuralmind.engine import Workspace
@@ -74,6 +75,7 @@ def _stamped(ws: Workspace, out: dict[str, Any]) -> dict[str, Any]:
 def cmd_query(args: argparse.Namespace) -> int:
     ws = _built_workspace(args.path)
     result = ws.query(args.question, budget=args.budget, explain=args.explain)
+    publish_query(ws.graph, args.question, result, "cli")
     _mode_notice(result.mode, result.notice)
     out = _stamped(ws, result.to_json())
     ws.use.record("context", "cli", args.question, out)

@@ -36,6 +36,7 @@ from neuralmind.context.tokens import count_tokens
 from neuralmind.engine import navigation
 from neuralmind.engine.attention import Attention
 from neuralmind.engine.freshness import changed_since_indexed, stamp_answer, work_tree_now
+from neuralmind.engine.observatory_views import ObservatoryViews
 from neuralmind.engine.paths import confine
 from neuralmind.engine.use import AnswerUse
 from neuralmind.errors import InvalidArgument, NotFound
@@ -61,7 +62,7 @@ log = logging.getLogger("neuralmind.engine")
 ProgressFn = Callable[[str, int, int], None]  # (phase, done, total)
 
 
-class Workspace:
+class Workspace(ObservatoryViews):
     """The engine for one project root."""
 
     def __init__(self, root: Path, config: WorkspaceConfig | None = None) -> None:

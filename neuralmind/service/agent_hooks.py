@@ -40,10 +40,14 @@ def _answer(ws: Workspace, req: HookRequest) -> str:
 
 
 def _pushed(ws: Workspace, req: HookRequest, view: dict[str, Any]) -> Pushed:
-    from neuralmind.engine import agent_context  # on the engine thread, as above
+    from neuralmind.engine import activity, agent_context  # on the engine thread, as above
 
-    answer = agent_context.prompt_answer if req.event == PROMPT else agent_context.search_answer
-    return answer(ws, req, view)
+    if req.event != PROMPT:
+        return agent_context.search_answer(ws, req, view)
+    pushed = agent_context.prompt_answer(ws, req, view)
+    activity.publish_prompt(ws.graph, req.prompt, pushed.text, pushed.hit_ids,
+                            learning_session(req))
+    return pushed
 
 
 def learning_session(req: HookRequest) -> str:

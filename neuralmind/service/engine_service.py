@@ -29,9 +29,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from neuralmind.config import CLOSE_TIMEOUT_SECONDS, WorkspaceConfig, load_workspace_config
+from neuralmind.engine import activity
 from neuralmind.engine.freshness import stamp
 from neuralmind.engine.paths import confine
 from neuralmind.errors import EngineError
+from neuralmind.events import bus, publish
+from neuralmind.events.log import enable_event_log, flush_event_log
 from neuralmind.service.agent_hooks import AgentHookRequests
 from neuralmind.service.attention import AttentionRequests, EditorLink
 from neuralmind.service.buffers import Buffers
@@ -42,11 +45,14 @@ from neuralmind.service.freshness import Freshness
 from neuralmind.service.indexing import BackgroundIndexing
 from neuralmind.service.learning import Learning, record_query
 from neuralmind.service.loop_monitor import LoopMonitor
+from neuralmind.service.observatory_requests import ObservatoryRequests
+from neuralmind.service.observe import IndexEvents
 from neuralmind.service.scans import DecisionScans
 from neuralmind.service.use import UseTracking
 from neuralmind.service.worktree import WorkTree
 
 if TYPE_CHECKING:
+    from neuralmind.context.pack import ContextResult
     from neuralmind.engine import Workspace
     from neuralmind.engine.edits import TextChange
 
@@ -67,7 +73,16 @@ def _open_workspace(root: Path, config: WorkspaceConfig) -> Workspace:
     return Workspace.open_for_serving(root, config)
 
 
-class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests):
+def _published_query(ws: Workspace, question: str, budget: int | None, explain: bool,
+                     include_wakeup: bool, source: str) -> ContextResult:
+    """A query on the engine thread, told to the event bus with what it served."""
+    result = ws.query(question, budget, explain, include_wakeup)
+    activity.publish_query(ws.graph, question, result, source)
+    return result
+
+
+class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
+                    ObservatoryRequests):
     """One workspace served asynchronously; see the module docstring for the rules."""
 
     def __init__(self, root: Path, config: WorkspaceConfig | None = None, *,
@@ -95,6 +110,9 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests):
         self.worktree = WorkTree(self.root, self._thread, self.workspace, self.freshness.schedule,
                                  self.indexing.request, self._head_moved)
         self.loop_monitor = LoopMonitor() if LoopMonitor.wanted() else None
+        self._active_file: dict[str, str] = {}       # session -> the file it works in
+        enable_event_log(self.root)        # this process's events reach the others' pages
+        self.subscribe(IndexEvents())
         self.editor_link: EditorLink | None = None     # the editor's server, when one is attached
         self.unsaved: dict[str, str | None] = {}        # buffers with unsaved changes -> text
 
@@ -182,6 +200,7 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests):
         self._thread.shutdown()
         if ws is not None:
             ws.close()
+        flush_event_log()       # servers leave with os._exit: no exit handler writes it
 
     # --- configuration ------------------------------------------------------------------
     def update_config(self, values: dict[str, Any]) -> tuple[list[str], set[str]]:
@@ -231,6 +250,7 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests):
         if text is not None:
             self.buffers.opened(rel, text)
         self.use.used("open", rel)
+        self._activate(session, rel)
         self.learning.debouncer(session).event("open", rel)
         return rel
 
@@ -241,9 +261,17 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests):
         if edits:
             self.buffers.changed(rel, edits)
         self.use.used("edit", rel)
+        self._activate(session, rel)
         self.learning.debouncer(session).edit(rel)
         self.buffer_changed(rel)
         return rel
+
+    def _activate(self, session: str, rel: str) -> None:
+        """The session now works in `rel`: an `editor` event when that changed."""
+        if self._active_file.get(session) != rel:
+            self._active_file[session] = rel
+            if bus.active:
+                publish("editor", session=session, file=rel)
 
     async def did_save(self, path: str, session: str = "editor") -> str:
         rel = self.resolve(path)
@@ -310,11 +338,15 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests):
         return self._partial(out)
 
     async def query(self, question: str, budget: int | None = None, *, session: str | None = None,
-                    explain: bool = False, include_wakeup: bool = True) -> dict[str, Any]:
+                    explain: bool = False, include_wakeup: bool = True,
+                    source: str | None = None) -> dict[str, Any]:
+        """`session` learns from the question; `source` (default: the session) names the
+        asker in the `query` event."""
         ids: list[str] = []
+        asker = source or session or "service"
 
         def compute(ws: Workspace) -> dict[str, Any]:
-            result = ws.query(question, budget, explain, include_wakeup)
+            result = _published_query(ws, question, budget, explain, include_wakeup, asker)
             ids.extend(h.node.id for h in result.hits)
             return result.to_json()
 

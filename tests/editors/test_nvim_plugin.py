@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -219,6 +220,14 @@ def test_decisions_fill_the_quickfix_list_and_status_reports(session: dict) -> N
     assert "Changed since HEAD:" in status["text"] and "Not indexed yet:" in status["text"]
     assert re.fullmatch(r"NM \d+ nodes · (fresh|\d+ pending( · \d+ unsaved)?|\d+ unsaved)",
                         status["statusline"]), status["statusline"]
+
+
+def test_observatory_opens_the_servers_login_url(session: dict) -> None:
+    step = ok(session, "observatory")
+    assert step["refused"]["level"] == 4 and "mcp" in step["refused"]["msg"]
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+/observatory/login\?ticket=[\w-]+&view=debug",
+                        step["opened"]), step["opened"]
+    assert "opened" in step["shown"] and step["opened"] in step["shown"]
 
 
 def test_an_agent_sees_the_editors_state_and_reveals_code(session: dict) -> None:
