@@ -9,8 +9,10 @@ that returns; embeddings follow on save. A buffer whose text equals the file on 
 not unsaved (an undo back to the saved text drops what was extracted); a closed buffer
 that was never saved goes back to the file on disk.
 
-A document's `version` counts edits; `extracted` is the version the index holds, so an
-answer knows which buffers have edits it has not seen (their hits are stale).
+A document's `version` counts edits; `extracted` is the version the index holds;
+`edited` says edits came since the last extraction or save, so an answer knows which
+buffers have edits it has not seen (their hits are stale) and a buffer just opened or
+saved is not listed as unsaved while its extraction waits.
 """
 
 from __future__ import annotations
@@ -39,6 +41,10 @@ class Buffer:
     version: int = 0
     extracted: int = 0                          # the version `text` (and the index) is at
     unsaved: bool = False                       # differs from the file, as last extracted
+    # edits since the last extraction or save: the text may differ from the file and the
+    # index. An opened buffer is the file's text (a restored unsaved one is found when it
+    # is extracted), and a save puts the text in the file and re-indexes it from there.
+    edited: bool = False
 
 
 class Buffers:
@@ -59,18 +65,18 @@ class Buffers:
     @property
     def unsaved(self) -> set[str]:
         """Buffers whose text is not the file's (or that have edits not looked at yet)."""
-        return {r for r, b in self.open.items() if b.unsaved or b.version != b.extracted}
+        return {r for r, b in self.open.items() if b.unsaved or b.edited}
 
     @property
     def not_indexed(self) -> set[str]:
         """Buffers with edits the index has not seen."""
-        return {r for r, b in self.open.items() if b.version != b.extracted}
+        return {r for r, b in self.open.items() if b.edited}
 
     def texts(self) -> dict[str, str | None]:
         """The unsaved buffers for a review of the pending change: path -> text, or None
         when edits since the last extraction are not applied yet (read the file)."""
         return {r: (b.text if not b.edits else None) for r, b in self.open.items()
-                if b.unsaved or b.version != b.extracted}
+                if b.unsaved or b.edited}
 
     # --- document events (event loop) -------------------------------------------------
     def opened(self, rel: str, text: str) -> None:
@@ -84,20 +90,21 @@ class Buffers:
             return              # opened before this server started: nothing to apply to
         buf.edits.extend(edits)
         buf.version += 1
+        buf.edited = True
         self._restart()
 
     def saved(self, rel: str) -> None:
         """The file now holds the buffer's text; the save path re-reads it from disk."""
         buf = self.open.get(rel)
         if buf is not None:
-            buf.unsaved = False
+            buf.unsaved = buf.edited = False
             if not buf.edits:
                 buf.extracted = buf.version
 
     def closed(self, rel: str) -> None:
         """A buffer closed unsaved is gone: the index goes back to the file."""
         buf = self.open.pop(rel, None)
-        if buf is not None and (buf.unsaved or buf.version != buf.extracted):
+        if buf is not None and (buf.unsaved or buf.edited or buf.version != buf.extracted):
             self._thread.spawn(self._revert(rel), "buffer-revert")
 
     def stop(self) -> None:
@@ -131,6 +138,7 @@ class Buffers:
                 buf.extracted = version     # not retried until it changes again
                 continue
             buf.text, buf.extracted, buf.unsaved = text, version, unsaved
+            buf.edited = buf.version != version     # edits that came in meanwhile
             self.extractions += 1
             self._updated([rel])
 

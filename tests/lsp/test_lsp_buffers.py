@@ -97,6 +97,24 @@ async def test_an_undo_back_to_the_file_is_not_unsaved(client: LanguageClient, r
     await eventually(clean, 30, "the undone buffer to count as saved")
 
 
+async def test_a_buffer_just_opened_or_saved_is_not_unsaved(client: LanguageClient,
+                                                            repo: Path) -> None:
+    """At once, before the idle extraction: an opened buffer is the file's text, and a
+    save puts the edits in the file (the review and the stamp read `unsaved`)."""
+    config = repo / "app" / "__init__.py"
+    disk = _open(client, config)
+    status = await request(client, "neuralmind/status", {})
+    assert "app/__init__.py" not in status["freshness"]["unsaved_files"]
+    _append(client, config, disk, "\n# tuned\n", 2)
+    status = await request(client, "neuralmind/status", {})
+    assert "app/__init__.py" in status["freshness"]["unsaved_files"]      # edited, not saved
+    config.write_text(disk + "\n# tuned\n")
+    client.text_document_did_save(types.DidSaveTextDocumentParams(
+        text_document=types.TextDocumentIdentifier(uri=uri(config))))
+    status = await request(client, "neuralmind/status", {})
+    assert "app/__init__.py" not in status["freshness"]["unsaved_files"]
+
+
 async def test_a_saved_buffer_is_embedded(client: LanguageClient, repo: Path) -> None:
     storage = repo / "app" / "storage.py"
     disk = _open(client, storage)
