@@ -9,7 +9,8 @@ Ownership rules:
   never waits on engine work;
 - the jobs are split by what they keep fresh: `indexing` (full builds in a child
   process), `freshness` (saves -> searchable), `learning` (events -> synapses),
-  `scans` (HEAD moves -> decision staleness).
+  `scans` (HEAD moves -> decision staleness), `team` (the team store's sync, on a
+  thread of its own).
 Requests are one engine call each; results are plain JSON-shaped dicts, the same
 shapes as the CLI's `--json`.
 """
@@ -37,6 +38,7 @@ from neuralmind.service.indexing import BackgroundIndexing
 from neuralmind.service.learning import Learning, record_query
 from neuralmind.service.loop_monitor import LoopMonitor
 from neuralmind.service.scans import DecisionScans
+from neuralmind.service.team_sync import TeamSyncJob
 
 if TYPE_CHECKING:
     from neuralmind.engine import Workspace
@@ -80,6 +82,8 @@ class EngineService(DecisionRequests):
         self.learning = Learning(self._thread, self.workspace, self.config)
         self.scans = DecisionScans(self._thread, self.workspace,
                                    lambda: self._notify("decisions_changed"))
+        self.team = TeamSyncJob(self._thread, self.workspace,
+                                lambda n: self._notify("decisions_changed"))
         self.loop_monitor = LoopMonitor() if LoopMonitor.wanted() else None
 
     # --- plumbing -----------------------------------------------------------------------
@@ -138,6 +142,7 @@ class EngineService(DecisionRequests):
             self.scans.watch(self.root)
         self._thread.spawn(self._thread.run(ws.warm_up), "warm-up")
         self.scans.spawn()
+        self._thread.spawn(self.team.start(), "team-sync")
         if index:
             self.reindex()
 
@@ -152,6 +157,8 @@ class EngineService(DecisionRequests):
             await self.loop_monitor.stop()
         await self.indexing.stop()
         self.freshness.stop()
+        with contextlib.suppress(Exception):
+            await self.team.stop(max(0.05, deadline - time.monotonic()))
         ws = self._ws
         if ws is not None:     # what is not written in time, the next build recomputes
             with contextlib.suppress(Exception):
@@ -299,6 +306,7 @@ class EngineService(DecisionRequests):
             "learning": {"enabled": self.config.learning, "events": self.learning.events,
                          "batches": self.learning.batches},
             "last_error": self.indexing.last_error,
+            "team": self.team.status(),
             **extra,
         }
 
