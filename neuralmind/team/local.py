@@ -1,21 +1,24 @@
 """The local mirror of the team store: `<state>/team.db` (SQLite, WAL).
 
-It holds the outbox (this clone's events not yet pushed), the replicated log (every
-event known here, ours and pulled, keyed by `(author, seq)`), the folded shared state,
-and the versions of shared records.
+It holds the push queue (its own outbox, and the events collected from the outboxes of
+the stores that hold shared state: synapses.db, later memory.db), the replicated log
+(every event known here, ours and pulled, keyed by `(author, seq)`), the folded shared
+state, and the versions of shared records.
 
 Shared state is folded in the store's order (event positions), the same on every
 machine. An event that arrives before one of the positions ahead of it waits in the
 log until the gap fills. This clone's own events have no position until the store
-echoes them back; meanwhile they are folded, in their own order, into an *overlay* on
-top of the shared state (what this machine shows), which is rebuilt whenever the shared
-rows under it change and is empty once everything is pushed and pulled.
+echoes them back; meanwhile they are folded, in the order they were made, into an
+*overlay* on top of the shared state (what this machine shows), which is rebuilt
+whenever the shared rows under it change and is empty once everything is pushed and
+pulled. Every target whose visible value changes is marked dirty (`views.py`), so the
+stores showing it write it again.
 
-A local write to shared state is one IMMEDIATE transaction: outbox entry, log entry and
+A local write to shared state is one IMMEDIATE transaction: queue entry, log entry and
 overlay together. An ingest of pulled events is one transaction too and moves the
 pulled position in it: a process killed anywhere re-fetches and re-applies exactly what
-it had not committed, and nothing twice (an event already in the log is never folded
-again).
+it had not committed, and nothing twice (an event already in the log, or behind its
+author's compacted seq, is never folded again).
 """
 
 from __future__ import annotations
