@@ -243,6 +243,12 @@ class SynapseDB:
         with self._lock, immediate(self._db()) as conn:
             yield conn
 
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        """The store's connection for reads outside the learning paths (errors raised)."""
+        with self._lock:
+            yield self._db()
+
     @property
     def schema_version(self) -> int:
         return read_version(self._db())

@@ -18,13 +18,14 @@ from __future__ import annotations
 import contextlib
 import logging
 import posixpath
+import sqlite3
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from neuralmind import config
+from neuralmind import config, outbox
 from neuralmind.graph.model import file_of
 from neuralmind.statedir import STATE_DIR_NAME, atomic_write_bytes
 from neuralmind.statedir import state_dir as state_dir_of
@@ -82,6 +83,15 @@ class SynapseLayer:
                 self.on_share()
             except Exception as e:  # learning fails open
                 log.warning("could not wake the team sync: %s", e)
+
+    def unsent(self) -> int:
+        """Shared events in this store's outbox (not yet taken by the team sync)."""
+        try:
+            with self.store.reading() as conn:
+                return outbox.count(conn)
+        except sqlite3.Error as e:
+            log.info("cannot count the unsent team events: %s", e)
+            return 0
 
     @contextlib.contextmanager
     def shared_view(self) -> Iterator[SharedView]:

@@ -42,9 +42,11 @@ class SynapseBridge:
         layer = self._layer()
         if layer is None or layer.disabled:
             return 0
-        with layer.shared_view() as view:
-            self._collect(view)
-            whole = view.shows() != self.local.author
+        more = True
+        while more:        # a backlog (after an outage) is collected a batch per transaction
+            with layer.shared_view() as view:
+                more = self._collect(view)
+                whole = view.shows() != self.local.author
         written = self._rewrite(layer) if whole else 0
         while True:
             marks = views.dirty(self.local, config.TEAM_VIEW_BATCH)
@@ -75,13 +77,17 @@ class SynapseBridge:
                 return written
             after = targets[-1]
 
-    def _collect(self, view: SharedView) -> None:
+    def _collect(self, view: SharedView) -> bool:
+        """One batch of the store's outbox into the mirror, then out of the store (in the
+        caller's transaction of it); whether more is waiting."""
         author = view.author()
         if author is None:
-            return
-        while entries := view.pending(config.TEAM_PUSH_BATCH):
+            return False
+        entries = view.pending(config.TEAM_PUSH_BATCH)
+        if entries:
             self.local.collect(author, entries)
             view.acknowledge(entries[-1].seq)
+        return len(entries) == config.TEAM_PUSH_BATCH
 
 
 def _write(view: SharedView, states: dict[str, State]) -> int:

@@ -119,6 +119,9 @@ class Team:
                                "dsn": dsn_mod.redact(found.dsn) if found else None,
                                "dsn_source": found.source if found else None,
                                "local": self.local.counts(), "author": self.local.author}
+        layer = self._synapses() if self._synapses else None
+        if layer is not None:        # shared learning not yet taken from the synapse store
+            out["local"]["unpushed"] += layer.unsent()
         try:
             out["repository"] = self.identity.to_json()
         except EngineError as e:

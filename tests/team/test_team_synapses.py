@@ -189,11 +189,13 @@ def test_two_clones_learn_from_each_other_through_the_store(
     learn(alice, BILL, USERS)
     learn(bob, USERS, STORE)
     learn(bob, BILL, STORE)
+    assert bob_ws.team.status()["local"]["unpushed"] == 2     # still in synapses.db
     for ws in (alice_ws, bob_ws, alice_ws):
         ws.team.sync()
     for layer in (alice, bob):
         assert set(shared_pairs(layer)) == {(BILL, USERS), (STORE, USERS), (BILL, STORE)}
     assert shared_pairs(alice) == shared_pairs(bob)
+    assert bob_ws.team.status()["local"]["unpushed"] == 0
     assert alice_ws.team.local.state_hash() == bob_ws.team.local.state_hash()
     # alice's next-likely after billing now knows bob's billing -> storage habit
     assert STORE in dict(alice.next_likely_file(BILL, k=5))
