@@ -27,10 +27,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from neuralmind import config
-from neuralmind.synapse import sharing
+from neuralmind.synapse import sharing, stats
 from neuralmind.synapse.db import ACT_EFF, DAY, SYN_EFF, TR_EFF, SynapseDB, fail_open
 from neuralmind.synapse.namespaces import SHARED, write_namespaces
-from neuralmind.synapse.schema import SCHEMA_VERSION, read_version
+from neuralmind.synapse.schema import SCHEMA_VERSION
 
 log = logging.getLogger("neuralmind.synapse")
 
@@ -421,58 +421,7 @@ class SynapseStore(SynapseDB):
     # --- inspection ---------------------------------------------------------------------
     @fail_open(dict)
     def stats(self, now: float | None = None, top: int = 10) -> dict[str, Any]:
-        t = self._now(now)
-        db = self._db()
-        per_ns: dict[str, dict[str, int]] = defaultdict(
-            lambda: {"synapses": 0, "ltp": 0, "transitions": 0, "activations": 0})
-        for ns, n, ltp in db.execute(
-                f"SELECT namespace, count(*), sum(count >= {config.LTP_THRESHOLD}) "
-                "FROM synapses GROUP BY namespace"):
-            per_ns[ns]["synapses"], per_ns[ns]["ltp"] = n, int(ltp or 0)
-        for table in ("transitions", "activations"):
-            for ns, n in db.execute(f"SELECT namespace, count(*) FROM {table} GROUP BY namespace"):
-                per_ns[ns][table] = n
-        return {
-            "path": str(self.path),
-            "schema_version": read_version(db),
-            "namespaces": dict(sorted(per_ns.items())),
-            "synapses": sum(v["synapses"] for v in per_ns.values()),
-            "ltp": sum(v["ltp"] for v in per_ns.values()),
-            "transitions": sum(v["transitions"] for v in per_ns.values()),
-            "activations": sum(v["activations"] for v in per_ns.values()),
-            "structural_edges": db.execute("SELECT count(*) FROM structural_edges").fetchone()[0],
-            "questions": db.execute("SELECT count(*) FROM questions").fetchone()[0],
-            "top_pairs": self._top_pairs(db, t, top),
-            "hubs": self._hubs(db, top),
-            "top_transitions": self._top_transitions(db, t, top),
-        }
-
-    @staticmethod
-    def _top_pairs(db: sqlite3.Connection, now: float, n: int) -> list[dict[str, Any]]:
-        rows = db.execute(
-            f"SELECT a, b, namespace, {SYN_EFF} AS w, count FROM synapses "
-            "ORDER BY w DESC, a, b LIMIT :n", {"now": now, "n": n})
-        return [{"a": a, "b": b, "namespace": ns, "weight": round(w, 4), "count": c,
-                 "ltp": c >= config.LTP_THRESHOLD} for a, b, ns, w, c in rows]
-
-    @staticmethod
-    def _hubs(db: sqlite3.Connection, n: int) -> list[dict[str, Any]]:
-        rows = db.execute(
-            "SELECT node, count(DISTINCT other) AS deg FROM ("
-            " SELECT a AS node, b AS other FROM synapses UNION ALL"
-            " SELECT b AS node, a AS other FROM synapses) GROUP BY node "
-            "ORDER BY deg DESC, node LIMIT ?", (n,))
-        return [{"node": node, "degree": deg} for node, deg in rows]
-
-    @staticmethod
-    def _top_transitions(db: sqlite3.Connection, now: float, n: int) -> list[dict[str, Any]]:
-        rows = db.execute(
-            f"WITH e AS (SELECT src, dst, sum({TR_EFF}) AS w FROM transitions GROUP BY src, dst), "
-            "tot AS (SELECT src, sum(w) AS total FROM e GROUP BY src) "
-            "SELECT e.src, e.dst, e.w, tot.total FROM e JOIN tot USING (src) "
-            "ORDER BY e.w DESC, e.src, e.dst LIMIT :n", {"now": now, "n": n})
-        return [{"src": s, "dst": d, "weight": round(w, 4),
-                 "probability": round(w / total, 4) if total else 0.0} for s, d, w, total in rows]
+        return {"path": str(self.path), **stats.summary(self._db(), self._now(now), top)}
 
     @fail_open(list)
     def dump(self, namespaces: Sequence[str] | None = None,
