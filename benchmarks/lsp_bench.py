@@ -386,6 +386,7 @@ def team_generator(dsn: str, root: str, rate: float, devs: int) -> None:
     print("ready", flush=True)
     rng = random.Random(7)
     seqs = [0] * devs
+    run = os.getpid()     # new authors each run: a kept clone has folded the last run's (author, seq)
     sent, t0 = 0, time.monotonic()
     tick = 0.1
     while not stop.is_set():
@@ -395,7 +396,7 @@ def team_generator(dsn: str, root: str, rate: float, devs: int) -> None:
             seqs[dev] += 1
             start = rng.randrange(max(1, len(files) - 40))
             picked = rng.sample(files[start:start + 40], min(len(files), rng.randint(2, 4)))
-            batch.append(OutEvent(f"teammate{dev}@bench", seqs[dev], outbox.BATCH, outbox.encode({
+            batch.append(OutEvent(f"teammate{dev}-{run}@bench", seqs[dev], outbox.BATCH, outbox.encode({
                 "ts": time.time(), "rate": 0.3, "touched": picked,
                 "pairs": [[a, b] for i, a in enumerate(picked) for b in picked[i + 1:]],
                 "transitions": [list(t) for t in zip(picked, picked[1:], strict=False)]})))

@@ -5,8 +5,8 @@ event loop or the engine thread: it connects, LISTENs, pushes what the stores qu
 and writes what teammates learned into them (`SynapseBridge`), reconnecting with
 backoff. An unreachable store only delays sharing: the server serves exactly as
 without one, and learning keeps queueing in the outbox. A local shared write wakes
-the sync (`SynapseLayer.on_share` -> `kick`); pulled events notify the adapters
-(decisions may have changed) on the loop.
+the sync (`SynapseLayer.on_share` -> `kick`); teammates' record versions, when a sync pulls
+some, notify the adapters (decisions may have changed) on the loop.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 import psycopg
 
-from neuralmind import config
+from neuralmind import config, outbox
 from neuralmind.errors import EngineError
 from neuralmind.team.compaction import compact_all
 from neuralmind.team.identity import RepoIdentity
@@ -50,6 +50,7 @@ class SyncReport:
     unpushed: int = 0
     read_only: bool = False   # the role may pull but not push: the outbox waits
     shown: int = 0            # rows the local stores rewrote from the team's state
+    records: int = 0          # teammates' record versions among the events pulled
     compacted: int = 0        # folded log rows dropped from the mirror
 
     def to_json(self) -> dict[str, Any]:
@@ -94,7 +95,7 @@ class TeamSync:
             report = SyncReport(read_only=bool(self._read_only))
             if not self._read_only:
                 report.pushed, report.duplicates = self._push(remote)
-            report.pulled, report.head = self._pull(remote)
+            report.pulled, report.head, report.records = self._pull(remote)
             report.shown = shown + self.exchange()  # and what was pulled, into them
             report.position = self.local.pulled(remote.key)
             report.unpushed = self.local.pending_count()
@@ -131,9 +132,10 @@ class TeamSync:
             pushed += result.inserted
             dups += result.duplicates
 
-    def _pull(self, remote: RemoteStore) -> tuple[int, int]:
-        """Fetch and fold everything after this machine's position: (new events, head).
-        One round trip when there is little to fetch (a busy team syncs often)."""
+    def _pull(self, remote: RemoteStore) -> tuple[int, int, int]:
+        """Fetch and fold everything after this machine's position: (new events, head,
+        teammates' record versions). One round trip when there is little to fetch (a busy
+        team syncs often)."""
         key = remote.key
         position = self.local.pulled(key)
         if self._head is None:   # once per connection: was the store rebuilt under us?
@@ -144,22 +146,27 @@ class TeamSync:
                             self._head, position)
                 self.local.reset_pulled(key)
                 position = 0
-        new = 0
+        new = records = 0
         while True:
             batch = remote.fetch(position, config.TEAM_PULL_BATCH)
             if batch:
                 new += self.local.ingest(key, batch)
+                records += sum(e.kind == outbox.RECORD and e.author != self.local.author
+                               for e in batch)
                 position = batch[-1].pos
                 if self.on_ingest is not None:
                     self.on_ingest(batch)
             if len(batch) < config.TEAM_PULL_BATCH:
                 self._head = max(self._head, position)
-                return new, self._head
+                return new, self._head, records
 
 
 class SyncTask:
     """The long-lived sync of a server: one thread, one connection that both syncs and
-    LISTENs; reconnects with backoff and catches up by position."""
+    LISTENs; reconnects with backoff and catches up by position. `on_change` (on this
+    thread) gets the count of teammates' record versions a sync pulled; learning alone
+    does not call it: a busy team would re-run every decision and review diagnostic at
+    its own pace."""
 
     def __init__(self, sync: TeamSync, poll_seconds: float = config.TEAM_POLL_SECONDS,
                  on_change: Callable[[int], None] | None = None) -> None:
@@ -227,9 +234,9 @@ class SyncTask:
                 self._status["pulled"] += report.pulled
             backoff = config.TEAM_RECONNECT_MIN_S
             self._compact()
-            if report.pulled and self.on_change is not None:
+            if report.records and self.on_change is not None:
                 try:
-                    self.on_change(report.pulled)
+                    self.on_change(report.records)
                 except Exception:
                     log.exception("team change callback failed")
             try:

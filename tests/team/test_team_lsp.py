@@ -1,6 +1,7 @@
 """Two editors, one team: two real language servers on two clones of one repository,
-connected to one PostgreSQL, see each other's learned associations and decisions within
-seconds; a server whose store is unreachable serves as without one."""
+connected to one PostgreSQL, see each other's learned associations within seconds; a
+server whose store is unreachable serves as without one. (Decisions are not shared yet:
+they wait for the memory store, #16.)"""
 
 from __future__ import annotations
 

@@ -148,6 +148,24 @@ def test_the_bridge_collects_once_and_shows_the_teams_state(origin: Path, tmp_pa
     fresh.close()
 
 
+def test_a_backlog_is_collected_whole_a_batch_at_a_time(origin: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """After an outage the outbox holds more than one push batch: every event reaches the
+    mirror, in order, and none stays in synapses.db."""
+    monkeypatch.setattr("neuralmind.config.TEAM_PUSH_BATCH", 2)
+    layer = sharing_layer(origin)
+    pairs = [(BILL, USERS), (STORE, USERS), (BILL, STORE), (USERS, BILL), (STORE, BILL)] * 2
+    for i, pair in enumerate(pairs):
+        learn(layer, *pair, session=f"s{i}")
+    local = mirror(tmp_path / "mirror")
+    SynapseBridge(local, lambda: layer).exchange()
+    assert outbox_rows(layer) == []
+    queued = local.pending()
+    assert [e.seq for e in queued] == list(range(1, 11))
+    assert [json.loads(e.payload)["touched"] for e in queued] == [list(p) for p in pairs]
+    layer.close()
+
+
 def test_the_structural_prior_stays_a_floor(origin: Path, tmp_path: Path) -> None:
     layer = sharing_layer(origin)
     layer.seed_structural([(f"{BILL}::compute_invoice_total", f"{USERS}::authenticate_user", 9)])
