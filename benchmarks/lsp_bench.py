@@ -26,6 +26,7 @@ import asyncio
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -226,6 +227,8 @@ async def saved_until_searchable(c: Client, path: Path, name: str) -> float:
         if found["hits"] and found["hits"][0]["symbol"] == name:
             return time.perf_counter() - t0
         if time.perf_counter() - t0 > 30:
+            if c.proc is not None and c.log is not asyncio.subprocess.DEVNULL:
+                c.proc.send_signal(signal.SIGABRT)    # every thread's stack into --server-log
             raise TimeoutError(f"{name} never became searchable")
 
 
@@ -286,7 +289,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     results: dict[str, Any] = {"repo": args.repo}
     team = TeamLoad(args) if args.team else None
     try:
-        env = {**os.environ, "NEURALMIND_LOOP_MONITOR": "1", "ORT_DISABLE_TELEMETRY": "1"}
+        env = {**os.environ, "NEURALMIND_LOOP_MONITOR": "1", "ORT_DISABLE_TELEMETRY": "1",
+               "PYTHONFAULTHANDLER": "1"}
         log = open(args.server_log, "ab") if args.server_log else None  # noqa: SIM115
         root = tmp / args.repo
         if not args.warm_only:
