@@ -240,8 +240,7 @@ class TeamLocal:
         folded yet are fetched again."""
         with self._write() as conn:
             conn.execute("DELETE FROM meta WHERE key = ?", (f"pulled:{store_key}",))
-            conn.execute("DELETE FROM log WHERE state = ?", (WAIT,))
-            conn.execute("UPDATE log SET pos = NULL WHERE state IN (?, ?)", (DONE, BAD))
+            _forget_positions(conn)
 
     def ingest(self, store_key: str, batch: Sequence[RemoteEvent]) -> int:
         """Take pulled events (any order) and fold everything that is now contiguous after
@@ -258,6 +257,11 @@ class TeamLocal:
     def _ingest_chunk(self, conn: sqlite3.Connection, store_key: str,
                       chunk: Sequence[RemoteEvent]) -> int:
         key = f"pulled:{store_key}"
+        source = conn.execute("SELECT value FROM meta WHERE key = 'positions_of'").fetchone()
+        if source is None or source[0] != store_key:
+            if source is not None:   # another store (connected elsewhere, or a new store_id)
+                _forget_positions(conn)
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('positions_of', ?)", (store_key,))
         mark = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         done = int(mark[0]) if mark else 0
         todo = [e for e in chunk if e.pos > done]
@@ -447,3 +451,12 @@ class TeamLocal:
             "records": int(conn.execute("SELECT count(DISTINCT type || ':' || id) FROM records")
                            .fetchone()[0]),
         }
+
+
+def _forget_positions(conn: sqlite3.Connection) -> None:
+    """The log's positions are another store's numbering: folded events keep only their
+    (author, seq), so they are recognised and not applied twice; events waiting for a gap
+    are dropped, to be fetched again (left in place, the old numbers would count as folded
+    positions of the new store and skip its events there)."""
+    conn.execute("DELETE FROM log WHERE state = ?", (WAIT,))
+    conn.execute("UPDATE log SET pos = NULL WHERE state IN (?, ?)", (DONE, BAD))
