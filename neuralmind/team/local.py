@@ -259,7 +259,11 @@ class TeamLocal:
         key = f"pulled:{store_key}"
         source = conn.execute("SELECT value FROM meta WHERE key = 'positions_of'").fetchone()
         if source is None or source[0] != store_key:
-            if source is not None:   # another store (connected elsewhere, or a new store_id)
+            # another store (connected elsewhere, a new store_id); a mirror older than this
+            # mark: its positions are this store's only when it has pulled from it
+            ours = source is None and conn.execute(
+                "SELECT 1 FROM meta WHERE key = ?", (key,)).fetchone() is not None
+            if not ours:
                 _forget_positions(conn)
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('positions_of', ?)", (store_key,))
         mark = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()

@@ -102,6 +102,14 @@ def test_a_clone_meeting_another_store_folds_all_of_its_events(tmp_path: Path) -
     both = mirror(tmp_path / "both")
     both.ingest("A", events)
     assert moved.state_hash() == both.state_hash() != fresh.state_hash()
+    # a mirror from before positions named their store: its positions are not B's either
+    older = mirror(tmp_path / "older")
+    older.ingest("A", events[:30])
+    with older.connection() as conn:
+        conn.execute("DELETE FROM meta WHERE key = 'positions_of'")
+    older.ingest("B", [RemoteEvent(i + 1, e.author, e.seq, e.kind, e.payload)
+                       for i, e in enumerate(events[30:])])
+    assert older.pulled("B") == 10 and older.state_hash() == both.state_hash()
 
 
 def test_own_events_and_pulled_ones_fold_the_same_as_any_order(tmp_path: Path) -> None:
