@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable, Iterable, Mapping
+import os
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,7 @@ from neuralmind.config import (
     MIN_BUDGET,
     QUERY_HITS,
     REVIEW_MIN_CONFIDENCE,
+    TEAM_DSN_ENV,
     WAKEUP_BUDGET,
     WorkspaceConfig,
     load_workspace_config,
@@ -35,10 +37,9 @@ from neuralmind.context.retrieve import rank
 from neuralmind.context.tokens import count_tokens
 from neuralmind.engine import navigation
 from neuralmind.engine.attention import Attention
-from neuralmind.engine.freshness import changed_since_indexed, stamp_answer, work_tree_now
+from neuralmind.engine.fresh_answers import FreshAnswers
 from neuralmind.engine.observatory_views import ObservatoryViews
 from neuralmind.engine.paths import confine
-from neuralmind.engine.use import AnswerUse
 from neuralmind.errors import InvalidArgument, NotFound
 from neuralmind.graph import big_file_worker
 from neuralmind.graph.build import BuildReport, GraphBuilder, prepare_incremental
@@ -56,13 +57,15 @@ if TYPE_CHECKING:
     from neuralmind.review.cochange import CommitHistory
     from neuralmind.review.report import Review
     from neuralmind.synapse.layer import SynapseLayer
+    from neuralmind.team.service import Team
+    from neuralmind.team.sync import SyncTask
 
 log = logging.getLogger("neuralmind.engine")
 
 ProgressFn = Callable[[str, int, int], None]  # (phase, done, total)
 
 
-class Workspace(ObservatoryViews):
+class Workspace(FreshAnswers, ObservatoryViews):
     """The engine for one project root."""
 
     def __init__(self, root: Path, config: WorkspaceConfig | None = None) -> None:
@@ -208,7 +211,32 @@ class Workspace(ObservatoryViews):
         layer = SynapseLayer(self.state, self.root, db_dir=self.learned)
         # a replayed or editor session that names a question learns from that question's hits
         layer.hits_provider = lambda q: [h.node.id for h in self.search(q, k=5)[0]]
+        layer.share = self.team_configured()
         return layer
+
+    # --- the team brain ------------------------------------------------------------------
+    def team_configured(self) -> bool:
+        """A team store is configured (the environment or `team_dsn`): learning on the
+        default branch is shared. Checked without loading the team component."""
+        return bool(os.environ.get(TEAM_DSN_ENV, "").strip() or self.config.team_dsn.strip())
+
+    @functools.cached_property
+    def team(self) -> Team:
+        # psycopg and the team component (~60 ms) load only when a team is used
+        from neuralmind.team.service import Team
+
+        return Team(self.root, synapses=self._synapses_or_none)
+
+    def team_sync_task(self, on_change: Callable[[int], None] | None = None) -> SyncTask | None:
+        """A server's team sync (not started) when a store is configured, woken by every
+        local shared write; EngineError when the folder has no repository identity."""
+        if not self.team_configured():
+            return None
+        task = self.team.sync_task(on_change)
+        layer = self._synapses_or_none()
+        if task is not None and layer is not None:
+            layer.on_share = task.kick
+        return task
 
     @functools.cached_property
     def decisions(self) -> DecisionStore:
@@ -411,34 +439,6 @@ class Workspace(ObservatoryViews):
         None); the last report's `commit` is the new HEAD (an `error` outside git)."""
         return self.decisions.scan_since(previous)
 
-    # --- freshness (engine/freshness.py) -------------------------------------------------------
-    def stamp_answer(self, out: dict[str, Any], *, head: str | None, dirty: list[str] | None,
-                     unsaved: Iterable[str] = (), pending: Iterable[str] = (),
-                     not_indexed: Iterable[str] = ()) -> dict[str, Any]:
-        """`out` (an answer computed from the graph served now) stamped, with stale hits."""
-        return stamp_answer(self.graph, self.root, out, head, dirty, unsaved, pending,
-                            not_indexed)
-
-    def stale_files(self, files: Iterable[str]) -> set[str]:
-        """Of `files`, those whose bytes on disk may differ from what the index holds."""
-        return changed_since_indexed(self.graph, self.root, files)
-
-    def work_tree_now(self) -> dict[str, Any]:
-        """HEAD, the change set and what of it is not indexed, asked of git now (the CLI)."""
-        return work_tree_now(self.graph, self.root, self.config.languages or None)
-
-    # --- answers scored by use (engine/use.py) ---------------------------------------------
-    @functools.cached_property
-    def use(self) -> AnswerUse:
-        """Answers and what of them was used (kept in the learned folder), the codebase's
-        token count, and what use teaches the synapse layer."""
-        return AnswerUse(self.learned, self.state, self.root, self._synapses_or_none,
-                         self.config.use_window_seconds)
-
-    def savings(self, count: bool = True) -> dict[str, Any]:
-        """The savings report: answers, tokens, use, per day and overall (`count`: count
-        the codebase's tokens first, all of them, if they are not)."""
-        return self.use.savings(self.graph, count)
     # --- review of the pending change -----------------------------------------------------------
     def review(self, base: str | None = None, buffers: Mapping[str, str | None] | None = None,
                min_confidence: float | None = None) -> Review:

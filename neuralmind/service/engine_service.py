@@ -10,7 +10,8 @@ Ownership rules:
 - the jobs are split by what they keep fresh: `indexing` (full builds in a child
   process), `freshness` (saves -> searchable), `learning` (events -> synapses),
   `scans` (HEAD moves -> decision staleness), `worktree` (HEAD, the change set, and
-  checkouts -> re-indexing what differs).
+  checkouts -> re-indexing what differs), `team` (the team store's sync, on a thread of
+  its own).
 Requests are one engine call each; results are plain JSON-shaped dicts, the same
 shapes as the CLI's `--json`. Every answer carries its freshness stamp, made in the
 same engine call that computed it (engine/freshness.py).
@@ -48,6 +49,7 @@ from neuralmind.service.loop_monitor import LoopMonitor
 from neuralmind.service.observatory_requests import ObservatoryRequests
 from neuralmind.service.observe import IndexEvents
 from neuralmind.service.scans import DecisionScans
+from neuralmind.service.team_sync import TeamSyncJob
 from neuralmind.service.use import UseTracking
 from neuralmind.service.worktree import WorkTree
 
@@ -109,6 +111,8 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
         self.use = UseTracking(self.root, self._thread, self.workspace)
         self.worktree = WorkTree(self.root, self._thread, self.workspace, self.freshness.schedule,
                                  self.indexing.request, self._head_moved)
+        self.team = TeamSyncJob(self._thread, self.workspace,
+                                lambda n: self._notify("decisions_changed"))
         self.loop_monitor = LoopMonitor() if LoopMonitor.wanted() else None
         self._active_file: dict[str, str] = {}       # session -> the file it works in
         enable_event_log(self.root)        # this process's events reach the others' pages
@@ -172,6 +176,7 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
         self.use.start()
         self._thread.spawn(self._thread.run(ws.warm_up), "warm-up")
         self.scans.spawn()
+        self._thread.spawn(self.team.start(), "team-sync")
         if index:
             self.reindex()
 
@@ -188,6 +193,8 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
         self.freshness.stop()
         self.buffers.stop()
         self.use.stop()
+        with contextlib.suppress(Exception):
+            await self.team.stop(max(0.05, deadline - time.monotonic()))
         ws = self._ws
         if ws is not None:     # what is not written in time, the next build recomputes
             with contextlib.suppress(Exception):
@@ -422,6 +429,7 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
                          "batches": self.learning.batches},
             "savings": self.use.summary,
             "last_error": self.indexing.last_error,
+            "team": self.team.status(),
             **extra,
         }
 
