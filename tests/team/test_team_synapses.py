@@ -15,6 +15,7 @@ from sample_workspace import git
 
 from neuralmind import outbox
 from neuralmind.engine import Workspace
+from neuralmind.repo.learned import HOME_ENV
 from neuralmind.synapse.layer import SynapseLayer
 from neuralmind.team import compaction, fold
 from neuralmind.team.bridge import SynapseBridge
@@ -201,7 +202,12 @@ def test_compaction_keeps_the_state_and_still_recognises_old_events(tmp_path: Pa
 def test_two_clones_learn_from_each_other_through_the_store(
         team_db: str, two_clones: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NEURALMIND_TEAM_DSN", team_db)
-    alice_ws, bob_ws = (Workspace(p) for p in two_clones)
+    workspaces = []
+    for p in two_clones:    # two developers, two machines: clones on one machine share memory
+        monkeypatch.setenv(HOME_ENV, str(p.parent / f"{p.name}-home"))
+        workspaces.append(Workspace(p))
+        assert workspaces[-1].learned.is_relative_to(p.parent / f"{p.name}-home")
+    alice_ws, bob_ws = workspaces
     alice, bob = alice_ws.synapses, bob_ws.synapses
     assert alice.share and bob.share
     learn(alice, BILL, USERS)
