@@ -1,8 +1,10 @@
 """Static (lookup-table) embedders for rank_lab experiments: a file/chunk vector list
 that costs a tokenizer pass, not a transformer pass.
 
-    wl256   WordLlama l2_supercat 256-d (weights shipped in the `wordllama` wheel: read
-            from an unpacked copy, `NM_WORDLLAMA_DIR`, with its tokenizer config)
+    wl256   WordLlama l2_supercat 256-d (MIT; weights shipped in the `wordllama` wheel:
+            `pip download --no-deps wordllama==0.4.0.post1`, unzip, and copy the wheel's
+            weights/l2_supercat_256.safetensors and
+            tokenizers/l2_supercat_tokenizer_config.json into one folder, NM_WORDLLAMA_DIR)
 
 Each model tag maps to `embed(texts) -> unit vectors`; chunk vectors of a repository
 are cached like rank_lab's MiniLM chunks (`chunks-<tag>-<repo>.pkl`).
