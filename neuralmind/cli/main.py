@@ -25,6 +25,7 @@ from neuralmind.cli import (
     doctor_cmds,
     graph_cmds,
     mcp_cmds,
+    memory_cmds,
     query_cmds,
     server_cmds,
     synapse_cmds,
@@ -35,8 +36,8 @@ from neuralmind.log import setup_logging
 log = logging.getLogger("neuralmind.cli")
 
 # Command groups, in the order `--help` lists them.
-COMMAND_GROUPS = (graph_cmds, query_cmds, synapse_cmds, decision_cmds, server_cmds, mcp_cmds,
-                  doctor_cmds)
+COMMAND_GROUPS = (graph_cmds, query_cmds, synapse_cmds, memory_cmds, decision_cmds, server_cmds,
+                  mcp_cmds, doctor_cmds)
 
 
 def build_parser() -> argparse.ArgumentParser:

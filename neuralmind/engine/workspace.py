@@ -26,13 +26,14 @@ from neuralmind.config import (
     MIN_BUDGET,
     QUERY_HITS,
     WAKEUP_BUDGET,
+    WAKEUP_MEMORY_SHARE,
     WorkspaceConfig,
     load_workspace_config,
 )
 from neuralmind.context.pack import ContextResult, RankedHit, assemble
 from neuralmind.context.retrieve import rank
 from neuralmind.context.tokens import count_tokens
-from neuralmind.engine import navigation
+from neuralmind.engine import memory_ops, navigation
 from neuralmind.engine.paths import confine
 from neuralmind.errors import InvalidArgument, NotFound
 from neuralmind.graph import big_file_worker
@@ -42,10 +43,14 @@ from neuralmind.graph.validate import validate_graph
 from neuralmind.statedir import state_dir
 
 if TYPE_CHECKING:
-    from neuralmind.decisions.invalidation import ScanReport
-    from neuralmind.decisions.store import DecisionStore
     from neuralmind.graph.model import Node
     from neuralmind.index.search_index import SearchIndex
+    from neuralmind.memory.atoms import Atom
+    from neuralmind.memory.decisions.invalidation import ScanReport
+    from neuralmind.memory.decisions.store import DecisionStore
+    from neuralmind.memory.dreams import DreamReport
+    from neuralmind.memory.recall import RecallResult
+    from neuralmind.memory.store import MemoryStore
     from neuralmind.synapse.layer import SynapseLayer
 
 log = logging.getLogger("neuralmind.engine")
@@ -155,11 +160,14 @@ class Workspace:
         return result
 
     def wakeup(self, budget: int | None = None) -> ContextResult:
-        """L0 + L1: what an agent should know at the start of a session."""
+        """L0 + L1, and what memory adds (directives, open loops, stale decisions on recently
+        edited files, active hubs) within its share of the same budget."""
         budget = self._check_budget(budget,
                                     default=self.config.budget * WAKEUP_BUDGET // DEFAULT_BUDGET)
         mode = "keyword" if self.index.model_error or not self.index.vector_count else "hybrid"
-        return assemble(self.root, self.graph, None, [], mode, budget=budget)
+        block = memory_ops.wakeup_block(self.memory, self.config, int(budget * WAKEUP_MEMORY_SHARE))
+        result = assemble(self.root, self.graph, None, [], mode, budget=budget - block.tokens)
+        return memory_ops.with_memory(result, block)
 
     def _check_budget(self, budget: int | None, default: int | None = None) -> int:
         b = budget if budget is not None else (default or self.config.budget)
@@ -187,10 +195,15 @@ class Workspace:
         return layer
 
     @functools.cached_property
-    def decisions(self) -> DecisionStore:
-        from neuralmind.decisions.store import DecisionStore  # ~0.12 s, on first use
+    def memory(self) -> MemoryStore:
+        from neuralmind.memory.store import MemoryStore  # ~0.12 s, on first use
 
-        return DecisionStore(self.root)
+        return MemoryStore(self.root)
+
+    @property
+    def decisions(self) -> DecisionStore:
+        """Decisions are memory: the same store, seen through its decision API."""
+        return self.memory
 
     # --- learning ------------------------------------------------------------------------
     def editing_event(self, session: str, kind: str, file: str, query: str | None = None) -> None:
@@ -332,7 +345,9 @@ class Workspace:
     def hover(self, rel: str, line: int, k: int = 5) -> dict[str, Any]:
         """The innermost symbol at 1-based `line`, the decisions governing it, its strongest
         associations."""
-        return navigation.hover(self.graph, self.decisions, self._synapses_or_none(), rel, line, k)
+        out = navigation.hover(self.graph, self.decisions, self._synapses_or_none(), rel, line, k)
+        out["memories"] = memory_ops.hover_memories(self.memory, out.get("symbol"))
+        return out
 
     def symbols(self, query: str, limit: int) -> list[dict[str, Any]]:
         """Workspace symbols: name matches first (exact, prefix, substring), then search hits."""
@@ -347,8 +362,42 @@ class Workspace:
     # --- decisions after HEAD moved ------------------------------------------------------------
     def scan_commits(self, previous: str | None) -> list[ScanReport]:
         """Mark STALE what the commits HEAD moved over since `previous` changed (HEAD alone when
-        None); the last report's `commit` is the new HEAD (an `error` outside git)."""
-        return self.decisions.scan_since(previous)
+        None), then promote or reject the proposed memories HEAD now settles; the last
+        report's `commit` is the new HEAD (an `error` outside git)."""
+        reports = self.decisions.scan_since(previous)
+        memory_ops.review_proposals(self.memory)
+        return reports
+
+    # --- memory (atoms: recall, feedback, directives, promotion, dreams) -----------------------
+    def remember(self, text: str, atom_type: str = "note", label: str | None = None,
+                 hubs: list[str] | None = None, about: list[str] | None = None,
+                 source: str = "cli", proposed: bool = False) -> Atom:
+        """Store a memory; `about` paths are confined to the workspace like every client path."""
+        targets = memory_ops.confine_targets(self.resolve_path, about)
+        return self.memory.remember(text, atom_type, label, hubs, targets, source=source,
+                                    proposed=proposed)
+
+    def recall(self, question: str, budget: int | None = None, session: str | None = None,
+               record: bool = True) -> RecallResult:
+        """The memories a question needs within `budget` tokens; atoms about the code the
+        same question retrieves are boosted. `session` names an agent session (pending
+        feedback); `record` False changes nothing (read-only)."""
+        indexed = bool(self.graph.files)
+        return memory_ops.recall(self.memory, self.search, self._synapses_or_none(), indexed,
+                                 question, budget, session, record)
+
+    def dream(self, phase: str | None = None) -> DreamReport:
+        """A consolidation pass (light, rem, deep or all) and its DREAMS.md entry."""
+        return self.memory.dream(phase, self._synapses_or_none())
+
+    def directives(self) -> dict[str, Any]:
+        """The standing directives block, within this workspace's limits."""
+        return self.memory.directives(self.config.directives_max_lines,
+                                      self.config.directives_max_chars).to_json()
+
+    def file_inbox(self, rel: str) -> list[dict[str, Any]]:
+        """Proposed memories about `rel` or its symbols, each with its 1-based line."""
+        return memory_ops.file_inbox(self.memory, self.graph, rel)
 
     # --- status --------------------------------------------------------------------------------
     def counts(self) -> dict[str, Any]:

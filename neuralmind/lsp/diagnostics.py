@@ -1,7 +1,9 @@
-"""Stale and invalidated decisions as diagnostics, with code actions and commands.
+"""Stale and invalidated decisions, and the memory inbox, as diagnostics with code actions.
 
 One diagnostic per STALE or INVALIDATED decision governing an open file, on
-the governed symbol's first line when the graph knows it, else on line 1.
+the governed symbol's first line when the graph knows it, else on line 1; one
+Information diagnostic per proposed memory about the file or one of its symbols, with
+accept / reject actions (the `neuralmind.memory.accept` / `.reject` commands).
 Clients that support pull diagnostics pull them (and are asked to refresh when
 HEAD moves); the others get publishDiagnostics.
 """
@@ -28,6 +30,9 @@ SOURCE = "neuralmind"
 CMD_RESTORE = "neuralmind.decision.restore"
 CMD_INVALIDATE = "neuralmind.decision.invalidate"
 CMD_SHOW = "neuralmind.decision.show"
+CMD_ACCEPT = "neuralmind.memory.accept"
+CMD_REJECT = "neuralmind.memory.reject"
+INBOX = "inbox"
 SEVERITY = {"STALE": types.DiagnosticSeverity.Warning,
             "INVALIDATED": types.DiagnosticSeverity.Information}
 
@@ -68,6 +73,14 @@ def to_diagnostic(server: NeuralMindServer, uri: str, d: dict[str, Any]) -> type
     )
 
 
+def inbox_diagnostic(server: NeuralMindServer, uri: str, m: dict[str, Any]) -> types.Diagnostic:
+    return types.Diagnostic(
+        range=_line_range(server, uri, int(m.get("line") or 1)),
+        message=f"Proposed memory ({m['type']}): {m['label']} — accept or reject it",
+        severity=types.DiagnosticSeverity.Information, source=SOURCE, code=m["id"],
+        data={"memory": m["id"], "kind": INBOX})
+
+
 class DecisionDiagnostics(Feature):
     """Keeps the diagnostics of open documents in line with the decision store; code
     actions and commands restore, invalidate or show the decision."""
@@ -89,7 +102,9 @@ class DecisionDiagnostics(Feature):
             rel = self.server.uri_to_rel(uri)
         service = await self.server.ready_service()
         found = await service.decision_diagnostics(rel)
-        return [to_diagnostic(self.server, uri, d) for d in found]
+        inbox = await service.inbox_diagnostics(rel)
+        return ([to_diagnostic(self.server, uri, d) for d in found]
+                + [inbox_diagnostic(self.server, uri, m) for m in inbox])
 
     async def publish(self, uri: str) -> None:
         try:
@@ -170,6 +185,9 @@ def _register(server: NeuralMindServer, diags: DecisionDiagnostics) -> None:
         for diag in params.context.diagnostics:
             if diag.source != SOURCE or not isinstance(diag.code, str):
                 continue
+            if isinstance(diag.data, dict) and diag.data.get("kind") == INBOX:
+                actions += _inbox_actions(diag)
+                continue
             did = diag.code
             title = diag.message.split(": ", 1)[-1].split(" — ", 1)[0]
             status = (diag.data or {}).get("status") if isinstance(diag.data, dict) else None
@@ -216,3 +234,14 @@ def _register(server: NeuralMindServer, diags: DecisionDiagnostics) -> None:
             type=types.MessageType.Info,
             message=f"{record['title']} [{record['status']}]\n\n{record['rationale']}"))
         return record
+
+
+def _inbox_actions(diag: types.Diagnostic) -> list[types.CodeAction]:
+    label = diag.message.split(": ", 1)[-1].split(" — ", 1)[0]
+    out = []
+    for title, command in ((f"Accept memory: {label}", CMD_ACCEPT),
+                           (f"Reject memory: {label}", CMD_REJECT)):
+        out.append(types.CodeAction(
+            title=title, kind=types.CodeActionKind.QuickFix, diagnostics=[diag],
+            command=types.Command(title=title, command=command, arguments=[{"id": diag.code}])))
+    return out

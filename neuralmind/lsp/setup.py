@@ -10,6 +10,7 @@ from neuralmind.lsp.diagnostics import DecisionDiagnostics
 from neuralmind.lsp.documents import Documents
 from neuralmind.lsp.hover import Hover
 from neuralmind.lsp.lifecycle import Lifecycle
+from neuralmind.lsp.memory import MemoryRequests
 from neuralmind.lsp.requests import CustomRequests
 from neuralmind.lsp.server import NeuralMindServer
 from neuralmind.lsp.symbols import WorkspaceSymbols
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 # In this order: hooks run first to last (`close` last to first), so the agent endpoint
 # starts after everything else is ready and stops first.
 FEATURES = (Lifecycle, Documents, DecisionDiagnostics, Hover, WorkspaceSymbols, CustomRequests,
-            Configuration, AgentEndpoints)
+            MemoryRequests, Configuration, AgentEndpoints)
 
 
 def create_server(log_file: str | None = None,

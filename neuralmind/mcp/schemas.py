@@ -7,6 +7,8 @@ without breaking clients that validate against the published schema.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -143,4 +145,25 @@ class MemoryTimeline(_Open):
 
 
 class MemoryGet(_Open):
-    records: list[Decision]
+    records: list[dict[str, Any]]
+
+
+class Atom(_Open):
+    id: str
+
+
+class Recall(_Open):
+    context: str
+    atoms: list[dict[str, Any]]
+
+
+class Rated(_Open):
+    state: str
+
+
+class Directives(_Open):
+    text: str
+
+
+class Inbox(_Open):
+    atoms: list[dict[str, Any]]

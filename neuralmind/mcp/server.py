@@ -38,6 +38,8 @@ locates symbols.
 - Before editing a file a past decision may govern, or changing an approach: call \
 neuralmind_decisions_query (or neuralmind_memory_search -> neuralmind_memory_timeline -> \
 neuralmind_memory_get for a cheap, progressive look).
+- Memory: neuralmind_directives at session start; neuralmind_recall before a task, then \
+neuralmind_rate each memory it returned; neuralmind_remember what later sessions should know.
 - After changing a file: neuralmind_next_likely lists the files that usually change with it.
 - After finishing a task: call neuralmind_feedback on the hits that helped (or misled); \
 record non-obvious choices with neuralmind_decision_record.
@@ -45,8 +47,8 @@ record non-obvious choices with neuralmind_decision_record.
 Paths are relative to the workspace root; errors carry a code (invalid_argument, \
 invalid_path, not_indexed, not_found, semantic_unavailable, read_only, store_unavailable)."""
 
-READ_ONLY_NOTE = ("\nThis server is read-only: recording tools (feedback, decision recording) "
-                  "are refused.")
+READ_ONLY_NOTE = ("\nThis server is read-only: recording tools (feedback, decision recording, "
+                  "remember, rate) are refused.")
 
 
 class NeuralMindMCP(MCPServer):

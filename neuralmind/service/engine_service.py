@@ -30,12 +30,14 @@ from neuralmind.config import CLOSE_TIMEOUT_SECONDS, WorkspaceConfig, load_works
 from neuralmind.engine.paths import confine
 from neuralmind.errors import EngineError
 from neuralmind.service.decision_requests import DecisionRequests
+from neuralmind.service.dreaming import IdleDreams
 from neuralmind.service.engine_thread import EngineThread
 from neuralmind.service.events import ServiceListener
 from neuralmind.service.freshness import Freshness
 from neuralmind.service.indexing import BackgroundIndexing
 from neuralmind.service.learning import Learning, record_query
 from neuralmind.service.loop_monitor import LoopMonitor
+from neuralmind.service.memory_requests import MemoryRequests
 from neuralmind.service.scans import DecisionScans
 
 if TYPE_CHECKING:
@@ -58,7 +60,7 @@ def _open_workspace(root: Path, config: WorkspaceConfig) -> Workspace:
     return Workspace.open_for_serving(root, config)
 
 
-class EngineService(DecisionRequests):
+class EngineService(DecisionRequests, MemoryRequests):
     """One workspace served asynchronously; see the module docstring for the rules."""
 
     def __init__(self, root: Path, config: WorkspaceConfig | None = None, *,
@@ -80,6 +82,7 @@ class EngineService(DecisionRequests):
         self.learning = Learning(self._thread, self.workspace, self.config)
         self.scans = DecisionScans(self._thread, self.workspace,
                                    lambda: self._notify("decisions_changed"))
+        self.dreams = IdleDreams(self._thread, self.workspace, self.config)
         self.loop_monitor = LoopMonitor() if LoopMonitor.wanted() else None
 
     # --- plumbing -----------------------------------------------------------------------
@@ -100,6 +103,7 @@ class EngineService(DecisionRequests):
 
     async def _call(self, fn: Callable[[Workspace], T]) -> T:
         """`fn(workspace)` on the engine thread, once the workspace is open."""
+        self.dreams.touch()
         ws = await self.workspace()
         return await self._thread.run(fn, ws)
 
@@ -138,6 +142,7 @@ class EngineService(DecisionRequests):
             self.scans.watch(self.root)
         self._thread.spawn(self._thread.run(ws.warm_up), "warm-up")
         self.scans.spawn()
+        self.dreams.start()
         if index:
             self.reindex()
 
@@ -148,6 +153,7 @@ class EngineService(DecisionRequests):
         deadline = time.monotonic() + CLOSE_TIMEOUT_SECONDS
         queued, last_edits = self.learning.take_unsent()
         await self.scans.stop()
+        self.dreams.stop()
         if self.loop_monitor is not None:
             await self.loop_monitor.stop()
         await self.indexing.stop()
@@ -196,16 +202,19 @@ class EngineService(DecisionRequests):
     # --- documents ----------------------------------------------------------------------
     async def did_open(self, path: str, session: str = "editor") -> str:
         rel = self.resolve(path)
+        self.dreams.touch()
         self.learning.debouncer(session).event("open", rel)
         return rel
 
     async def did_change(self, path: str, session: str = "editor") -> str:
         rel = self.resolve(path)
+        self.dreams.touch()
         self.learning.debouncer(session).edit(rel)
         return rel
 
     async def did_save(self, path: str, session: str = "editor") -> str:
         rel = self.resolve(path)
+        self.dreams.touch()
         self.freshness.schedule([rel])      # queued first: freshness before learning
         self.learning.debouncer(session).event("save", rel)
         return rel
@@ -243,6 +252,7 @@ class EngineService(DecisionRequests):
 
     async def query(self, question: str, budget: int | None = None, *, session: str | None = None,
                     explain: bool = False, include_wakeup: bool = True) -> dict[str, Any]:
+        self.dreams.touch()
         ws = await self.workspace()
         result = await self._thread.run(ws.query, question, budget, explain, include_wakeup)
         if session and self.config.learning:
