@@ -116,6 +116,11 @@ def memory_timeline(out: dict[str, Any]) -> str:
 def memory_get(out: dict[str, Any]) -> str:
     blocks = []
     for d in out["records"]:
+        if "rationale" not in d:                 # a memory other than a decision
+            about = f" (about {', '.join(d['about'])})" if d.get("about") else ""
+            blocks.append(f"- [{d['type']}, {d['state']}] {d['label']} (id {d['id']}){about}\n"
+                          f"  {d['text']}")
+            continue
         rejected = "".join(f"\n  - rejected: {r}" for r in d.get("rejected_alternatives") or [])
         evidence = "".join(f"\n  - evidence: {e}" for e in d.get("evidence") or [])
         blocks.append(f"{_decision_line(d)}\n  {d['rationale']}{rejected}{evidence}")

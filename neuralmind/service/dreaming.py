@@ -26,12 +26,14 @@ log = logging.getLogger("neuralmind.service")
 
 
 def _due(ws: Workspace) -> bool:
-    """Whether the store exists and its last dream is older than the interval."""
+    """Whether the store holds memories and its last dream is older than the interval."""
     memory = ws.memory
     if not memory.path.exists():
         return False
-    last = memory.stats()["last_dream"]
-    return last is None or memory.clock.now() - last >= DREAM_INTERVAL_HOURS * 3600
+    stats = memory.stats()
+    last = stats["last_dream"]
+    return stats["atoms"] > 0 and (last is None
+                                   or memory.clock.now() - last >= DREAM_INTERVAL_HOURS * 3600)
 
 
 class IdleDreams:
