@@ -212,3 +212,10 @@ def test_decisions_fill_the_quickfix_list_and_status_reports(session: dict) -> N
     assert stale[0]["type"] == "W"
     status = ok(session, "status")
     assert "Nodes:" in status["text"] and "Last full build:" in status["text"]
+
+
+def test_remember_then_recall_shows_the_memory(session: dict) -> None:
+    step = ok(session, "memory")
+    assert step["remembered"].startswith("NeuralMind: remembered ")
+    assert step["lines"][0] == "# how are invoice totals rounded?"
+    assert any("Invoice totals are rounded once" in line for line in step["lines"])

@@ -6,6 +6,7 @@ import { AskPanel } from "./askPanel";
 import { DecisionDocuments, DecisionsTree, DECISION_SCHEME } from "./decisionsView";
 import { siblingCli } from "./discovery";
 import { MCP_CLIENTS, McpClient, runMcpConfig } from "./mcpConfig";
+import { memoryInbox, recallMemories, remember } from "./memory";
 import { ContextResult, DecisionRecord, Methods, NextLikelyItem } from "./protocol";
 import { nextLikelyItems } from "./render";
 import { FolderServer, ServerManager } from "./server";
@@ -64,6 +65,9 @@ export function activate(context: vscode.ExtensionContext): void {
       await vscode.languages.setTextDocumentLanguage(doc, "markdown");
       await vscode.window.showTextDocument(doc, { preview: true });
     }),
+    command("neuralmind.recall", () => recallMemories(servers)),
+    command("neuralmind.remember", () => remember(servers)),
+    command("neuralmind.memoryInbox", () => memoryInbox(servers)),
     command("neuralmind.copyMcpConfig", () => copyMcpConfig(servers)),
     command("neuralmind.showStatus", () => status.showDetails()),
     command("neuralmind.showOutput", () => output.show()),

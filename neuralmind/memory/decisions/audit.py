@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from neuralmind.memory.clock import parse
 from neuralmind.memory.decisions.record import Decision
 from neuralmind.memory.git import GitError
 
@@ -69,10 +70,5 @@ def audit(store: DecisionDB, stale: bool = False, orphaned: bool = False,
 
 
 def _older_than(stamp: str, cutoff: datetime) -> bool:
-    try:
-        t = datetime.fromisoformat(stamp)
-    except ValueError:
-        return False
-    if t.tzinfo is None:
-        t = t.replace(tzinfo=UTC)
-    return t < cutoff
+    t = parse(stamp)
+    return t is not None and t < cutoff.timestamp()
