@@ -102,7 +102,7 @@ def graph_for(root: str, subdir: str) -> Any:
 
 
 def text_variants() -> dict[str, Any]:
-    from neuralmind.index.search_index import DEFAULT_TEXT, NodeTextOptions
+    from neuralmind.index.node_text import DEFAULT_TEXT, NodeTextOptions
 
     return {
         "shipped": DEFAULT_TEXT,
@@ -191,7 +191,7 @@ def run(questions: list[Question], variant: str, embedder: Any, mode: str,
         idx.rrf_k = settings["rrf_k"]
         idx.weights = {"bm25": settings["w_bm25"], "vector": settings["w_vector"]}
         si.EXACT_BOOST = settings.get("exact_boost", si.EXACT_BOOST)
-        si.TEST_FACTOR = settings.get("test_factor", si.TEST_FACTOR)
+        si.SYMBOL_TEST_FACTOR = settings.get("test_factor", si.SYMBOL_TEST_FACTOR)
         result = idx.search(q.text, k=k, mode=mode)
         per[f"{q.set}:{q.repo}"].append(score(ranked_files(result.hits, q.subdir), q.gold))
     return per
@@ -240,8 +240,8 @@ def main() -> None:
     embedder = CachedEmbedder(load_embedder())
     questions = load_questions(args.sets)
     variants = args.variants or ["shipped"]
-    base = {"rrf_k": si.RRF_K, "w_bm25": si.WEIGHTS["bm25"], "w_vector": si.WEIGHTS["vector"],
-            "exact_boost": si.EXACT_BOOST, "test_factor": si.TEST_FACTOR}
+    base = {"rrf_k": si.RRF_K, "w_bm25": si.RRF_WEIGHTS["bm25"], "w_vector": si.RRF_WEIGHTS["vector"],
+            "exact_boost": si.EXACT_BOOST, "test_factor": si.SYMBOL_TEST_FACTOR}
     grid = [base]
     if args.grid:
         grid = [base | {"rrf_k": k, "w_bm25": 1.0, "w_vector": wv, "test_factor": tf}

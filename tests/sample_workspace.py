@@ -90,3 +90,18 @@ async def eventually(check: Callable[[], Awaitable[Any]], timeout: float = 30.0,
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         await asyncio.sleep(0.02)
+
+
+def built_workspace(root: Path, files: dict[str, str]) -> Any:
+    """A Workspace over `files` (dedented texts) written under `root`, built once."""
+    import textwrap
+
+    from neuralmind.engine import Workspace
+
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    ws = Workspace(root)
+    ws.build()
+    return ws

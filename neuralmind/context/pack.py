@@ -1,9 +1,10 @@
 """Assemble the four layers into one context under a token budget.
 
-The order of work is L3 first (the hits decide everything else), then L2 (the
-communities of those hits, minus what L3 already shows), then L1 and L0; the
-order of the text is L0, L1, L2, L3. Each layer gets a share of the budget in
-the proportions of `config.LAYER_BUDGETS`; nothing is ever repeated across layers.
+The answer is the code, so L3 gets most of the budget: L0 and L1 are rendered within
+their shares of `config.LAYER_BUDGETS` first (they do not depend on the question), L3
+then takes everything except L2's share, and L2 (the members of the top hits'
+communities that bear on the question, minus what L3 shows) what L3 left. The order of
+the text is L0, L1, L2, L3; nothing is ever repeated across layers.
 """
 
 from __future__ import annotations
@@ -13,10 +14,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from neuralmind.config import DEFAULT_BUDGET, LAYER_BUDGETS
+from neuralmind.config import (
+    DEFAULT_BUDGET,
+    L2_MAX_COMMUNITIES,
+    L2_SYMBOLS_PER_COMMUNITY,
+    L3_LINES_PER_HIT,
+    L3_MAX_HITS,
+    LAYER_BUDGETS,
+)
 from neuralmind.context.identity import render_identity
 from neuralmind.context.layers import (
     Piece,
+    bears_on,
     fill,
     first_line,
     node_label,
@@ -25,16 +34,12 @@ from neuralmind.context.layers import (
     render_snippet,
     source_lines,
 )
+from neuralmind.context.summary import render_summary
 from neuralmind.context.tokens import count_tokens, truncate_to_tokens
 from neuralmind.graph.model import Node
+from neuralmind.index.file_rank import RankedFile
 
 SEPARATOR = "\n\n"
-L1_MAX_COMMUNITIES = 8
-L2_MAX_COMMUNITIES = 2
-L2_SYMBOLS_PER_COMMUNITY = 5
-L3_MAX_HITS = 6
-L3_LINES_PER_HIT = 6
-L3_RELATIVE_FLOOR = 0.35  # hits scoring below this fraction of the best one are not shown
 
 
 @dataclass
@@ -61,11 +66,12 @@ class ContextResult:
     partial: bool = False
     notice: str = ""
     explain: list[str] = field(default_factory=list)
+    files: list[RankedFile] = field(default_factory=list)   # the file ranking, best first
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"context": self.context, "tokens": self.tokens, "layers": self.layers,
-                               "mode": self.mode, "hits": [h.to_json() for h in self.hits],
-                               "partial": self.partial}
+                               "mode": self.mode, "files": [f.to_json() for f in self.files],
+                               "hits": [h.to_json() for h in self.hits], "partial": self.partial}
         if self.notice:
             out["notice"] = self.notice
         if self.explain:
@@ -80,21 +86,10 @@ def layer_budgets(budget: int, layers: Sequence[str]) -> dict[str, int]:
     return {name: usable * LAYER_BUDGETS[name] // total for name in layers}
 
 
-def render_summary(communities: Sequence[Any], budget: int) -> tuple[str, list[Piece]]:
-    """L1: the largest communities, one line each: name, where, what, key symbols."""
-    pieces = []
-    for c in list(communities)[:L1_MAX_COMMUNITIES]:
-        where = f" (`{c.path}`)" if getattr(c, "path", "") else ""
-        desc = f": {first_line(c.description, 110)}" if c.description else ""
-        key = ", ".join(s.split("::")[-1] for s in c.top_symbols[:3])
-        pieces.append(Piece(f"- **{c.name}**{where}{desc}" + (f" Key: {key}." if key else ""),
-                            why=f"community {c.id}, {c.size} nodes"))
-    return fill("## Architecture", pieces, budget)
-
-
-def render_communities(graph: Any, hits: Sequence[RankedHit], shown: set[str],
-                       budget: int) -> tuple[str, list[Piece]]:
-    """L2: for the communities of the top hits, their other key symbols' signatures."""
+def render_communities(graph: Any, hits: Sequence[RankedHit], shown: set[str], budget: int,
+                       question: str = "") -> tuple[str, list[Piece]]:
+    """L2: for the communities of the top hits, their other members that bear on the
+    question (a hit, or sharing a word with it), as signatures."""
     by_id = {c.id: c for c in graph.communities}
     order: list[int] = []
     for h in hits:
@@ -104,18 +99,20 @@ def render_communities(graph: Any, hits: Sequence[RankedHit], shown: set[str],
         if len(order) == L2_MAX_COMMUNITIES:
             break
     hit_rank = {h.node.id: i for i, h in enumerate(hits)}
+    words = query_token_set(question)
     pieces: list[Piece] = []
     for cid in order:
         c = by_id[cid]
-        members = [graph.nodes[s] for s in c.top_symbols if s in graph.nodes]
-        members += [graph.nodes[h.node.id] for h in hits if h.node.community == cid]
+        members = [graph.nodes[h.node.id] for h in hits if h.node.community == cid]
+        members += [graph.nodes[s] for s in c.top_symbols if s in graph.nodes]
         seen: set[str] = set()
-        ordered = sorted(members, key=lambda n: hit_rank.get(n.id, len(hit_rank)))
         picked = []
-        for n in ordered:
+        for n in sorted(members, key=lambda n: hit_rank.get(n.id, len(hit_rank))):
             if n.id in shown or n.id in seen or n.kind == "file":
                 continue
             seen.add(n.id)
+            if n.id not in hit_rank and not bears_on(n, words):
+                continue
             picked.append(n)
             if len(picked) == L2_SYMBOLS_PER_COMMUNITY:
                 break
@@ -133,22 +130,16 @@ def render_communities(graph: Any, hits: Sequence[RankedHit], shown: set[str],
 
 def render_search(root: Path, hits: Sequence[RankedHit], question: str,
                   budget: int) -> tuple[str, list[Piece]]:
-    """L3: the best hits with location and their most relevant code lines."""
+    """L3: the best hits (which span the best files) with location and their most
+    relevant code lines; a whole file stands for itself by its best-matching lines."""
     qtokens = query_token_set(question)
     pieces = []
-    best = hits[0].score if hits else 0.0
     for h in hits[:L3_MAX_HITS]:
-        if best > 0 and h.score < best * L3_RELATIVE_FLOOR:
-            break
         n = h.node
         head = f"**{node_label(n)}** ({n.kind}) `{n.file}:{n.start_line}-{n.end_line}`"
         lines = source_lines(root, n.file)
-        if n.kind == "file":
-            doc = first_line(n.docstring, 200) if n.docstring else ""
-            text = head + (f"\n{doc}" if doc else "")
-        else:
-            snippet = render_snippet(lines, relevant_lines(lines, n, qtokens, L3_LINES_PER_HIT))
-            text = head + (f"\n```\n{snippet}\n```" if snippet else "")
+        snippet = render_snippet(lines, relevant_lines(lines, n, qtokens, L3_LINES_PER_HIT))
+        text = head + (f"\n```\n{snippet}\n```" if snippet else "")
         pieces.append(Piece(text, node_id=n.id, why=_why(h)))
     return fill("## Search results", pieces, budget)
 
@@ -159,16 +150,12 @@ def _why(h: RankedHit) -> str:
 
 def assemble(root: Path, graph: Any, question: str | None, hits: Sequence[RankedHit], mode: str,
              budget: int = DEFAULT_BUDGET, include_wakeup: bool = True,
-             explain: bool = False) -> ContextResult:
+             explain: bool = False, files: Sequence[RankedFile] = ()) -> ContextResult:
     """Build the context for `question` (None: the wake-up pack, L0 + L1)."""
     names = (["L0", "L1"] if include_wakeup else []) + (["L2", "L3"] if question is not None else [])
     budgets = layer_budgets(budget, names)
     texts: dict[str, str] = {}
     kept: dict[str, list[Piece]] = {}
-    if question is not None:
-        texts["L3"], kept["L3"] = render_search(root, hits, question, budgets["L3"])
-        shown = {p.node_id for p in kept["L3"]}
-        texts["L2"], kept["L2"] = render_communities(graph, hits, shown, budgets["L2"])
     if include_wakeup:
         langs: dict[str, int] = {}
         for info in graph.files.values():
@@ -176,7 +163,15 @@ def assemble(root: Path, graph: Any, question: str | None, hits: Sequence[Ranked
         l0 = render_identity(root, langs, len(graph.files), len(graph.nodes))
         texts["L0"] = truncate_to_tokens(l0, budgets["L0"])
         kept["L0"] = [Piece(texts["L0"], why="identity")] if texts["L0"] else []
-        texts["L1"], kept["L1"] = render_summary(graph.communities, budgets["L1"])
+        texts["L1"], kept["L1"] = render_summary(graph, budgets["L1"])
+    if question is not None:
+        # L3 takes all but L2's share of what L0 and L1 left; L2 then what L3 left
+        left = budget - 2 * (len(names) - 1) - sum(count_tokens(t) for t in texts.values())
+        texts["L3"], kept["L3"] = render_search(root, hits, question, left - budgets["L2"])
+        shown = {p.node_id for p in kept["L3"]}
+        texts["L2"], kept["L2"] = render_communities(
+            graph, hits, shown, left - count_tokens(texts["L3"]), question)
+        budgets["L3"] = left - budgets["L2"]
     order = [n for n in ("L0", "L1", "L2", "L3") if n in names and texts.get(n)]
     context = SEPARATOR.join(texts[n] for n in order)
     layers = {n: count_tokens(texts.get(n, "")) for n in names}
@@ -187,4 +182,4 @@ def assemble(root: Path, graph: Any, question: str | None, hits: Sequence[Ranked
             lines += [f"  {n} {p.node_id or p.text.splitlines()[0][:60]}: {p.why}"
                       for p in kept.get(n, []) if p.why]
     return ContextResult(context=context, tokens=count_tokens(context), layers=layers, mode=mode,
-                         hits=list(hits), explain=lines)
+                         hits=list(hits), explain=lines, files=list(files))

@@ -1,34 +1,68 @@
-"""From a question to ranked nodes: hybrid search, then a bounded synapse boost.
+"""From a question to ranked files and symbols: hybrid search, then a bounded synapse boost.
 
-The hybrid index (BM25 + vectors fused by RRF) proposes candidates; spreading
-activation from the top hits' files over the learned synapse graph adds its own
-candidates and a boost that is capped relative to the best hybrid score, so a
-warm store reorders near-ties but never buries an exact match.
+The hybrid index ranks files and symbols (`index/search_index.py`), given which source
+files each test exercises (`index/pairing.py`, computed once per graph generation).
+Spreading activation from the top files over the learned synapse graph adds its own
+candidates and a boost to files that is capped relative to the best file's score, so a
+warm store reorders near-ties but never buries an exact match; the symbol hits are then
+interleaved again to follow the boosted file ranking.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from neuralmind.config import QUESTION_BOOST, SEED_FILES, SYNAPSE_BOOST, SYNAPSE_NEW_FILE_SHARE
 from neuralmind.context.pack import RankedHit
+from neuralmind.index.file_rank import RankedFile, interleave
+from neuralmind.index.pairing import is_test_path, pair_tests
 
 log = logging.getLogger("neuralmind.context")
 
-SEED_HITS = 5            # top hits whose files seed spreading activation
-SYNAPSE_BOOST = 0.10     # max spread boost, as a fraction of the best hybrid score
-SYNAPSE_NEW_FILE_SHARE = 0.5  # a file reached only through synapses scores at most this share
-QUESTION_BOOST = 0.25    # max boost for files that earlier, similar questions led to
+
+_pairs_lock = threading.Lock()
+_pairs_cache: dict[str, Any] = {"key": None, "pairs": {}}
+
+
+def source_pairs(graph: Any) -> Mapping[str, Sequence[str]]:
+    """test file -> source files it exercises, for this graph generation (cached: names
+    are O(files), and only the test files' own references are read)."""
+    key = (id(graph), len(graph.files), len(graph.nodes))
+    with _pairs_lock:
+        if _pairs_cache["key"] == key:
+            return _pairs_cache["pairs"]
+    refs: list[tuple[str, str]] = []
+    nodes = graph.nodes
+    for f in graph.files:
+        if not is_test_path(f):
+            continue
+        for n in graph.nodes_by_file(f):
+            for e in graph.out_edges(n.id):
+                target = nodes.get(e.target)
+                if e.kind != "contains" and target is not None and target.file != f:
+                    refs.append((f, target.file))
+    pairs = pair_tests(graph.files, refs)
+    with _pairs_lock:
+        _pairs_cache.update(key=key, pairs=pairs)
+    return pairs
 
 
 def rank(index: Any, graph: Any, question: str, k: int = 20, synapses: Any = None,
-         ) -> tuple[list[RankedHit], str, str]:
-    """Ranked hits for `question`, the search mode that ran, and any notice."""
-    result = index.search(question, k=max(k, 20))
-    hits = [RankedHit(graph.nodes[h.id], h.score, _reasons(h)) for h in result.hits if h.id in graph.nodes]
-    if synapses is not None and hits:
-        hits = _boost(hits, graph, synapses, question)
-    return hits[:k], result.mode, result.notice
+         ) -> tuple[list[RankedHit], list[RankedFile], str, str]:
+    """Ranked hits and files for `question`, the search mode that ran, and any notice."""
+    result = index.search(question, k=max(k, 20), pairs=source_pairs(graph))
+    hits = [RankedHit(graph.nodes[h.id], h.score, _reasons(h)) for h in result.hits
+            if h.id in graph.nodes]
+    files = list(result.files)
+    if synapses is not None and files:
+        files = _boost(files, graph, synapses, question)
+        hits = interleave(hits, files, lambda h: h.node.file,
+                          lambda f: RankedHit(graph.nodes[f], 0.0, {"synapse_only": True})
+                          if f in graph.nodes else None, len(hits))
+    return hits[:k], files, result.mode, result.notice
 
 
 def _reasons(h: Any) -> dict[str, Any]:
@@ -37,6 +71,8 @@ def _reasons(h: Any) -> dict[str, Any]:
         value = getattr(h, attr, None)
         if value is not None:
             why[attr] = value
+    if getattr(h, "reasons", None):
+        why["reasons"] = list(h.reasons)
     return why
 
 
@@ -55,29 +91,28 @@ def _learned_namespaces(synapses: Any) -> list[str]:
     return list(dict.fromkeys([synapses.namespace, "personal", "ephemeral"]))
 
 
-def _boost(hits: list[RankedHit], graph: Any, synapses: Any, question: str) -> list[RankedHit]:
-    seeds = list(dict.fromkeys(h.node.file for h in hits[:SEED_HITS]))
+def _boost(files: list[RankedFile], graph: Any, synapses: Any,
+           question: str) -> list[RankedFile]:
+    seeds = [f.file for f in files[:SEED_FILES]]
     try:
         spread = dict(synapses.spread(seeds, top_k=12, namespaces=_learned_namespaces(synapses)))
         asked = _normalised(dict(synapses.question_files(question, k=10)))
     except Exception as e:  # learning paths fail open
         log.warning("synapse recall failed, ranking without it: %s", e)
-        return hits
+        return files
     if not spread and not asked:
-        return hits
-    best = hits[0].score
+        return files
+    best = files[0].score
     boost = {f: SYNAPSE_BOOST * best * min(1.0, e) for f, e in spread.items()}
     for f, p in asked.items():
         boost[f] = boost.get(f, 0.0) + QUESTION_BOOST * best * p
-    files_in_hits = {h.node.file for h in hits}
-    for h in hits:
-        b = boost.get(h.node.file, 0.0)
-        if b > 0:
-            h.score += b
-            h.why["synapse"] = round(b, 5)
-    for file_id, b in sorted(boost.items()):
-        if file_id not in files_in_hits and file_id in graph.nodes:
-            hits.append(RankedHit(graph.nodes[file_id], SYNAPSE_NEW_FILE_SHARE * b,
-                                  {"synapse_only": round(b, 5)}))
-    hits.sort(key=lambda h: (-h.score, h.node.id))
-    return hits
+    ranked = {f.file: f for f in files}
+    for f, b in sorted(boost.items()):
+        if b <= 0:
+            continue
+        if f in ranked:
+            ranked[f].score += b
+            ranked[f].reasons.append("learned from your work")
+        elif f in graph.nodes:
+            ranked[f] = RankedFile(f, SYNAPSE_NEW_FILE_SHARE * b, ["learned from your work"])
+    return sorted(ranked.values(), key=lambda r: (-r.score, r.file))[:len(files)]

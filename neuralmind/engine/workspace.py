@@ -44,6 +44,7 @@ from neuralmind.statedir import state_dir
 
 if TYPE_CHECKING:
     from neuralmind.graph.model import Node
+    from neuralmind.index.file_rank import RankedFile
     from neuralmind.index.search_index import SearchIndex
     from neuralmind.memory.atoms import Atom
     from neuralmind.memory.decisions.invalidation import ScanReport
@@ -144,6 +145,11 @@ class Workspace:
 
     def search(self, question: str, k: int = 10) -> tuple[list[RankedHit], str, str]:
         """Ranked nodes for `question`, the mode that ran and any notice."""
+        hits, _files, mode, notice = self._rank(question, k)
+        return hits, mode, notice
+
+    def _rank(self, question: str, k: int) -> tuple[list[RankedHit], list[RankedFile], str, str]:
+        """Ranked symbols and files (`context/retrieve.py`), the mode and any notice."""
         q = self._check_question(question)
         if k < 1 or k > MAX_SEARCH_K:
             raise InvalidArgument(f"k must be between 1 and {MAX_SEARCH_K}")
@@ -151,11 +157,12 @@ class Workspace:
 
     def query(self, question: str, budget: int | None = None, explain: bool = False,
               include_wakeup: bool = True) -> ContextResult:
-        """The context pack for `question` within `budget` tokens."""
+        """The context pack for `question` within `budget` tokens, with its file ranking."""
         budget = self._check_budget(budget)
-        hits, mode, notice = self.search(question, k=QUERY_HITS)
+        hits, files, mode, notice = self._rank(question, QUERY_HITS)
         result = assemble(self.root, self.graph, self._check_question(question), hits, mode,
-                          budget=budget, include_wakeup=include_wakeup, explain=explain)
+                          budget=budget, include_wakeup=include_wakeup, explain=explain,
+                          files=files)
         result.notice = notice
         return result
 

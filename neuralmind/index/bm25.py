@@ -23,7 +23,7 @@ import logging
 import math
 import sys
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +48,7 @@ class BM25Index:
         self._lengths: dict[str, int] = {}
         self._postings: dict[str, dict[str, int]] = {}
         self._total_length = 0
+        self._subset_stats: dict[Callable[[str], bool], tuple[int, int]] = {}
 
     def __len__(self) -> int:
         return len(self._docs)
@@ -68,6 +69,7 @@ class BM25Index:
         tf = {t: int(n) for t, n in terms.items() if n > 0}
         self._docs[doc_id] = tuple(tf)
         length = sum(tf.values())
+        self._subset_stats.clear()
         self._lengths[doc_id] = length
         self._total_length += length
         for term, n in tf.items():
@@ -77,6 +79,7 @@ class BM25Index:
         terms = self._docs.pop(doc_id, None)
         if terms is None:
             return False
+        self._subset_stats.clear()
         self._total_length -= self._lengths.pop(doc_id)
         for term in terms:
             posting = self._postings.get(term)
@@ -95,6 +98,7 @@ class BM25Index:
             del self._docs[doc_id]
         self._lengths.clear()
         self._total_length = 0
+        self._subset_stats.clear()
 
     def idf(self, term: str) -> float:
         df = len(self._postings.get(term, ()))
@@ -105,22 +109,42 @@ class BM25Index:
         """Best `k` documents for the query's code tokens, highest score first."""
         return self.search_terms(code_tokens(query), k)
 
-    def search_terms(self, terms: Iterable[str], k: int = 20) -> list[tuple[str, float]]:
+    def search_terms(self, terms: Iterable[str], k: int = 20,
+                     subset: Callable[[str], bool] | None = None,
+                     b: float | None = None) -> list[tuple[str, float]]:
+        """Best `k` documents for the terms. With `subset`, only its documents are scored,
+        with the subset's own statistics (count, mean length, document frequencies): whole
+        files ranked among files, not among the short symbol texts around them."""
         if not self._docs:
             return []
-        avg = self._total_length / len(self._docs) or 1.0
+        b = self.b if b is None else b
+        n, total = self._stats(subset)
+        avg = total / n if n else 1.0
         scores: dict[str, float] = {}
         for term, q_count in Counter(terms).items():
             posting = self._postings.get(term)
             if not posting:
                 continue
-            idf = self.idf(term)
+            if subset is not None:
+                posting = {d: tf for d, tf in posting.items() if subset(d)}
+                if not posting:
+                    continue
+            idf = math.log(1.0 + (n - len(posting) + 0.5) / (len(posting) + 0.5))
             for doc_id, tf in posting.items():
-                norm = self.k1 * (1.0 - self.b + self.b * self._lengths[doc_id] / avg)
+                norm = self.k1 * (1.0 - b + b * self._lengths[doc_id] / (avg or 1.0))
                 scores[doc_id] = scores.get(doc_id, 0.0) + (
                     q_count * idf * tf * (self.k1 + 1.0) / (tf + norm))
         best = heapq.nlargest(k, scores.items(), key=lambda kv: (kv[1], kv[0]))
         return sorted(best, key=lambda kv: (-kv[1], kv[0]))
+
+    def _stats(self, subset: Callable[[str], bool] | None) -> tuple[int, int]:
+        """(documents, total length) of the index or of a subset (cached until a change)."""
+        if subset is None:
+            return len(self._docs), self._total_length
+        if subset not in self._subset_stats:
+            ids = [d for d in self._docs if subset(d)]
+            self._subset_stats[subset] = (len(ids), sum(self._lengths[d] for d in ids))
+        return self._subset_stats[subset]
 
     # --- persistence ----------------------------------------------------------------------
     def save(self, path: Path) -> None:

@@ -277,6 +277,7 @@ class Embedder:
     """Text -> unit-length 384-d float32 vectors (mean pooling over real tokens)."""
 
     dim = DIM
+    hidden_output: str | None = None   # the last hidden state's output name (None: output 0)
 
     def __init__(self, session: Any, tokenizer: Any, model_id: str,
                  wants_token_types: bool) -> None:
@@ -301,7 +302,8 @@ class Embedder:
         feed = {"input_ids": input_ids, "attention_mask": mask}
         if self._token_types:
             feed["token_type_ids"] = np.zeros_like(input_ids)
-        hidden = self._session.run(None, feed)[0]
+        hidden = self._session.run(
+            [self.hidden_output] if self.hidden_output else None, feed)[0]
         return pool(hidden, mask)
 
     def embed(self, texts: Sequence[str], progress: ProgressFn | None = None) -> np.ndarray:

@@ -1,62 +1,13 @@
-"""Hybrid search over graph nodes: BM25 + vectors, fused by weighted reciprocal rank.
+"""Hybrid search over graph nodes and files: BM25 + vectors, fused by reciprocal rank.
 
-Measured with benchmarks/retrieval_bench.py on the dev sets only (public
-retrieval.jsonl, 120 questions, package dir indexed; history split=history,
-311 commit messages, whole sdist indexed; file-level MRR / Recall@5):
-
-NODE TEXT. Embedded text = kind + qualified name + path + signature +
-docstring (first 600 chars) (+ "defines a, b, ..." for file nodes). Keyword
-text = the same names and prose plus each symbol's whole body and, for a file
-node, the whole file. RRF k=60, weights 1/1:
-
-    variant (vector text / keyword text)         mode     retrieval      hist-dev
-    meta / meta                                  keyword  .756 / .908    .688 / .692
-    meta / meta                                  vector   .804 / .946    .707 / .717
-    meta / meta                                  hybrid   .798 / .946    .721 / .731
-    meta + identifiers spelled as words          vector   .805 / .921    .708 / .713
-    meta / + symbol bodies                       hybrid   .818 / .938    .720 / .751
-    meta / + whole file on file nodes            hybrid   .802 / .933    .736 / .741
-    meta / + both (shipped)                      hybrid   .828 / .950    .733 / .768
-
-Body lines in the embedded text were not adopted: they make texts 2-3x longer
-(rich: 337 s vs ~75 s to embed under the same load) and the run was stopped
-before it paid for itself; bodies help as keywords, where they cost nothing.
-
-FUSION. Grid over RRF k {5, 10, 20, 30, 60} x vector weight {0.5, 0.75, 1,
-1.5} (BM25 weight 1), shipped text: k=10, weights 1/1 -> .837 / .967 and
-.742 / .782 (k=5: .840/.975, .746/.771; k=20: .835/.958, .739/.772; vector
-weight 1.5: .848/.967, .731/.763; 0.5: .820/.958, .735/.773). Adding a share
-of a file's other candidates' scores to each node ("file support" 0.25) cost
-.12 retrieval MRR and .04 history R@5: not used. A third list from a separate
-whole-file BM25 (its own length normalisation), weight 0.5/1/1.5 at k=10:
-.818-.838 / .929-.950 and .732-.744 / .778-.789 — no better: not used. Test files at half score
-(unless the question is about tests) costs .006 history R@5 (Werkzeug's
-commits change tests too) and nothing on retrieval; kept, as the product asks.
-
-CHANGE REQUESTS (dev sets, hybrid, file-level MRR / R@5; retrieval then hist-dev;
-base .837 / .967, .741 / .782): BM25 b 0.4 (k1 1.2) .844 / .967, .754 / .788
-(b .3: .841, .759 / .782; b .5: .841, .748 / .782; b .9 worse; k1 .9/1.5/2.0 within
-±.01). Change-request words ("fix", "add support", "allow ... instead") dropped from
-the keyword query: .838, .746 / .787; the same words dropped from the embedded
-question: worse (.754 / .785 hist-dev). A third RRF list of files ranked by the sum of
-their nodes' fused scores (weight FILE_WEIGHT, same k) fused back into each node:
-weight .25 .848 / .967, .761 / .789 with the two above (shipped; .15 .852, .758; .35
-.849 / .958, .757; k 5 or 30 worse). Not kept: max + decayed sum of a file's other
-nodes (c .05-.2: retrieval +.01, history R@5 -.005); identifier terms counted 2-3x
-(no change); a bonus for files whose name is a query word (hist-dev MRR +.007 but
-retrieval -.018 to -.047); RRF k per list (bm25 5/20, vector 5/20) and vector weight
-1.25 (all worse on one set); 200 candidates a list (no gain); tests at 0.75/1.0 instead of
-0.5 (hist-dev R@5 +.007, MRR -.004: kept 0.5 as the product asks). Then, on top:
-each of the 5 best source files brings its own test file (tests/test_x.py) in at half
-its score: hist-dev R@5 .789 -> .802, R@10 .877 -> .889, MRR .761 -> .759, public
-sets unchanged (no tests indexed); share .3/.4/.9 and 2-10 files measured, .5 of 5
-best. Also not kept: pseudo-relevance feedback on BM25 (top 3-5 nodes, 10-20 terms)
-or on the query vector (Rocchio, top 3-5): +-.01 either way; symbol bodies limited to
-30 lines or name/signature counted twice in the keyword text: +-.01; files ranked by
-the centroid of their node vectors as another list (.25-1): retrieval MRR +.01, hist
-R@5 -.006 to -.02; the file list ranked by a decayed sum instead of the sum: worse;
-docs/ and examples/ at half score: hist-dev R@5 +.005 only, and those files are
-never gold by how the history set was mined, so the gain says little.
+`search` is the whole ranking, top to bottom: read the question (`query.py`); gather
+node evidence (BM25 over node texts, nearest node vectors, exact identifier names);
+rank symbols (weighted RRF of the two node lists, exact names first, each file's summed
+evidence fused back into its symbols, test symbols scaled down); rank files from three
+file lists (`file_rank.py`: the symbol ranking, whole-file BM25, best node meaning) with
+the documentation and test-pairing priors; interleave the symbol hits so that they
+follow the file ranking. Every constant is in config.py with the reason for its value;
+the experiments behind them, kept and rejected, are tabled in BENCHMARKS.md.
 
 Keyword search is usable as soon as the graph exists (`update(graph, embed=False)`);
 vectors join when the embedder has run. A search reports `mode="keyword"` with a
@@ -71,23 +22,38 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import re
 import sys
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
+from neuralmind.config import (
+    CANDIDATES,
+    EXACT_BOOST,
+    EXACT_MAX_NODES,
+    FILE_BM25_B,
+    FILE_DENSE_CANDIDATES,
+    FILE_GROUP_WEIGHT,
+    MAX_RANKED_FILES,
+    RRF_K,
+    RRF_WEIGHTS,
+    SYMBOL_LIST_DEPTH,
+    SYMBOL_TEST_FACTOR,
+)
 from neuralmind.graph.model import Node
 from neuralmind.heap import no_gc
 from neuralmind.index.bm25 import BM25Index
 from neuralmind.index.embedder import Embedder, ModelUnavailable, load_embedder
+from neuralmind.index.file_rank import FileRankParams, RankedFile, interleave, rank_files
 from neuralmind.index.fusion import group_rrf, rrf
 from neuralmind.index.jsonstream import members, read_slices, write_object
-from neuralmind.index.tokens import code_tokens
+from neuralmind.index.node_text import DEFAULT_TEXT, NodeTextOptions, keyword_text, node_text
+from neuralmind.index.pairing import is_test_path
+from neuralmind.index.query import Question, parse_question, query_identifiers
 from neuralmind.index.vectors import VectorStore
 
 log = logging.getLogger("neuralmind.index")
@@ -97,53 +63,12 @@ BM25_FILE = "bm25.json"
 VECTORS_FILE = "vectors.npz"
 META_FILE = "search_meta.json"
 
-# --- FUSION (tuned on the dev sets; see benchmarks/retrieval_bench.py) ---------------------
-RRF_K = 10.0
-WEIGHTS = {"bm25": 1.0, "vector": 1.0}
-CANDIDATES = 100               # how deep each list is read before fusion
-EXACT_BOOST = 1.0              # added to an exact identifier match (beats any fused score)
-EXACT_MAX_NODES = 8            # a name shared by more nodes than this is not "exact"
-TEST_FACTOR = 0.5              # score multiplier for tests/generated code, unless asked for
-FILE_WEIGHT = 0.25             # weight of the file-level list (files by their nodes' sum)
-COMPANION_SHARE = 0.5          # a top source file's own test file scores this share of it
-COMPANION_FILES = 5            # how many of the best source files bring their test file
-
-# Words of change requests ("fix", "add support for", "allow ... instead") that name the
-# change, not the code: dropped from the keyword query only (the embedder sees the question).
-_CHANGE_WORDS = frozenset(code_tokens(
-    "fix fixes fixed add adds added support supports allow allows allowed use uses used "
-    "using make makes remove removed update updated change changed instead new now also "
-    "ensure properly correctly when don't doesn't issue bug"))
-
-_TEST_PATH = re.compile(
-    r"(^|/)(tests?|testing|__tests__|spec|specs)/|(^|/)test_[^/]*$|_test\.\w+$"
-    r"|\.(spec|test)\.\w+$|(^|/)conftest\.py$")
-_GENERATED_PATH = re.compile(r"_pb2(_grpc)?\.py$|\.generated\.|(^|/)generated/|\.min\.js$")
-_TEST_WORDS = frozenset({"test", "tests", "testing", "pytest", "unittest", "fixture",
-                         "fixtures", "spec", "specs", "mock", "conftest"})
-_IDENT = re.compile(r"`([^`]+)`|([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(\(\))?")
-
 
 class GraphLike(Protocol):
     nodes: Mapping[str, Node]
 
 
 ProgressFn = Callable[[int, int], None]
-
-
-@dataclass
-class NodeTextOptions:
-    """What text stands for a node (the retrieval decision measured in the bench)."""
-
-    path: bool = True
-    docstring_chars: int = 600
-    body_lines: int = 0           # code lines after the signature, for the embedded text
-    keyword_body_lines: int = -1  # the same for the keyword text (-1: the whole body)
-    humanize: bool = False        # also spell identifiers as words ("case insensitive dict")
-    file_keyword_body: bool = True    # a file node's keyword text is the whole file
-
-
-DEFAULT_TEXT = NodeTextOptions()
 
 
 @dataclass
@@ -163,108 +88,19 @@ class SearchResult:
     hits: list[Hit]
     mode: str            # "hybrid" | "keyword"
     notice: str = ""
-
-
-def is_test_path(path: str) -> bool:
-    return bool(_TEST_PATH.search(path)) or bool(_GENERATED_PATH.search(path))
+    files: list[RankedFile] = field(default_factory=list)   # best first
 
 
 def node_path(node_id: str) -> str:
     return node_id.split("::", 1)[0]
 
 
-def companion_test_paths(path: str) -> list[str]:
-    """Where a Python source file's own tests conventionally live."""
-    folder, _, base = path.rpartition("/")
-    if not base.endswith(".py") or base.startswith("test_") or base == "__init__.py":
-        return []
-    stem = base[:-3]
-    here = folder + "/" if folder else ""
-    return list(dict.fromkeys([f"tests/test_{base}", f"{here}test_{base}",
-                               f"{here}tests/test_{base}", f"{here}{stem}_test.py"]))
-
-
-def humanize(identifier: str) -> str:
-    words = [t for t in code_tokens(identifier) if "_" not in t and "." not in t]
-    return " ".join(words)
-
-
-def _body(node: Node, lines: list[str] | None, limit: int) -> list[str]:
-    """Up to `limit` non-blank code lines of the node after its signature (-1: all)."""
-    if not lines or limit == 0 or node.kind == "file":
-        return []
-    start = node.start_line + max(1, node.signature.count("\n") + 1) - 1
-    doc = {ln.strip() for ln in node.docstring.splitlines() if ln.strip()}
-    out: list[str] = []
-    in_doc = False
-    for raw in lines[start:node.end_line]:
-        s = raw.strip()
-        if s.startswith(('"""', "'''")):
-            quote = s[:3]
-            if not (len(s) >= 6 and s.endswith(quote)):
-                in_doc = not in_doc
-            continue
-        if in_doc or not s or s in doc or s.startswith("#"):
-            continue
-        out.append(s)
-        if 0 < limit <= len(out):
-            break
-    return out
-
-
-def node_text(node: Node, lines: list[str] | None = None,
-              opts: NodeTextOptions = DEFAULT_TEXT, children: Iterable[str] = ()) -> str:
-    """The text embedded for a node: kind, qualified name, path, signature, docstring."""
-    parts = [f"{node.kind} {node.qualname or node.name}"]
-    if opts.humanize:
-        parts.append(humanize(node.qualname or node.name))
-    if opts.path:
-        parts.append(node.file)
-    if node.signature:
-        parts.append(node.signature.strip())
-    if node.docstring:
-        parts.append(node.docstring.strip()[:opts.docstring_chars])
-    kids = list(children)
-    if kids:
-        parts.append("defines " + ", ".join(kids[:40]))
-    parts.extend(_body(node, lines, opts.body_lines))
-    return "\n".join(parts)
-
-
-def keyword_text(node: Node, lines: list[str] | None = None,
-                 opts: NodeTextOptions = DEFAULT_TEXT, children: Iterable[str] = ()) -> str:
-    """The text indexed by BM25: the names and prose of the node, optionally its code."""
-    parts = [node.name, node.qualname, node.file if opts.path else "", node.signature,
-             node.docstring, " ".join(children)]
-    if node.kind == "file":
-        if opts.file_keyword_body and lines:
-            parts.extend(lines)
-    else:
-        parts.extend(_body(node, lines, opts.keyword_body_lines))
-    return "\n".join(p for p in parts if p)
+def is_file_id(node_id: str) -> bool:
+    return "::" not in node_id
 
 
 def _hash(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8")).hexdigest()
-
-
-def query_identifiers(query: str) -> set[str]:
-    """Tokens of the question written like code: `x`, snake_case, camelCase, dotted, f()."""
-    found: set[str] = set()
-    for m in _IDENT.finditer(query):
-        if m.group(1):
-            found.update(p for p in re.split(r"[^A-Za-z0-9_.]+", m.group(1)) if p)
-            continue
-        word, call = m.group(2), m.group(3)
-        if (call or "_" in word.strip("_") or "." in word
-                or re.search(r"[a-z][A-Z]|[A-Z]{2,}[a-z]|[A-Z][a-z]+[A-Z]", word)):
-            found.add(word)
-    out: set[str] = set()
-    for w in found:
-        out.add(w)
-        if "." in w:
-            out.add(w.rsplit(".", 1)[-1])
-    return out
 
 
 class SearchIndex:
@@ -278,7 +114,7 @@ class SearchIndex:
         self.root = Path(root) if root is not None else self.state_dir.parent
         self.text_options = text_options
         self.rrf_k = rrf_k
-        self.weights = dict(weights or WEIGHTS)
+        self.weights = dict(weights or RRF_WEIGHTS)
         self._threads = threads
         self._embedder = embedder
         self._model_error: str | None = None
@@ -550,40 +386,58 @@ class SearchIndex:
         return len({texts[i] for i in fresh})
 
     # --- searching -----------------------------------------------------------------------
-    def search(self, query: str, k: int = 20, mode: str = "hybrid") -> SearchResult:
-        """Ranked nodes for a question; `mode="keyword"` skips the model."""
+    def search(self, query: str, k: int = 20, mode: str = "hybrid",
+               pairs: Mapping[str, Sequence[str]] | None = None,
+               file_params: FileRankParams | None = None) -> SearchResult:
+        """Ranked files and symbols for a question; `mode="keyword"` skips the model.
+
+        `pairs` maps each test file to the source files it exercises (`pairing.py`)."""
         self.reload_if_changed()
-        terms = code_tokens(query)
-        about_tests = any(t in _TEST_WORDS for t in terms) or bool(
-            re.search(r"\btest", query, re.IGNORECASE))
-        notice = ""
-        vector_hits: list[tuple[str, float]] = []
-        use_vectors = mode == "hybrid"
-        if use_vectors:
-            embedder = self.embedder()
-            if embedder is None:
-                use_vectors, notice = False, f"keyword-only: {self._model_error}"
-            elif len(self._vectors) == 0:
-                use_vectors = False
-                notice = ("keyword-only: embeddings are not ready yet"
-                          + (f" ({self.pending} nodes pending)" if self._pending else ""))
-            else:
-                qv = embedder.embed([query])[0]
-                with self._lock:
-                    vector_hits = self._vectors.search(qv, CANDIDATES)
-                if self._pending:
-                    notice = f"{self.pending} nodes still waiting for embeddings"
+        q = parse_question(query)
+        # 1. evidence: node BM25, nearest node vectors, exact names, whole-file BM25
+        qv, notice = self._question_vector(q, mode)
         with self._lock:
-            bm25_hits = self._bm25.search_terms(
-                [t for t in terms if t not in _CHANGE_WORDS] or terms, CANDIDATES)
-            names = self._names
+            node_bm25 = self._bm25.search_terms(q.keyword_terms, CANDIDATES)
+            file_bm25 = self._bm25.search_terms(q.keyword_terms, MAX_RANKED_FILES,
+                                                subset=is_file_id, b=FILE_BM25_B)
+            nearest = (self._vectors.search(qv, max(CANDIDATES, FILE_DENSE_CANDIDATES))
+                       if qv is not None else [])
             exact = self._exact_matches(query)
+        # 2. symbols: RRF of the node lists, exact names first, file evidence fused back
+        hits = self._rank_symbols(q, node_bm25, nearest[:CANDIDATES], exact)
+        # 3. files: the symbol ranking, whole-file keywords and meaning, with the priors
+        lists = {"symbols": [node_path(h.id) for h in hits[:SYMBOL_LIST_DEPTH]],
+                 "keywords": [f for f, _ in file_bm25],
+                 "meaning": [node_path(i) for i, _ in nearest]}
+        files = rank_files(lists, pairs or {}, about_tests=q.about_tests,
+                           about_docs=q.about_docs, params=file_params)
+        # 4. the symbol hits follow the file ranking (a file with no symbol hit: the file)
+        hits = interleave(hits, files, lambda h: node_path(h.id),
+                          lambda f: Hit(f, 0.0, reasons=["ranked by its whole file"])
+                          if f in self._names else None, k)
+        return SearchResult(hits, "hybrid" if qv is not None else "keyword", notice, files)
+
+    def _question_vector(self, q: Question, mode: str) -> tuple[np.ndarray | None, str]:
+        """The question's vector (None: keyword-only) and any notice about the mode."""
+        if mode != "hybrid":
+            return None, ""
+        embedder = self.embedder()
+        if embedder is None:
+            return None, f"keyword-only: {self._model_error}"
+        if len(self._vectors) == 0:
+            return None, ("keyword-only: embeddings are not ready yet"
+                          + (f" ({self.pending} nodes pending)" if self._pending else ""))
+        notice = f"{self.pending} nodes still waiting for embeddings" if self._pending else ""
+        return embedder.embed([q.text])[0], notice
+
+    def _rank_symbols(self, q: Question, bm25_hits: list[tuple[str, float]],
+                      vector_hits: list[tuple[str, float]], exact: set[str]) -> list[Hit]:
         lists = {"bm25": [i for i, _ in bm25_hits], "vector": [i for i, _ in vector_hits]}
         fused = {f.id: f for f in rrf(lists, self.weights, self.rrf_k)}
-        bm25_score = dict(bm25_hits)
-        vec_score = dict(vector_hits)
+        bm25_score, vec_score = dict(bm25_hits), dict(vector_hits)
         node_scores = {i: fused[i].score if i in fused else 0.0 for i in set(fused) | exact}
-        by_file = group_rrf(node_scores, node_path, FILE_WEIGHT, self.rrf_k) if FILE_WEIGHT else {}
+        by_file = (group_rrf(node_scores, node_path, FILE_GROUP_WEIGHT, self.rrf_k)
+                   if FILE_GROUP_WEIGHT else {})
         hits: list[Hit] = []
         for node_id, score in node_scores.items():
             f = fused.get(node_id)
@@ -597,41 +451,12 @@ class SearchIndex:
                 hit.contributions["file"] = by_file[node_id]
             if node_id in exact:
                 hit.score += EXACT_BOOST
-                hit.reasons.append(f"exact name match: {names.get(node_id, '')}")
-            if not about_tests and is_test_path(node_path(node_id)):
-                hit.score *= TEST_FACTOR
+                hit.reasons.append(f"exact name match: {self._names.get(node_id, '')}")
+            if not q.about_tests and is_test_path(node_path(node_id)):
+                hit.score *= SYMBOL_TEST_FACTOR
                 hit.reasons.append("test/generated code down-weighted")
             hits.append(hit)
         hits.sort(key=lambda h: (-h.score, h.id))
-        if COMPANION_SHARE:
-            hits = self._with_companion_tests(hits)
-        return SearchResult(hits[:k], "hybrid" if use_vectors else "keyword", notice)
-
-    def _with_companion_tests(self, hits: list[Hit]) -> list[Hit]:
-        """Rank each of the best source files' test file (`tests/test_x.py` for `x.py`)
-        just below it: a change to `x.py` usually changes its test too, which the
-        test down-weighting would otherwise bury."""
-        best: dict[str, float] = {}
-        for h in hits:
-            best.setdefault(node_path(h.id), h.score)
-        sources = [f for f in best if not is_test_path(f)][:COMPANION_FILES]
-        by_id = {h.id: h for h in hits}
-        changed = False
-        for source in sources:
-            for test in companion_test_paths(source):
-                if test not in self._names:
-                    continue
-                score = COMPANION_SHARE * best[source]
-                hit = by_id.get(test)
-                if hit is None:
-                    hit = by_id[test] = Hit(test, 0.0)
-                    hits.append(hit)
-                if score > hit.score:
-                    hit.score = score
-                    hit.reasons.append(f"test of {source}")
-                    changed = True
-        if changed:
-            hits.sort(key=lambda h: (-h.score, h.id))
         return hits
 
     def _exact_matches(self, query: str) -> set[str]:
@@ -662,7 +487,9 @@ def _rename(by_name: dict[str, list[str]] | None, node_id: str, old: str | None,
 
 def as_json(result: SearchResult) -> dict[str, Any]:
     """A plain-JSON view of a result (for --json and --explain)."""
-    return {"mode": result.mode, "notice": result.notice, "hits": [
+    return {"mode": result.mode, "notice": result.notice,
+            "files": [f.to_json() for f in result.files], "hits": [
         {"id": h.id, "score": round(h.score, 6), "vector_rank": h.vector_rank,
          "bm25_rank": h.bm25_rank, "vector_score": h.vector_score, "bm25_score": h.bm25_score,
          "contributions": h.contributions, "reasons": h.reasons} for h in result.hits]}
+

@@ -28,9 +28,9 @@ DECISION_STATUSES = ("ACTIVE", "STALE", "INVALIDATED", "ALL")
 
 
 def _with_uris(server: NeuralMindServer, out: dict[str, Any]) -> dict[str, Any]:
-    for hit in out.get("hits", []):
-        if "file" in hit:
-            hit["uri"] = server.rel_to_uri(hit["file"])
+    for item in [*out.get("files", []), *out.get("hits", [])]:
+        if "file" in item:
+            item["uri"] = server.rel_to_uri(item["file"])
     return out
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+FILES_SHOWN = 8   # the text names the best files; the structured result has all of them
+
 
 def _indexing_note(out: dict[str, Any]) -> str:
     if not out.get("partial"):
@@ -19,7 +21,9 @@ def _indexing_note(out: dict[str, Any]) -> str:
 
 def context_pack(out: dict[str, Any]) -> str:
     notice = f"\n\n_{out['notice']}_" if out.get("notice") else ""
-    footer = f"\n\n_{out['tokens']} tokens, {out['mode']} retrieval._"
+    files = ", ".join(f["file"] for f in out.get("files", [])[:FILES_SHOWN])
+    footer = (f"\n\n_Files, best first: {files}._" if files else "") + \
+        f"\n\n_{out['tokens']} tokens, {out['mode']} retrieval._"
     return f"{out['context']}{notice}{_indexing_note(out)}{footer}"
 
 

@@ -27,6 +27,12 @@ class Hit(_Open):
     score: float
 
 
+class RankedFile(_Open):
+    file: str
+    score: float
+    reasons: list[str] = Field(description="why it ranks here (lists it tops, priors, pairing)")
+
+
 class IndexingState(_Open):
     phase: str
     done: int
@@ -39,7 +45,9 @@ class ContextPack(_Open):
     layers: dict[str, int] = Field(description="tokens per layer (L0 identity, L1 summary, "
                                                "L2 communities, L3 search hits)")
     mode: str = Field(description="retrieval mode that ran: hybrid, or keyword without the model")
-    hits: list[Hit]
+    files: list[RankedFile] = Field(default_factory=list, description=(
+        "the files the question needs, best first; a test just below the source it exercises"))
+    hits: list[Hit] = Field(description="symbols, their files in the order of `files` first")
     partial: bool = Field(description="true while the workspace is still being indexed")
     notice: str | None = None
     indexing: IndexingState | None = None

@@ -9,13 +9,9 @@ import pytest
 
 from neuralmind.graph.model import Node, node_id
 from neuralmind.index.embedder import Embedder, load_embedder
-from neuralmind.index.search_index import (
-    SearchIndex,
-    companion_test_paths,
-    keyword_text,
-    node_text,
-    query_identifiers,
-)
+from neuralmind.index.node_text import keyword_text, node_text
+from neuralmind.index.query import query_identifiers
+from neuralmind.index.search_index import SearchIndex
 
 FILES = {
     "net/session.py": '''"""HTTP sessions."""
@@ -139,9 +135,10 @@ def test_hybrid_search_answers_prose_questions(project: tuple[Path, FakeGraph],
     assert index.update(graph) == len(graph.nodes)
     result = index.search("how long do we wait between retries")
     assert result.mode == "hybrid" and result.notice == ""
-    top2 = {h.id: h for h in result.hits[:2]}
-    assert set(top2) == {"net/retry.py", "net/retry.py::backoff_delay"}
-    assert top2["net/retry.py::backoff_delay"].vector_rank in (1, 2)
+    assert result.files[0].file == "net/retry.py"
+    assert result.hits[0].id in {"net/retry.py", "net/retry.py::backoff_delay"}
+    delay = next(h for h in result.hits if h.id == "net/retry.py::backoff_delay")
+    assert delay.vector_rank in (1, 2)
     assert top_files(index, "answering a digest challenge after a 401")[0] == "net/auth.py"
     assert top_files(index, "where are cookies kept between requests")[0] == "net/session.py"
 
@@ -169,9 +166,12 @@ def test_tests_are_down_weighted_unless_asked_for(project: tuple[Path, FakeGraph
     root, graph = project
     index = SearchIndex(root / ".neuralmind", root, embedder=embedder)
     index.update(graph)
-    ids = [h.id for h in index.search("session keeps cookies across requests").hits]
+    hits = index.search("session keeps cookies across requests").hits
     test_id = "tests/test_session.py::test_session_keeps_cookies"
-    assert ids.index("net/session.py::Session") < ids.index(test_id)
+    test_hit = next(h for h in hits if h.id == test_id)
+    assert "test/generated code down-weighted" in test_hit.reasons
+    source = next(h for h in hits if h.id == "net/session.py::Session")
+    assert source.score > test_hit.score
     asked = index.search("which test checks that the session keeps cookies").hits
     assert asked[0].id == test_id and not asked[0].reasons
 
@@ -209,7 +209,8 @@ def test_keyword_first_then_hybrid_and_readers_see_new_generations(
     early = writer.search("exponential backoff retry")
     assert early.mode == "keyword" and "not ready" in early.notice
     assert top_files(writer, "exponential backoff retry")[0] == "net/retry.py"
-    assert "net/retry.py::backoff_delay" in [h.id for h in early.hits[:2]]
+    retry_hits = [h.id for h in early.hits if h.id.startswith("net/retry.py")]
+    assert "net/retry.py::backoff_delay" in retry_hits[:2]
     assert top_files(reader, "exponential backoff retry")[0] == "net/retry.py"
     progress: list[tuple[int, int]] = []
     writer.update(graph, progress=lambda d, t: progress.append((d, t)))
@@ -259,15 +260,12 @@ def test_a_top_source_files_own_test_file_ranks_just_below_it(
     root, graph = project
     index = SearchIndex(root / ".neuralmind", root)
     index.update(graph, embed=False)
-    hits = index.search("merge a per-request setting with the default", mode="keyword").hits
-    files = list(dict.fromkeys(h.id.split("::")[0] for h in hits))
+    pairs = {"tests/test_session.py": ["net/session.py"]}
+    result = index.search("merge a per-request setting with the default", mode="keyword",
+                          pairs=pairs)
+    assert [f.file for f in result.files[:2]] == ["net/session.py", "tests/test_session.py"]
+    files = list(dict.fromkeys(h.id.split("::")[0] for h in result.hits))
     assert files[:2] == ["net/session.py", "tests/test_session.py"]
-    companion = next(h for h in hits if h.id == "tests/test_session.py")
-    assert "test of net/session.py" in companion.reasons
-    assert companion_test_paths("src/pkg/routing.py") == [
-        "tests/test_routing.py", "src/pkg/test_routing.py", "src/pkg/tests/test_routing.py",
-        "src/pkg/routing_test.py"]
-    assert companion_test_paths("tests/test_session.py") == []
 
 
 def test_exact_name_map_patched_by_saves_equals_a_rebuilt_one(

@@ -40,6 +40,8 @@ async def test_context_returns_the_relevant_file(client: LanguageClient) -> None
     files = [h["file"] for h in out["hits"]]
     assert files and files[0] == "app/billing.py"
     assert out["hits"][0]["uri"].endswith("/app/billing.py")
+    assert out["files"][0]["file"] == "app/billing.py" and out["files"][0]["reasons"]
+    assert out["files"][0]["uri"] == out["hits"][0]["uri"]
     assert "compute_invoice_total" in out["context"]
 
 

@@ -74,6 +74,8 @@ async def test_query_returns_the_relevant_code_with_hit_ids(service: EngineServi
     ids = [h["id"] for h in out["hits"]]
     assert "app/billing.py::compute_invoice_total" in ids
     assert "compute_invoice_total" in result.content[0].text      # the text rendering
+    assert out["files"][0]["file"] == "app/billing.py"
+    assert "Files, best first: app/billing.py" in result.content[0].text
 
 
 async def test_query_without_the_wakeup_spends_the_budget_on_code(service: EngineService) -> None:

@@ -42,7 +42,8 @@ export class AskPanel {
       nonce: crypto.randomBytes(16).toString("base64"),
       displayPath: (f) => displayPath(folder, f),
     });
-    self.panel.reveal(vscode.ViewColumn.Beside, true);
+    // The answer takes the focus (its Copy button is focused), so it is usable from the keyboard at once.
+    self.panel.reveal(vscode.ViewColumn.Beside, false);
   }
 }
 
@@ -56,8 +57,19 @@ function displayPath(folder: vscode.WorkspaceFolder, file: string): string {
   return vscode.workspace.asRelativePath(resolveFile(folder, file), false);
 }
 
+/** True when `uri` is a file inside the folder (the panel's links come from repository text). */
+export function insideFolder(folder: vscode.WorkspaceFolder, uri: vscode.Uri): boolean {
+  if (uri.scheme !== folder.uri.scheme) return false;
+  const rel = path.relative(folder.uri.fsPath, uri.fsPath);
+  return rel !== "" && !rel.startsWith("..") && !path.isAbsolute(rel);
+}
+
 export async function openAt(folder: vscode.WorkspaceFolder, file: string, line: number): Promise<void> {
   const uri = resolveFile(folder, file);
-  const pos = new vscode.Position(Math.max(0, line - 1), 0);
-  await vscode.window.showTextDocument(uri, { selection: new vscode.Range(pos, pos), preview: true });
+  if (!insideFolder(folder, uri)) {
+    void vscode.window.showWarningMessage(`NeuralMind: ${file} is outside the workspace folder "${folder.name}"; not opened.`);
+    return;
+  }
+  const pos = new vscode.Position(Math.max(0, (Number.isFinite(line) ? line : 1) - 1), 0);
+  await vscode.window.showTextDocument(uri, { selection: new vscode.Range(pos, pos), preview: true, viewColumn: vscode.ViewColumn.One });
 }

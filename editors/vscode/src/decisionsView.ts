@@ -47,6 +47,7 @@ export class DecisionsTree implements vscode.TreeDataProvider<Node> {
     const item = new vscode.TreeItem(r.title, vscode.TreeItemCollapsibleState.None);
     item.description = (r.files_affected ?? []).join(", ");
     item.tooltip = `${r.status} · ${r.id}\n${r.rationale}`;
+    item.accessibilityInformation = { label: `${r.title}, ${r.status}${item.description ? `, ${item.description}` : ""}` };
     item.contextValue = "decision";
     item.command = { command: "neuralmind.openDecision", title: "Open decision", arguments: [node.server.folder.index, r.id] };
     return item;

@@ -1,6 +1,8 @@
 // Finding the `neuralmind-lsp` executable: the user's setting first, then the scripts
-// folder of the selected Python environment, then PATH. Free of `vscode` so it is tested
-// under plain Node against real files.
+// folder of the selected Python environment, then PATH, then ~/.local/bin (where pipx and
+// `pip install --user` put it: an editor's extension host gets its PATH from a login
+// shell, which often lacks it). Free of `vscode` so it is tested under plain Node against
+// real files.
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
@@ -14,7 +16,7 @@ export const CLI_NAME = "neuralmind";
  */
 export const INSTALL_SOURCE = "<path to your NeuralMind checkout>";
 
-export type Source = "setting" | "python" | "path";
+export type Source = "setting" | "python" | "path" | "user-bin";
 
 export interface DiscoveryInput {
   /** `neuralmind.serverPath`, as the user wrote it (may be relative, `~`, `${workspaceFolder}`). */
@@ -25,6 +27,8 @@ export interface DiscoveryInput {
   workspaceFolder?: string;
   /** PATH-like environment (defaults to process.env). */
   env?: NodeJS.ProcessEnv;
+  /** The user's home folder, for ~/.local/bin (defaults to os.homedir()). */
+  home?: string;
   platform?: NodeJS.Platform;
   isExecutable?: (file: string) => boolean;
 }
@@ -147,6 +151,15 @@ export function discover(name: string, input: DiscoveryInput): Discovery {
 
   const onPath = searchPath(name, platform, env, isExec, tried);
   if (onPath) return { command: onPath, source: "path", tried };
+
+  const home = input.home ?? os.homedir();
+  if (home) {
+    const userBin = p.join(home, ".local", "bin");
+    if (!tried.some((t) => p.dirname(t) === userBin)) {
+      const found = firstIn(userBin);
+      if (found) return { command: found, source: "user-bin", tried };
+    }
+  }
   return { tried };
 }
 
@@ -184,11 +197,22 @@ export function installCommand(pythonPath: string | undefined, platform: NodeJS.
   return `${quoted} -m pip install "${INSTALL_SOURCE}"`;
 }
 
+/**
+ * Where `neuralmind.serverPath` takes effect. It is machine-overridable: in a remote window
+ * (code-server, Remote-SSH, WSL, dev containers) the value in the local user settings is
+ * ignored, so it belongs in the remote's settings (or the workspace's).
+ */
+export const SERVER_PATH_NOTE =
+  'In a remote window (code-server, Remote-SSH, WSL, containers) set "neuralmind.serverPath" in the Remote settings or the workspace settings: user settings are ignored there.';
+
 /** The one-paragraph message shown when no executable was found. */
 export function notFoundMessage(d: Discovery, pythonPath: string | undefined, platform: NodeJS.Platform = process.platform): string {
-  if (d.settingError) return `NeuralMind: ${d.settingError} Fix the setting or clear it to search the Python environment and PATH.`;
+  if (d.settingError) {
+    return `NeuralMind: ${d.settingError} Fix the setting or clear it to search the Python environment and PATH. ${SERVER_PATH_NOTE}`;
+  }
   return (
-    `NeuralMind: the language server "${SERVER_NAME}" was not found in the selected Python environment or on PATH. ` +
-    `Install it with: ${installCommand(pythonPath, platform)} — or set "neuralmind.serverPath".`
+    `NeuralMind: the language server "${SERVER_NAME}" was not found in the selected Python environment, on PATH or in ~/.local/bin. ` +
+    `Install it with: ${installCommand(pythonPath, platform)} — or select the executable (it sets "neuralmind.serverPath"). ` +
+    SERVER_PATH_NOTE
   );
 }

@@ -54,7 +54,7 @@ export function statusView(status: StatusResult | undefined, now: number): Statu
     text = "$(database) NeuralMind: no index";
   } else {
     const pending = status.files_pending ? ` · ${status.files_pending} pending` : "";
-    text = `$(database) NeuralMind ${fmt(status.nodes)} nodes${pending}`;
+    text = `$(database) NeuralMind: ${fmt(status.nodes)} nodes indexed${pending}`;
   }
   if (!modelOk) text = text.replace(/^\$\([^)]+\)/, "$(warning)");
   return { text, tooltip: lines.join("\n"), warning: !modelOk || (!idx && !status.nodes) };
@@ -89,7 +89,36 @@ export interface PanelOptions {
   displayPath?: (file: string) => string;
 }
 
-/** The "NeuralMind: Ask" panel: question, token count, layers, hits, the context, Copy. */
+/**
+ * A location the context names: `path:line` or `path:line-end`, in a code span
+ * (`shop/invoice.py:4-7`) or in parentheses (shop/cache.py:5). Relative paths only; the
+ * extension host still confines what it opens to the workspace folder.
+ */
+const LOCATION = /(`|\()([A-Za-z0-9_][^`()\s:]*):(\d+)(?:-(\d+))?(`|\))/g;
+
+/** The context as HTML: escaped, with every named location a link that opens it. */
+export function linkLocations(context: string): string {
+  let out = "";
+  let last = 0;
+  for (const m of context.matchAll(LOCATION)) {
+    const [whole, open, file, line, , close] = m;
+    if ((open === "`") !== (close === "`") || file.includes("..")) continue;
+    const at = m.index ?? 0;
+    out += escapeHtml(context.slice(last, at));
+    const text = whole.slice(1, -1);
+    out +=
+      `${escapeHtml(open)}<a href="#" class="loc" data-file="${escapeHtml(file)}" data-line="${Number(line)}" ` +
+      `title="Open ${escapeHtml(text)}">${escapeHtml(text)}</a>${escapeHtml(close)}`;
+    last = at + whole.length;
+  }
+  return out + escapeHtml(context.slice(last));
+}
+
+/**
+ * The "NeuralMind: Ask" panel: question, token count, layers, hits, the context, Copy.
+ * Theme colours only (--vscode-* variables), every control reachable with Tab and
+ * activated with Enter, the Copy button focused on load.
+ */
 export function contextPanelHtml(query: string, result: ContextResult, opts: PanelOptions): string {
   const show = opts.displayPath ?? ((f: string) => f);
   const layers = Object.entries(result.layers ?? {})
@@ -117,25 +146,31 @@ export function contextPanelHtml(query: string, result: ContextResult, opts: Pan
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
 <title>NeuralMind: ${escapeHtml(query)}</title>
 <style>
-  body { font-family: var(--vscode-font-family); color: var(--vscode-foreground); padding: 0 1em; }
-  .meta { color: var(--vscode-descriptionForeground); }
+  body { font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); color: var(--vscode-foreground);
+         background: var(--vscode-editor-background); padding: 0 1em; }
+  .meta, .sym { color: var(--vscode-descriptionForeground); }
   .partial { color: var(--vscode-editorWarning-foreground); }
   pre { white-space: pre-wrap; font-family: var(--vscode-editor-font-family); font-size: var(--vscode-editor-font-size);
-        background: var(--vscode-textCodeBlock-background); padding: 0.8em; }
-  button { color: var(--vscode-button-foreground); background: var(--vscode-button-background); border: none; padding: 4px 12px; cursor: pointer; }
-  .sym { color: var(--vscode-descriptionForeground); }
+        color: var(--vscode-editor-foreground); background: var(--vscode-textCodeBlock-background); padding: 0.8em; }
+  a { color: var(--vscode-textLink-foreground); text-decoration: none; }
+  a:hover { color: var(--vscode-textLink-activeForeground); text-decoration: underline; }
+  button { color: var(--vscode-button-foreground); background: var(--vscode-button-background);
+           border: 1px solid var(--vscode-button-border, transparent); padding: 4px 12px; cursor: pointer; font: inherit; }
+  button:hover { background: var(--vscode-button-hoverBackground); }
+  a:focus-visible, button:focus-visible, summary:focus-visible { outline: 1px solid var(--vscode-focusBorder); outline-offset: 2px; }
 </style>
 </head>
 <body>
 <h2>${escapeHtml(query)}</h2>
 <p class="meta"><span id="tokens">${fmt(result.tokens)} tokens</span>${mode}${layers ? ` · ${layers}` : ""}</p>
 ${partial}
-<p><button id="copy">Copy context</button> <span id="copied" class="meta"></span></p>
+<p><button id="copy" title="Copy the context to the clipboard" autofocus>Copy context</button> <span id="copied" class="meta" role="status" aria-live="polite"></span></p>
 ${hits ? `<details><summary>${(result.hits ?? []).length} hits</summary><ul>${hits}</ul></details>` : ""}
-<pre id="context">${escapeHtml(result.context)}</pre>
+<pre id="context" aria-label="Context">${linkLocations(result.context)}</pre>
 <script nonce="${opts.nonce}">
   const vscode = acquireVsCodeApi();
-  document.getElementById("copy").addEventListener("click", () => vscode.postMessage({ type: "copy" }));
+  const copy = document.getElementById("copy");
+  copy.addEventListener("click", () => vscode.postMessage({ type: "copy" }));
   for (const a of document.querySelectorAll("a[data-file]")) {
     a.addEventListener("click", (e) => {
       e.preventDefault();
@@ -145,6 +180,8 @@ ${hits ? `<details><summary>${(result.hits ?? []).length} hits</summary><ul>${hi
   window.addEventListener("message", (e) => {
     if (e.data && e.data.type === "copied") document.getElementById("copied").textContent = "Copied.";
   });
+  window.addEventListener("focus", () => { if (document.activeElement === document.body) copy.focus(); });
+  copy.focus();
 </script>
 </body>
 </html>`;

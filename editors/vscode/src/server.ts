@@ -16,6 +16,7 @@ import {
 import { commandsToRegister, DECISION_CHANGING } from "./commands";
 import { RestartBackoff } from "./backoff";
 import { discover, notFoundMessage, installCommand, SERVER_NAME } from "./discovery";
+import { pickServerExecutable } from "./pickServer";
 import {
   configurationItem,
   didChangeConfigurationParams,
@@ -51,6 +52,8 @@ export class FolderServer implements vscode.Disposable {
   private notifiedMissing = false;
   state: ServerState = "stopped";
   command: string | undefined;
+  /** While restarting after a crash: the delay chosen by the backoff (ms). */
+  restartDelayMs: number | undefined;
 
   constructor(
     readonly folder: vscode.WorkspaceFolder,
@@ -88,6 +91,7 @@ export class FolderServer implements vscode.Disposable {
       return;
     }
     this.command = found.command;
+    this.restartDelayMs = undefined;
     this.output.appendLine(`[${this.folder.name}] starting ${found.command} --stdio (from ${found.source})`);
 
     const serverOptions: ServerOptions = {
@@ -131,7 +135,8 @@ export class FolderServer implements vscode.Disposable {
   }
 
   private async showMissing(message: string, install: string): Promise<void> {
-    const choice = await vscode.window.showErrorMessage(message, "Copy install command", "Open settings");
+    const choice = await vscode.window.showErrorMessage(message, "Select executable…", "Copy install command", "Open settings");
+    if (choice === "Select executable…") await pickServerExecutable(this.folder);
     if (choice === "Copy install command") await vscode.env.clipboard.writeText(install);
     if (choice === "Open settings") await vscode.commands.executeCommand("workbench.action.openSettings", "neuralmind.serverPath");
   }
@@ -140,8 +145,15 @@ export class FolderServer implements vscode.Disposable {
     if (this.restartPending) return;
     this.restartPending = true;
     const delay = this.backoff.crashed(Date.now());
-    this.output.appendLine(`[${this.folder.name}] the server stopped; restarting in ${Math.round(delay / 1000)} s`);
-    if (this.backoff.shouldNotify) {
+    this.restartDelayMs = delay;
+    const seconds = Math.round(delay / 1000);
+    this.output.appendLine(`[${this.folder.name}] the server stopped; restarting in ${seconds} s`);
+    if (this.backoff.crashesInARow === 1) {
+      // Once per streak: a crash the user did not cause deserves a word, not a toast per retry.
+      void vscode.window
+        .showWarningMessage(`NeuralMind: the server for "${this.folder.name}" stopped unexpectedly; restarting in ${seconds} s.`, "Show output")
+        .then((c) => c && this.output.show());
+    } else if (this.backoff.shouldNotify) {
       void vscode.window
         .showWarningMessage(`NeuralMind: the server for "${this.folder.name}" keeps crashing; see the output.`, "Show output")
         .then((c) => c && this.output.show());
@@ -182,8 +194,9 @@ export class FolderServer implements vscode.Disposable {
     }
   }
 
+  /** Running as far as the extension knows: a crash is "restarting" before the client notices. */
   get running(): boolean {
-    return this.client?.state === State.Running;
+    return this.state === "running" && this.client?.state === State.Running;
   }
 
   /** The executeCommand ids the running server advertised. */

@@ -12,6 +12,7 @@ export class StatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 50);
   private timer: NodeJS.Timeout | undefined;
   private last: StatusResult | undefined;
+  private generation = 0;
   private readonly subscriptions: vscode.Disposable[] = [];
 
   constructor(private readonly servers: ServerManager) {
@@ -26,13 +27,17 @@ export class StatusBar implements vscode.Disposable {
 
   refresh(): void {
     clearTimeout(this.timer);
-    void this.update().then((busy) => {
-      this.timer = setTimeout(() => this.refresh(), busy ? BUSY_MS : IDLE_MS);
+    const generation = ++this.generation;
+    void this.update(generation).then((busy) => {
+      if (generation === this.generation) this.timer = setTimeout(() => this.refresh(), busy ? BUSY_MS : IDLE_MS);
     });
   }
 
-  /** Returns true while something is in progress (poll again soon). */
-  private async update(): Promise<boolean> {
+  /**
+   * Returns true while something is in progress (poll again soon). An update overtaken by a
+   * newer one (a state change while a status request was out) leaves the item alone.
+   */
+  private async update(generation: number): Promise<boolean> {
     const server = this.servers.current();
     if (!server) {
       this.item.hide();
@@ -44,7 +49,7 @@ export class StatusBar implements vscode.Disposable {
       const text: Record<string, string> = {
         missing: "$(error) NeuralMind: not installed",
         starting: "$(sync~spin) NeuralMind starting",
-        restarting: "$(debug-restart) NeuralMind restarting",
+        restarting: `$(debug-restart) NeuralMind restarting${server.restartDelayMs !== undefined ? ` in ${Math.round(server.restartDelayMs / 1000)} s` : ""}`,
         stopped: "$(circle-slash) NeuralMind stopped",
         running: "$(sync~spin) NeuralMind",
       };
@@ -52,11 +57,14 @@ export class StatusBar implements vscode.Disposable {
       this.item.tooltip = `NeuralMind (${server.folder.name}): ${server.state}`;
       return server.state === "starting" || server.state === "restarting";
     }
+    let status: StatusResult | undefined;
     try {
-      this.last = await server.request<StatusResult>(Methods.status, {});
+      status = await server.request<StatusResult>(Methods.status, {});
     } catch {
-      this.last = undefined;
+      status = undefined;
     }
+    if (generation !== this.generation) return false;
+    this.last = status;
     const view = statusView(this.last, Date.now());
     this.item.text = view.text;
     this.item.tooltip = `NeuralMind (${server.folder.name})\n${view.tooltip}`;

@@ -87,12 +87,36 @@ test("PATH is searched in order and every candidate is reported when nothing is 
   const second = makeExec(path.join(b, SERVER_NAME));
   const found = discover(SERVER_NAME, { env: { PATH: `${a}:${b}` }, platform: "linux" });
   assert.equal(found.command, second);
-  const none = discover(SERVER_NAME, { pythonPath: path.join(root, "nope", "bin", "python"), env: { PATH: a }, platform: "linux" });
+  const home = path.join(root, "home");
+  const none = discover(SERVER_NAME, { pythonPath: path.join(root, "nope", "bin", "python"), env: { PATH: a }, home, platform: "linux" });
   assert.equal(none.command, undefined);
-  assert.deepEqual(none.tried, [path.join(root, "nope", "bin", SERVER_NAME), path.join(a, SERVER_NAME)]);
+  assert.deepEqual(none.tried, [
+    path.join(root, "nope", "bin", SERVER_NAME),
+    path.join(a, SERVER_NAME),
+    path.join(home, ".local", "bin", SERVER_NAME),
+  ]);
   const msg = notFoundMessage(none, path.join(root, "nope", "bin", "python"), "linux");
   assert.match(msg, /was not found/);
   assert.ok(msg.includes(`${path.join(root, "nope", "bin", "python")} -m pip install`), msg);
+  assert.match(msg, /select the executable/);
+  assert.match(msg, /remote window .* Remote settings or the workspace settings: user settings are ignored there/);
+});
+
+test("~/.local/bin (pipx, pip --user) is looked at after PATH, once", () => {
+  const root = tmp();
+  const home = path.join(root, "home");
+  const userBin = makeExec(path.join(home, ".local", "bin", SERVER_NAME));
+  const empty = path.join(root, "empty");
+  fs.mkdirSync(empty);
+  const d = discover(SERVER_NAME, { env: { PATH: empty }, home, platform: "linux" });
+  assert.equal(d.command, userBin);
+  assert.equal(d.source, "user-bin");
+  const onPath = makeExec(path.join(root, "pathdir", SERVER_NAME));
+  assert.equal(discover(SERVER_NAME, { env: { PATH: path.join(root, "pathdir") }, home, platform: "linux" }).command, onPath);
+  const listed = discover(SERVER_NAME, { env: { PATH: `${empty}:${path.join(home, ".local", "bin")}` }, home: path.join(root, "nobody"), platform: "linux" });
+  assert.equal(listed.source, "path");
+  const twice = discover("absent", { env: { PATH: path.join(home, ".local", "bin") }, home, platform: "linux" });
+  assert.deepEqual(twice.tried, [path.join(home, ".local", "bin", "absent")]);
 });
 
 test("Windows: Scripts folder, PATHEXT and ; separators", () => {

@@ -1,7 +1,7 @@
 // Rendering server answers: context panel HTML, status bar text, decisions, quick picks.
 import { test } from "node:test";
 import * as assert from "node:assert/strict";
-import { contextPanelHtml, decisionMarkdown, groupDecisions, nextLikelyItems, relativeTime, statusLines, statusView } from "../src/render";
+import { contextPanelHtml, decisionMarkdown, groupDecisions, linkLocations, nextLikelyItems, relativeTime, statusLines, statusView } from "../src/render";
 import type { DecisionRecord } from "../src/protocol";
 
 const NOW = Date.parse("2026-01-01T12:00:00Z");
@@ -32,6 +32,28 @@ test("the context panel escapes the context, shows tokens, layers and hits, and 
   assert.ok(html.includes('postMessage({ type: "copy" })'));
 });
 
+test("locations named in the context become links; everything else stays escaped text", () => {
+  const html = linkLocations(
+    "**f** (function) `shop/invoice.py:4-7`\n- `class C:` (shop/cache.py:5)\n`../etc/passwd:1` `a.py:2) <b>x</b>",
+  );
+  assert.ok(html.includes('`<a href="#" class="loc" data-file="shop/invoice.py" data-line="4" title="Open shop/invoice.py:4-7">shop/invoice.py:4-7</a>`'), html);
+  assert.ok(html.includes('(<a href="#" class="loc" data-file="shop/cache.py" data-line="5" title="Open shop/cache.py:5">shop/cache.py:5</a>)'), html);
+  assert.ok(html.includes("`class C:`"), "a code span without a location stays text");
+  assert.ok(!html.includes('data-file="../etc/passwd"'), "no link climbs out of the folder");
+  assert.ok(!html.includes('data-file="a.py"'), "mismatched delimiters are not a location");
+  assert.ok(html.includes("&lt;b&gt;x&lt;/b&gt;"));
+  assert.equal((html.match(/<a /g) ?? []).length, 2);
+});
+
+test("the panel uses theme colours only and is usable from the keyboard", () => {
+  const html = contextPanelHtml("q", { context: "`a.py:3`", tokens: 1 }, { cspSource: "c", nonce: "n" });
+  const style = html.slice(html.indexOf("<style>"), html.indexOf("</style>"));
+  assert.ok(!/#[0-9a-f]{3,6}\b|rgb\(/i.test(style), "no hard-coded colour");
+  assert.match(style, /:focus-visible[^{]*\{ outline: 1px solid var\(--vscode-focusBorder\)/);
+  assert.match(html, /<button id="copy"[^>]*autofocus/);
+  assert.ok(html.includes('data-file="a.py" data-line="3"'));
+});
+
 test("a complete answer has no partial warning", () => {
   const html = contextPanelHtml("q", { context: "x", tokens: 1 }, { cspSource: "c", nonce: "n" });
   assert.ok(!html.includes("Indexing is still running"));
@@ -41,7 +63,7 @@ test("status bar: indexing progress, then node count; warnings for keyword-only 
   const indexing = statusView({ nodes: 10, indexing: { phase: "embedding", done: 25, total: 100 }, model_state: "loaded" }, NOW);
   assert.equal(indexing.text, "$(sync~spin) NeuralMind embedding 25%");
   const idle = statusView({ nodes: 12345, files_pending: 2, model_state: "not_loaded", last_incremental_update: (NOW - 120_000) / 1000 }, NOW);
-  assert.equal(idle.text, "$(database) NeuralMind 12,345 nodes · 2 pending");
+  assert.equal(idle.text, "$(database) NeuralMind: 12,345 nodes indexed · 2 pending");
   assert.equal(idle.warning, false);
   assert.match(idle.tooltip, /Last update: 2 min ago/);
   const keywordOnly = statusView({ nodes: 5, model_state: "unavailable", model_error: "model files not found" }, NOW);

@@ -106,7 +106,7 @@ live("status reports the indexed workspace once background indexing ends", async
   assert.ok(status.nodes! >= 5, `nodes: ${status.nodes}`);
   assert.equal(typeof status.files_pending, "number");
   assert.ok("last_full_build" in status && "model_state" in status && "embedded_nodes" in status, JSON.stringify(status));
-  assert.match(statusView(status, Date.now()).text, /NeuralMind [\d,]+ nodes/);
+  assert.match(statusView(status, Date.now()).text, /NeuralMind: [\d,]+ nodes indexed/);
 });
 
 live("every forwarded setting is accepted by the server", async (s) => {

@@ -1,0 +1,299 @@
+"""The NeuralMind extension in a real VS Code (code-server), checked as a user sees it.
+
+The checks run in this order on one window and share its state (the decision that the
+Problems check restores is the one the Decisions view check counts as STALE). Adding a
+check is one function: take `wb` (the project's window), drive it, assert on what the
+page shows; the `evidence` fixture saves the screenshot.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+from pathlib import Path
+
+from codeserver import CodeServer, cmdline, descendants
+from conftest import Console, package_version
+from project import ACTIVE_TITLE, INVALIDATED_TITLE, STALE_TITLE, Project
+from workbench import Workbench, wait_until
+
+STATUS = "neuralmind.neuralmind"
+INDEXED = re.compile(r"NeuralMind: ([\d,]+) nodes indexed")
+QUESTION = "how is the invoice total computed"
+
+
+def _indexed_nodes(wb: Workbench, timeout: float = 120) -> int:
+    m = wait_until("the status bar to show the index", lambda: INDEXED.search(
+        wb.status_text(STATUS)), timeout)
+    return int(m.group(1).replace(",", ""))
+
+
+def _server_pids(code_server: CodeServer, folder: Path) -> list[int]:
+    """The neuralmind-lsp processes code-server's extension hosts started for `folder`."""
+    out = []
+    for pid in descendants(code_server.proc.pid):
+        args = cmdline(pid)
+        try:
+            cwd = os.readlink(f"/proc/{pid}/cwd")
+        except OSError:
+            continue
+        if any(a.endswith("neuralmind-lsp") for a in args) and cwd == str(folder):
+            out.append(pid)
+    return out
+
+
+def test_readme_install_open_and_index(code_server: CodeServer, wb: Workbench, project: Project):
+    """README, top to bottom: the package and the .vsix installed, the folder opened; the
+    status bar reaches "indexed" with the node count the CLI reports for the same index."""
+    assert f"neuralmind.neuralmind@{package_version()}" in code_server.list_extensions()
+    nodes = _indexed_nodes(wb)
+    stats = subprocess.run([str(project.python.parent / "neuralmind"), "stats", "--json", str(project.root)],
+                           capture_output=True, text=True, check=True)
+    assert nodes == json.loads(stats.stdout)["nodes"] > 0
+    assert [str(project.root)] == [os.readlink(f"/proc/{p}/cwd") for p in _server_pids(
+        code_server, project.root)], "one server, started for the folder"
+
+
+def test_ask_opens_the_answer_view(wb: Workbench):
+    wb.open_file("shop/invoice.py")
+    wb.run_command("NeuralMind: Ask")
+    wb.answer_input(QUESTION, prompt="What do you need context for?")
+    view = wb.webview("#context")
+    assert view.locator("h2").inner_text() == QUESTION
+    tokens = int(re.match(r"([\d,]+) tokens", view.locator("#tokens").inner_text()).group(1).replace(",", ""))
+    context = view.locator("#context").inner_text()
+    assert 0 < tokens < 1500
+    assert "def compute_invoice_total(items, tax_rate):" in context
+    hits = view.locator("details li a").all_text_contents()
+    assert hits and hits[0].startswith("shop/invoice.py:"), hits
+    wb.screenshot("answer-view")
+
+
+def test_answer_view_copy_from_the_keyboard(wb: Workbench):
+    view = wb.webview("#context")
+    wait_until("the Copy button to have the focus",
+               lambda: view.evaluate("document.activeElement && document.activeElement.id") == "copy")
+    wb.page.keyboard.press("Enter")
+    view.locator("#copied", has_text="Copied.").wait_for()
+    assert wb.clipboard() == view.locator("#context").inner_text()
+
+
+def test_answer_view_code_spans_open_file_at_line(wb: Workbench):
+    view = wb.webview("#context")
+    span = view.locator('#context a.loc[data-file="shop/invoice.py"][data-line="4"]')
+    assert span.inner_text() == "shop/invoice.py:4-7"
+    span.click()
+    wb.wait_active_tab("invoice.py")
+    wait_until("the cursor on line 4", lambda: wb.cursor_line() == 4)
+    # The keyboard way: Tab from Copy past the hits' summary to the first location, Enter.
+    view = wb.webview("#context")
+    view.locator("#copy").focus()
+    first = view.locator("#context a.loc").first
+    target = (first.get_attribute("data-file"), int(first.get_attribute("data-line")))
+    wb.page.keyboard.press("Tab")
+    wb.page.keyboard.press("Tab")
+    assert view.evaluate("document.activeElement.dataset.file") == target[0]
+    wb.page.keyboard.press("Enter")
+    wb.wait_active_tab(target[0].rsplit("/", 1)[-1])
+    wait_until(f"the cursor on line {target[1]}", lambda: wb.cursor_line() == target[1])
+
+
+def _theme_colours(wb: Workbench) -> dict[str, str]:
+    view = wb.webview("#context")
+    return view.evaluate("""() => {
+      const probe = (prop, value) => { const d = document.createElement('div'); d.style[prop] = value;
+        document.body.appendChild(d); const c = getComputedStyle(d)[prop]; d.remove(); return c; };
+      return { text: getComputedStyle(document.body).color, themeText: probe('color', 'var(--vscode-foreground)'),
+               button: getComputedStyle(document.getElementById('copy')).backgroundColor,
+               themeButton: probe('backgroundColor', 'var(--vscode-button-background)'),
+               kind: document.body.className };
+    }""")
+
+
+def test_answer_view_follows_the_theme(wb: Workbench):
+    light = _theme_colours(wb)
+    assert light["text"] == light["themeText"] and light["button"] == light["themeButton"], light
+    wb.run_command("Preferences: Color Theme")
+    wb.choose("Dark Modern")
+    wait_until("the answer view to turn dark", lambda: "vscode-dark" in _theme_colours(wb)["kind"])
+    dark = _theme_colours(wb)
+    assert dark["text"] == dark["themeText"] and dark["button"] == dark["themeButton"], dark
+    assert dark["text"] != light["text"]
+    wb.screenshot("answer-view-dark")
+    wb.run_command("Preferences: Color Theme")
+    wb.choose("Light Modern")
+    wait_until("the light theme back", lambda: "vscode-light" in _theme_colours(wb)["kind"])
+
+
+DECISIONS = "NeuralMind Decisions"
+
+
+def _groups(wb: Workbench) -> list[str]:
+    """The group rows of the decisions view, e.g. "STALE (1)"."""
+    rows = [r.strip() for r in wb.view_rows(DECISIONS)]
+    return [r for r in rows if re.fullmatch(r"(ACTIVE|STALE|INVALIDATED) \(\d+\)", r)]
+
+
+def test_decisions_view_groups_by_status(wb: Workbench, project: Project):
+    wb.set_pane(project.name, False)  # the file tree yields its room to the view
+    wb.run_command("NeuralMind: Show decisions")
+    wait_until("the decisions view to open", lambda: wb.pane_expanded(DECISIONS))
+    wait_until("the three status groups", lambda: len(_groups(wb)) == 3)
+    rows = wb.view_rows(DECISIONS)
+    assert _groups(wb) == ["ACTIVE (1)", "STALE (1)", "INVALIDATED (1)"], rows
+    assert any(r.startswith(ACTIVE_TITLE) for r in rows), rows
+    for group, title in (("STALE", STALE_TITLE), ("INVALIDATED", INVALIDATED_TITLE)):
+        wb.view_row(DECISIONS, group).click()
+        wait_until(f"{title} under {group}", lambda t=title, g=group: any(
+            r.startswith(f"{t}, {g}") for r in wb.view_rows(DECISIONS)))
+    wb.screenshot("decisions-view")
+
+
+def test_stale_decision_in_problems_and_restore(wb: Workbench, project: Project):
+    wb.open_file("shop/invoice.py")
+    stale = wait_until("the stale decision in Problems", lambda: [
+        p for p in wb.problems() if STALE_TITLE in p and p.endswith("generated by neuralmind")])
+    assert stale[0].startswith("Warning: Decision stale")
+    wb.go_to_line(1)
+    menu = wb.code_actions()
+    restore = menu.locator(".monaco-list-row", has_text=f"Restore decision: {STALE_TITLE}")
+    restore.wait_for()
+    wb.screenshot("quick-fix")
+    restore.click()
+    wait_until("Problems without the decision", lambda: not any(STALE_TITLE in p for p in wb.problems()))
+    wait_until("the view to count it ACTIVE", lambda: "ACTIVE (2)" in _groups(wb))
+    assert _groups(wb) == ["ACTIVE (2)", "STALE (0)", "INVALIDATED (1)"]
+    record = subprocess.run([str(project.python.parent / "neuralmind"), "decisions", "audit",
+                             "--format", "json", str(project.root)], capture_output=True, text=True)
+    statuses = {d["title"]: d["status"] for d in json.loads(record.stdout)}
+    assert statuses[STALE_TITLE] == "ACTIVE", statuses
+
+
+def _next_likely(wb: Workbench) -> dict[str, int]:
+    """Runs the command from the active file; {file name: percent}, in the order shown
+    ({} when it says nothing is learned yet)."""
+    wb.run_command("NeuralMind: Next likely files")
+    nothing = wb.page.locator(".notifications-toasts .notification-list-item-message",
+                              has_text="no next-likely files yet")
+    rows = wait_until("the next-likely pick or its 'nothing yet'", lambda: wb.pick_rows() or (
+        ["(nothing yet)"] if nothing.count() and nothing.first.is_visible() else None))
+    if rows == ["(nothing yet)"]:
+        wb.clear_notifications()
+        return {}
+    out = {}
+    for r in rows:
+        m = re.match(r"(\S+),.*?(\d+)% likely next", r)
+        if m:
+            out[m.group(1)] = int(m.group(2))
+    return out
+
+
+def test_next_likely_after_editing_two_files(wb: Workbench):
+    wb.open_file("shop/invoice.py")
+    before = _next_likely(wb).get("session.py", 0)
+    wb.escape_quick_input()
+    wb.type_at_end("\n# edited by the test\n")
+    wb.open_file("shop/session.py")
+    wb.type_at_end("\n# edited by the test too\n")
+    wb.open_file("shop/invoice.py")
+
+    def learned() -> dict[str, int] | None:
+        rows = _next_likely(wb)
+        if rows and next(iter(rows)) == "session.py" and rows["session.py"] > before:
+            return rows
+        wb.escape_quick_input()
+        return None
+    rows = wait_until("session.py to lead the next-likely files", learned, timeout=30, every=0.5)
+    wb.screenshot("next-likely")
+    wb.choose("session.py")
+    wb.wait_active_tab("session.py")
+    assert rows["session.py"] > before
+
+
+def test_copy_mcp_configuration(wb: Workbench, project: Project):
+    wb.run_command("NeuralMind: Copy MCP configuration")
+    wb.choose("claude")
+    wb.toast("MCP configuration for claude copied")
+    config = json.loads(wb.clipboard())
+    server = config["mcpServers"]["neuralmind"]
+    assert server["command"] == str(project.python.parent / "neuralmind")
+    assert server["args"] == ["mcp", str(project.root)]
+
+
+def test_killed_server_restarts_with_backoff(wb: Workbench, code_server: CodeServer, project: Project):
+    wb.clear_notifications()
+    first = _server_pids(code_server, project.root)
+    assert len(first) == 1, first
+    os.kill(first[0], signal.SIGKILL)
+    toast = wb.toast("stopped unexpectedly")
+    assert f'the server for "{project.name}" stopped unexpectedly; restarting in 1 s.' in wb.toast_message(toast)
+    _indexed_nodes(wb)
+    second = wait_until("a new server", lambda: [p for p in _server_pids(code_server, project.root)
+                                                 if p not in first])
+    os.kill(second[0], signal.SIGKILL)
+    wait_until("the second restart to wait longer", lambda: "restarting in 2 s" in wb.status_text(STATUS),
+               every=0.05)
+    _indexed_nodes(wb)
+    assert len(_server_pids(code_server, project.root)) == 1
+
+
+INSTALL = 'python3 -m pip install "<path to your NeuralMind checkout>"'
+
+
+def test_not_found_names_the_install_command(bare_wb: Workbench):
+    toast = bare_wb.toast("was not found")
+    message = bare_wb.toast_message(toast)
+    assert f"Install it with: {INSTALL}" in message
+    assert "~/.local/bin" in message
+    assert "In a remote window" in message and "user settings are ignored there" in message
+    assert bare_wb.toast_buttons(toast)[:2] == ["Select executable…", "Copy install command"]
+    bare_wb.screenshot("not-found")
+    assert "not installed" in bare_wb.status_text(STATUS)
+
+
+def test_server_found_in_local_bin(bare_wb: Workbench, code_server: CodeServer, user_python: Path,
+                                   bare_folder: Path):
+    """pipx's ~/.local/bin is looked at even though the login shell's PATH lacks it."""
+    local_bin = code_server.home / ".local" / "bin"
+    local_bin.mkdir(parents=True, exist_ok=True)
+    link = local_bin / "neuralmind-lsp"
+    link.symlink_to(user_python.parent / "neuralmind-lsp")
+    try:
+        bare_wb.clear_notifications()
+        bare_wb.run_command("NeuralMind: Restart server")
+        _indexed_nodes(bare_wb)
+        assert len(_server_pids(code_server, bare_folder)) == 1
+    finally:
+        link.unlink()
+
+
+def test_select_executable_sets_the_remote_setting(bare_wb: Workbench, code_server: CodeServer,
+                                                   user_python: Path, bare_folder: Path):
+    bare_wb.run_command("NeuralMind: Restart server")
+    toast = bare_wb.toast("was not found")
+    toast.locator(".monaco-button", has_text="Select executable…").click()
+    exe = str(user_python.parent / "neuralmind-lsp")
+    dialog = bare_wb.quick_input()
+    dialog.wait_for(state="visible")
+    wait_until("the file dialog", lambda: "Select the neuralmind-lsp executable" in dialog.inner_text())
+    box = dialog.locator("input")
+    # The dialog fills in its start folder once it has listed it: type only after that.
+    wait_until("the dialog to start in the folder", lambda: box.input_value().rstrip("/") == str(bare_folder))
+    box.fill(exe)
+    wait_until("the path typed in", lambda: box.input_value() == exe)
+    dialog.locator(".monaco-button", has_text="Use this neuralmind-lsp").click()
+    _indexed_nodes(bare_wb)
+    # Machine-overridable: in this remote window VS Code wrote it to the remote's settings.
+    machine = code_server.user_data / "Machine" / "settings.json"
+    assert json.loads(machine.read_text()).get("neuralmind.serverPath") == exe
+    user = json.loads((code_server.user_data / "User" / "settings.json").read_text())
+    assert "neuralmind.serverPath" not in user
+    assert len(_server_pids(code_server, bare_folder)) == 1
+
+
+def test_webviews_ran_within_their_security_policy(console: Console):
+    violations = [m for m in console.messages if "Content Security Policy" in m or "Refused to" in m]
+    assert not violations, violations

@@ -1,0 +1,91 @@
+"""The text that stands for a node: what is embedded and what BM25 indexes.
+
+Measured on the dev sets (BENCHMARKS.md, "Node text"): the embedded text is kind +
+qualified name + path + signature + docstring (+ "defines a, b, ..." for a file):
+short, so embedding stays cheap; the keyword text adds each symbol's whole body and, for
+a file node, the whole file, because bodies help as keywords, where they cost nothing.
+Body lines in the embedded text made texts 2-3x longer for no measured gain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from neuralmind.graph.model import Node
+from neuralmind.index.tokens import code_tokens
+
+
+@dataclass
+class NodeTextOptions:
+    """What text stands for a node (the retrieval decision measured in the bench)."""
+
+    path: bool = True
+    docstring_chars: int = 600
+    body_lines: int = 0           # code lines after the signature, for the embedded text
+    keyword_body_lines: int = -1  # the same for the keyword text (-1: the whole body)
+    humanize: bool = False        # also spell identifiers as words ("case insensitive dict")
+    file_keyword_body: bool = True    # a file node's keyword text is the whole file
+
+
+DEFAULT_TEXT = NodeTextOptions()
+
+
+def humanize(identifier: str) -> str:
+    words = [t for t in code_tokens(identifier) if "_" not in t and "." not in t]
+    return " ".join(words)
+
+
+def _body(node: Node, lines: list[str] | None, limit: int) -> list[str]:
+    """Up to `limit` non-blank code lines of the node after its signature (-1: all)."""
+    if not lines or limit == 0 or node.kind == "file":
+        return []
+    start = node.start_line + max(1, node.signature.count("\n") + 1) - 1
+    doc = {ln.strip() for ln in node.docstring.splitlines() if ln.strip()}
+    out: list[str] = []
+    in_doc = False
+    for raw in lines[start:node.end_line]:
+        s = raw.strip()
+        if s.startswith(('"""', "'''")):
+            quote = s[:3]
+            if not (len(s) >= 6 and s.endswith(quote)):
+                in_doc = not in_doc
+            continue
+        if in_doc or not s or s in doc or s.startswith("#"):
+            continue
+        out.append(s)
+        if 0 < limit <= len(out):
+            break
+    return out
+
+
+def node_text(node: Node, lines: list[str] | None = None,
+              opts: NodeTextOptions = DEFAULT_TEXT, children: Iterable[str] = ()) -> str:
+    """The text embedded for a node: kind, qualified name, path, signature, docstring."""
+    parts = [f"{node.kind} {node.qualname or node.name}"]
+    if opts.humanize:
+        parts.append(humanize(node.qualname or node.name))
+    if opts.path:
+        parts.append(node.file)
+    if node.signature:
+        parts.append(node.signature.strip())
+    if node.docstring:
+        parts.append(node.docstring.strip()[:opts.docstring_chars])
+    kids = list(children)
+    if kids:
+        parts.append("defines " + ", ".join(kids[:40]))
+    parts.extend(_body(node, lines, opts.body_lines))
+    return "\n".join(parts)
+
+
+def keyword_text(node: Node, lines: list[str] | None = None,
+                 opts: NodeTextOptions = DEFAULT_TEXT, children: Iterable[str] = ()) -> str:
+    """The text indexed by BM25: the names and prose of the node, optionally its code."""
+    parts = [node.name, node.qualname, node.file if opts.path else "", node.signature,
+             node.docstring, " ".join(children)]
+    if node.kind == "file":
+        if opts.file_keyword_body and lines:
+            parts.extend(lines)
+    else:
+        parts.extend(_body(node, lines, opts.keyword_body_lines))
+    return "\n".join(p for p in parts if p)

@@ -1,0 +1,117 @@
+"""Which source files a test file exercises: by naming convention, then by the graph.
+
+A change to `x.go` usually changes `x_test.go` too; a question about a behaviour needs
+the code that implements it and the test that pins it. Tests rarely win on their own
+evidence (their text repeats fixtures and assertions, not the words of a change
+request), so the file ranking places each test just below the source it exercises.
+
+Conventions, per language family (the core name is what the test is named after):
+
+    Python      test_x.py, x_test.py, tests/test_x.py, tests/pkg/test_x.py
+    Go          x_test.go (same package folder)
+    Rust        tests/x.rs, tests/x/mod.rs (integration tests of src/x.rs)
+    JS / TS     x.test.ts, x.spec.js, __tests__/x.js, test/x.ts, test/x/y.js -> x
+    any         a folder under the test root names the module: test/request/host.js
+                exercises lib/request.js when no lib/host.js exists
+
+A test that matches no source file by name is paired by the graph: the source files
+its symbols call, import or inherit from, by how many references (at least
+`PAIR_MIN_REFS`, so one helper import is not a pairing).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+
+from neuralmind.config import PAIR_MIN_REFS
+from neuralmind.index.tokens import stem
+
+_TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "e2e"})
+_TEST_PATH = re.compile(
+    r"(^|/)(tests?|testing|__tests__|spec|specs)/|(^|/)test_[^/]*$|_test\.\w+$"
+    r"|\.(spec|test)\.\w+$|(^|/)conftest\.py$")
+_GENERATED_PATH = re.compile(r"_pb2(_grpc)?\.py$|\.generated\.|(^|/)generated/|\.min\.js$")
+_CODE_EXT = re.compile(r"\.(py|pyi|go|rs|js|jsx|mjs|cjs|ts|tsx|java|kt|rb|php|cs|c|cc|cpp|h|hpp"
+                       r"|swift|scala|lua|ex|exs)$")
+_GENERIC = frozenset({"mod", "index", "main", "lib", "init", "__init__", "conftest", "util",
+                      "utils", "helper", "helpers", "common", "fixture", "fixtures", "setup"})
+
+
+def is_test_path(path: str) -> bool:
+    """Tests, fixtures and generated code: files a change request is rarely about alone."""
+    return bool(_TEST_PATH.search(path)) or bool(_GENERATED_PATH.search(path))
+
+
+def _stem_of(base: str) -> str:
+    name = base.rsplit(".", 1)[0] if "." in base else base
+    for suffix in (".test", ".spec", "_test", "_spec", ".tests"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+    if name.startswith("test_"):
+        name = name[5:]
+    return name
+
+
+def _key(name: str) -> str:
+    """Names compare case-, separator- and plural-insensitively (Attribute.rs ~ attributes)."""
+    return stem(re.sub(r"[-_.]", "", name.lower()))
+
+
+def subject_names(test_path: str) -> list[str]:
+    """What a test file is named after, most specific first: its core name, then the
+    folders between the test root and the file (test/request/host.js -> host, request)."""
+    parts = test_path.split("/")
+    names = [_stem_of(parts[-1])]
+    dirs = parts[:-1]
+    root = max((i for i, d in enumerate(dirs) if d in _TEST_DIRS), default=-1)
+    names += reversed(dirs[root + 1:])
+    return [n for n in dict.fromkeys(names) if n and n not in _GENERIC]
+
+
+def _shared_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a.split("/")[:-1], b.split("/")[:-1], strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def pair_tests(files: Iterable[str], references: Iterable[tuple[str, str]] = ()
+               ) -> dict[str, list[str]]:
+    """test file -> the source files it exercises, best first.
+
+    `references` are (source file, target file) pairs, one per resolved reference
+    (call, import, inheritance) between symbols of the two files."""
+    files = [f for f in files if _CODE_EXT.search(f)]
+    sources = [f for f in files if not is_test_path(f)]
+    by_key: dict[str, list[str]] = defaultdict(list)
+    for f in sources:
+        base = f.rsplit("/", 1)[-1]
+        key = _key(_stem_of(base))
+        if key in {_key(g) for g in _GENERIC}:   # x/mod.rs, x/index.js: named by the folder
+            parent = f.split("/")[-2] if "/" in f else ""
+            key = _key(parent) if parent else key
+        by_key[key].append(f)
+    refs: dict[str, Counter[str]] = defaultdict(Counter)
+    source_set = set(sources)
+    for a, b in references:
+        if a != b and b in source_set:
+            refs[a][b] += 1
+    out: dict[str, list[str]] = {}
+    for t in files:
+        if not is_test_path(t) or t in source_set:
+            continue
+        paired: list[str] = []
+        for name in subject_names(t):
+            cands = by_key.get(_key(name), [])
+            paired += sorted(cands, key=lambda s: (-_shared_prefix(s, t), s))
+            if paired:
+                break
+        if not paired:
+            paired = [s for s, n in refs[t].most_common() if n >= PAIR_MIN_REFS][:3]
+        if paired:
+            out[t] = list(dict.fromkeys(paired))
+    return out

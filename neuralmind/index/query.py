@@ -1,0 +1,61 @@
+"""What a question says, read once: its keyword terms, the identifiers it names, and
+whether it asks about tests or documentation.
+
+Change requests name the change as well as the code ("fix", "add support for", "allow
+... instead"): those words are dropped from the keyword query only (measured: dropping
+them from the embedded question too was worse), so BM25 weighs the words about code.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from neuralmind.index.tokens import code_tokens
+
+_CHANGE_WORDS = frozenset(code_tokens(
+    "fix fixes fixed add adds added support supports allow allows allowed use uses used "
+    "using make makes remove removed update updated change changed instead new now also "
+    "ensure properly correctly when don't doesn't issue bug"))
+_TEST_WORDS = frozenset({"test", "tests", "testing", "pytest", "unittest", "fixture",
+                         "fixtures", "spec", "specs", "mock", "conftest"})
+_DOC_WORDS = frozenset(code_tokens("doc docs documentation readme changelog guide tutorial "
+                                   "markdown"))
+_IDENT = re.compile(r"`([^`]+)`|([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(\(\))?")
+
+
+@dataclass(frozen=True)
+class Question:
+    text: str
+    terms: tuple[str, ...]           # code tokens of the whole question (for line matching)
+    keyword_terms: tuple[str, ...]   # what BM25 is asked: the terms minus change words
+    about_tests: bool                # tests keep their full score when asked about
+    about_docs: bool                 # so do documentation files
+
+
+def parse_question(text: str) -> Question:
+    terms = tuple(code_tokens(text))
+    keyword = tuple(t for t in terms if t not in _CHANGE_WORDS) or terms
+    about_tests = any(t in _TEST_WORDS for t in terms) or bool(
+        re.search(r"\btest", text, re.IGNORECASE))
+    about_docs = any(t in _DOC_WORDS for t in terms)
+    return Question(text, terms, keyword, about_tests, about_docs)
+
+
+def query_identifiers(query: str) -> set[str]:
+    """Tokens of the question written like code: `x`, snake_case, camelCase, dotted, f()."""
+    found: set[str] = set()
+    for m in _IDENT.finditer(query):
+        if m.group(1):
+            found.update(p for p in re.split(r"[^A-Za-z0-9_.]+", m.group(1)) if p)
+            continue
+        word, call = m.group(2), m.group(3)
+        if (call or "_" in word.strip("_") or "." in word
+                or re.search(r"[a-z][A-Z]|[A-Z]{2,}[a-z]|[A-Z][a-z]+[A-Z]", word)):
+            found.add(word)
+    out: set[str] = set()
+    for w in found:
+        out.add(w)
+        if "." in w:
+            out.add(w.rsplit(".", 1)[-1])
+    return out

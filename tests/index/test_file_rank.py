@@ -1,0 +1,183 @@
+"""The file ranking end to end: a real multi-language repository built with the engine
+(tree-sitter graph, real model, BM25 and vectors on disk), test<->source pairing, the
+interleaved symbol hits and the `files` field of a query's JSON."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from sample_workspace import built_workspace
+
+from neuralmind.context.retrieve import source_pairs
+from neuralmind.engine import Workspace
+from neuralmind.index.file_rank import FileRankParams, RankedFile, interleave, rank_files
+from neuralmind.index.pairing import is_test_path, pair_tests, subject_names
+
+FILES = {
+    "README.md": """
+        # Shipyard
+
+        Shipyard schedules container deployments: retries, rollbacks and health checks.
+        Deployments retry with exponential backoff; rollbacks restore the last release.
+    """,
+    "deploy/retry.go": """
+        package deploy
+
+        // Backoff returns how long to wait before the next deployment attempt.
+        func Backoff(attempt int) int {
+            delay := 1 << attempt
+            if delay > 64 {
+                delay = 64
+            }
+            return delay
+        }
+    """,
+    "deploy/retry_test.go": """
+        package deploy
+
+        import "testing"
+
+        func TestBackoffIsCapped(t *testing.T) {
+            if Backoff(10) != 64 {
+                t.Fatal("backoff must be capped")
+            }
+        }
+    """,
+    "deploy/rollback.go": """
+        package deploy
+
+        // Rollback restores the previous release when a health check fails.
+        func Rollback(release string, previous string) string {
+            if release == "" {
+                return previous
+            }
+            return previous
+        }
+    """,
+    "deploy/health.go": """
+        package deploy
+
+        // Healthy reports whether every probe of a release answered in time.
+        func Healthy(probes []int, limit int) bool {
+            for _, p := range probes {
+                if p > limit {
+                    return false
+                }
+            }
+            return true
+        }
+    """,
+    "web/src/banner.ts": """
+        /** Renders the deployment status banner shown on the dashboard. */
+        export function renderBanner(status: string): string {
+          return `<div class="banner">${status}</div>`;
+        }
+    """,
+    "web/src/banner.test.ts": """
+        import { renderBanner } from "./banner";
+
+        test("the banner shows the status", () => {
+          expect(renderBanner("ok")).toContain("ok");
+        });
+    """,
+}
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    return built_workspace(tmp_path_factory.mktemp("shipyard"), FILES)
+
+
+def test_pairing_follows_each_languages_conventions() -> None:
+    files = ["src/pkg/routing.py", "tests/test_routing.py", "tests/pkg/test_routing.py",
+             "mux.go", "mux_test.go", "src/attribute.rs", "tests/attributes.rs",
+             "source/core/ky.ts", "test/ky.test.ts", "lib/request.js", "test/request/host.js",
+             "src/app.js", "src/__tests__/app.js", "lib/util.js", "tests/conftest.py"]
+    pairs = pair_tests(files)
+    assert pairs["tests/test_routing.py"] == ["src/pkg/routing.py"]
+    assert pairs["tests/pkg/test_routing.py"] == ["src/pkg/routing.py"]
+    assert pairs["mux_test.go"] == ["mux.go"]
+    assert pairs["tests/attributes.rs"] == ["src/attribute.rs"]      # plural and folder
+    assert pairs["test/ky.test.ts"] == ["source/core/ky.ts"]
+    assert pairs["test/request/host.js"] == ["lib/request.js"]        # named by its folder
+    assert pairs["src/__tests__/app.js"] == ["src/app.js"]
+    assert "tests/conftest.py" not in pairs                           # a fixture file
+    assert not any(is_test_path(s) for srcs in pairs.values() for s in srcs)
+    assert subject_names("test/request/host.js") == ["host", "request"]
+
+
+def test_pairing_falls_back_to_what_the_test_references() -> None:
+    files = ["lib/engine.js", "lib/helpers.js", "test/smoke.js"]
+    refs = [("test/smoke.js", "lib/engine.js")] * 3 + [("test/smoke.js", "lib/helpers.js")]
+    assert pair_tests(files, refs)["test/smoke.js"] == ["lib/engine.js"]
+    # one reference is not a pairing
+    assert "test/smoke.js" not in pair_tests(files, refs[-1:])
+
+
+def test_rank_files_fuses_lists_and_applies_the_priors() -> None:
+    lists = {"symbols": ["a.go", "README.md", "b.go"],
+             "keywords": ["README.md", "b.go", "a.go"],
+             "meaning": ["README.md", "a.go", "b.go"]}
+    pairs = {"a_test.go": ["a.go"]}
+    ranked = rank_files(lists, pairs)
+    names = [r.file for r in ranked]
+    assert names[0] == "a.go" and names.index("a_test.go") > 0
+    assert names.index("README.md") > names.index("b.go")             # docs scaled down
+    assert "documentation down-weighted" in ranked[names.index("README.md")].reasons
+    assert any(r.startswith("test of a.go") for r in ranked[names.index("a_test.go")].reasons)
+    asked = [r.file for r in rank_files(lists, pairs, about_docs=True)]
+    assert asked.index("README.md") < asked.index("b.go")
+    no_pairs = [r.file for r in rank_files(lists, pairs, params=FileRankParams(pair_share=0))]
+    assert "a_test.go" not in no_pairs
+
+
+def test_interleave_puts_each_top_files_best_hit_first() -> None:
+    hits = ["a::x", "a::y", "a::z", "b::u", "c::v", "b::w"]
+    files = [RankedFile("b", 3.0), RankedFile("a", 2.0), RankedFile("d", 1.0),
+             RankedFile("c", 0.5)]
+    out = interleave(hits, files, lambda h: h.split("::")[0],
+                     lambda f: f if f == "d" else None, limit=10)
+    assert out == ["b::u", "a::x", "d", "c::v", "a::y", "a::z", "b::w"]
+    assert interleave(hits, files, lambda h: h.split("::")[0], lambda f: None, 3) == [
+        "b::u", "a::x", "c::v"]
+
+
+def test_a_behaviour_question_brings_the_source_then_its_test(workspace: Workspace) -> None:
+    result = workspace.query("cap the deployment backoff delay between attempts", budget=1000)
+    files = [f.file for f in result.files]
+    assert files[0] == "deploy/retry.go"
+    assert files.index("deploy/retry_test.go") == 1
+    assert result.files[1].score < result.files[0].score
+    assert source_pairs(workspace.graph)["deploy/retry_test.go"] == ["deploy/retry.go"]
+    # the hits follow the file ranking: their files, by first occurrence, are its order
+    hit_files = list(dict.fromkeys(h.node.file for h in result.hits))
+    assert hit_files[:len(files)] == files[:len(hit_files)]
+    # ... and the context shows code from both
+    assert "deploy/retry.go:" in result.context and "deploy/retry_test.go:" in result.context
+
+
+def test_documentation_stays_below_code_unless_asked(workspace: Workspace) -> None:
+    files = [f.file for f in workspace.query("restore the previous release after a failed "
+                                             "health check").files]
+    assert files[0] == "deploy/rollback.go"
+    assert files.index("README.md") > files.index("deploy/health.go")
+    asked = [f.file for f in workspace.query("what does the readme say about rollbacks").files]
+    assert asked[0] == "README.md"
+
+
+def test_query_json_has_the_file_ranking(workspace: Workspace) -> None:
+    out = subprocess.run([sys.executable, "-m", "neuralmind.cli.main", "query",
+                          "how is the status banner rendered", str(workspace.root), "--json",
+                          "--budget", "1000"], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert [set(f) for f in data["files"]] == [{"file", "score", "reasons"}] * len(data["files"])
+    assert data["files"][0]["file"] == "web/src/banner.ts"
+    assert data["files"][1]["file"] == "web/src/banner.test.ts"
+    scores = [f["score"] for f in data["files"]]
+    assert scores == sorted(scores, reverse=True)
+    assert data["hits"][0]["file"] == "web/src/banner.ts"
+    assert data["layers"]["L3"] >= data["tokens"] // 2           # mostly code
