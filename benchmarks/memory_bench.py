@@ -37,6 +37,7 @@ import numpy as np
 from neuralmind import config
 from neuralmind.engine import Workspace
 from neuralmind.memory import migrate
+from neuralmind.memory import recall as recall_module
 from neuralmind.memory.clock import Clock
 from neuralmind.memory.search import atom_text, text_hash
 from neuralmind.memory.store import MemoryStore
@@ -158,8 +159,14 @@ def cmd_eval(args: argparse.Namespace) -> dict[str, Any]:
 
 def cmd_tune(args: argparse.Namespace) -> dict[str, Any]:
     data = load()
-    grid = data["_preregistration"]["tuning_grid"]
+    grid = (data["_preregistration"]["tuning_grid"] if args.variant == "additive"
+            else data["_preregistration_2"]["grid"])
     start = (config.RECALL_ALPHA, config.RECALL_CODE_WEIGHT)
+    if args.variant == "boost":           # the form that lost, rebuilt here to re-measure it
+        def boost(lexical: float, semantic: float, code: float) -> float:
+            return ((lexical + config.RECALL_ALPHA * semantic)
+                    * (1.0 + config.RECALL_CODE_WEIGHT * code))
+        recall_module.combine = boost
     rows = []
     with tempfile.TemporaryDirectory(prefix="memory-tune-") as tmp:
         ws, ids = seeded_workspace(data, Path(tmp) / "neuralmind")
@@ -181,7 +188,7 @@ def cmd_tune(args: argparse.Namespace) -> dict[str, Any]:
                 test[name] = {"alpha": alpha, "code_weight": beta,
                               "dev": score(ws, ids, data, parity=0),
                               "test": score(ws, ids, data, parity=1)}
-    return {"load": uptime(), "grid": [{k: r[k] for k in ("alpha", "code_weight", "dev_recall",
+    return {"load": uptime(), "variant": args.variant, "grid": [{k: r[k] for k in ("alpha", "code_weight", "dev_recall",
                                                           "dev_mrr")} for r in rows],
             "best": {"alpha": best["alpha"], "code_weight": best["code_weight"]}, "halves": test}
 
@@ -375,8 +382,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
-    for name in ("eval", "tune"):
-        sub.add_parser(name)
+    sub.add_parser("eval")
+    p = sub.add_parser("tune")
+    p.add_argument("--variant", choices=("additive", "boost"), default="additive",
+                   help="the code term's form (boost, _preregistration_2: measured, not kept)")
     p = sub.add_parser("speed")
     p.add_argument("--atoms", type=int, default=10_000)
     p.add_argument("--queries", type=int, default=200)

@@ -194,22 +194,39 @@ def edge_counts(conn: sqlite3.Connection, ids: list[str]) -> dict[str, int]:
     return out
 
 
-def load(conn: sqlite3.Connection, where: str = "", params: tuple[Any, ...] = ()) -> list[Atom]:
-    """Atoms matching a SQL tail (`WHERE ... ORDER BY ...`), with hubs, about and links."""
+def load(conn: sqlite3.Connection, where: str = "", params: tuple[Any, ...] = (),
+         edges: bool = True) -> list[Atom]:
+    """Atoms matching a SQL tail (`WHERE ... ORDER BY ...`), with hubs, about and links
+    (`edges` False: hubs only, for scoring many candidates; `attach_edges` adds the rest)."""
     rows = conn.execute(f"SELECT {', '.join(ATOM_COLUMNS)} FROM atoms {where}", params).fetchall()
     if not rows:
         return []
-    hubs, about, links = links_of(conn, [r[1] for r in rows])
     out = []
     for r in rows:
         values = dict(zip(ATOM_COLUMNS, r, strict=True))
         values["pinned"] = bool(values["pinned"])
-        a = Atom(**values)
+        out.append(Atom(**values))
+    if edges:
+        attach_edges(conn, out)
+    else:
+        hubs: dict[str, list[str]] = {}
+        for chunk in _chunks([a.id for a in out]):
+            for atom_id, hub in conn.execute(
+                    f"SELECT atom_id, hub FROM atom_hubs WHERE atom_id IN ({','.join('?' * len(chunk))}) "
+                    "ORDER BY atom_id, ord", chunk):
+                hubs.setdefault(atom_id, []).append(hub)
+        for a in out:
+            a.hubs = hubs.get(a.id, [])
+    return out
+
+
+def attach_edges(conn: sqlite3.Connection, found: list[Atom]) -> None:
+    """Fill in the hubs, `about` targets and atom links of `found`."""
+    hubs, about, links = links_of(conn, [a.id for a in found])
+    for a in found:
         a.hubs = hubs.get(a.id, [])
         a.about = [t for _, t in about.get(a.id, [])]
         a.links = links.get(a.id, [])
-        out.append(a)
-    return out
 
 
 def synonyms(raw: str) -> list[str]:

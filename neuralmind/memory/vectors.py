@@ -79,7 +79,9 @@ class VectorCache:
         if not len(self.seqs):
             return np.zeros(0, dtype=np.float32)
         q = get_embedder().embed([question])[0].astype(np.float32)
-        return self.matrix @ q
+        # numpy's own loop, not BLAS: on a busy 2-core machine BLAS threads made this one
+        # matrix-vector product 15-17 ms at 10k atoms; einsum takes ~1 ms
+        return np.einsum("ij,j->i", self.matrix, q)
 
     def rows(self, seqs: list[int]) -> np.ndarray:
         """The cached vectors of `seqs`, in that order (zeros for atoms not cached)."""

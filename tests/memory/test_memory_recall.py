@@ -12,6 +12,7 @@ from neuralmind import config
 from neuralmind.context.tokens import count_tokens
 from neuralmind.engine import Workspace
 from neuralmind.memory.dreams import ATOM_NAMESPACE, ATOM_NODE
+from neuralmind.memory.recall import combine
 
 
 @pytest.fixture
@@ -46,8 +47,7 @@ def test_scores_are_relevance_moved_at_most_ten_percent_by_rank(tmp_path: Path, 
     hits = store.recall("how are invoices rounded?").hits
     assert {h.atom.id for h in hits} == {good.id, bad.id}
     for h in hits:
-        base = (h.why["lexical"] + config.RECALL_ALPHA * h.why["semantic"]
-                + config.RECALL_CODE_WEIGHT * h.why["code"])
+        base = combine(h.why["lexical"], h.why["semantic"], h.why["code"])
         assert base * 0.9 - 1e-9 <= h.score <= base * 1.1 + 1e-9
     assert [h.atom.id for h in hits][0] == good.id
 
