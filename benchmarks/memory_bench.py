@@ -39,9 +39,11 @@ from neuralmind.engine import Workspace
 from neuralmind.memory import migrate
 from neuralmind.memory import recall as recall_module
 from neuralmind.memory.clock import Clock
-from neuralmind.memory.search import atom_text, text_hash
+from neuralmind.memory.dreams import ATOM_NAMESPACE, ATOM_NODE
+from neuralmind.memory.search import atom_text, get_embedder, text_hash
 from neuralmind.memory.store import MemoryStore
 from neuralmind.memory.tables import V1_FTS
+from neuralmind.synapse.layer import SynapseLayer
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "memory" / "fixtures" / "memory_eval.json"
@@ -263,6 +265,14 @@ def cmd_speed(args: argparse.Namespace) -> dict[str, Any]:
         out["recall_ms"] = {"atoms": args.atoms, "p50": round(pct(times, 50), 1),
                             "p95": round(pct(times, 95), 1), "max": round(max(times), 1),
                             "load": uptime()}
+        embedder = get_embedder()
+        model = []
+        for q in qs:                                             # the model's share of it
+            t = time.perf_counter()
+            embedder.embed([q])
+            model.append((time.perf_counter() - t) * 1000)
+        out["question_embedding_ms"] = {"p50": round(pct(model, 50), 1),
+                                        "p95": round(pct(model, 95), 1), "load": uptime()}
         times = []
         for q in qs:                                             # with a session: the writes
             t = time.perf_counter()
@@ -274,15 +284,20 @@ def cmd_speed(args: argparse.Namespace) -> dict[str, Any]:
         for dup in items[:200]:                                   # near-duplicates for light
             store.remember(dup[1].replace("; ticket", ", ticket"), dup[0], hubs=dup[2])
         store.vectors.refresh(store.connection(), store.write, store.generation())
+        synapses = SynapseLayer(root / ".neuralmind", root)
+        rng = random.Random(5)
+        ids = [r[0] for r in store.connection().execute("SELECT id FROM atoms")]
+        for _ in range(2_000):                                   # atoms recalled together
+            synapses.activate([ATOM_NODE + i for i in rng.sample(ids, 3)], ATOM_NAMESPACE)
         phases = {}
         for phase in ("light", "rem", "deep"):
             t = time.perf_counter()
-            report = store.dream(phase)
+            report = store.dream(phase, synapses)
             phases[phase] = {"s": round(time.perf_counter() - t, 2), "merged": len(report.merged),
                              "linked": len(report.linked), "summarised": len(report.summarised)}
         out["dream"] = {"atoms": args.atoms + 200, "phases": phases,
                         "total_s": round(sum(p["s"] for p in phases.values()), 2),
-                        "load": uptime(), "note": "rem without a synapse layer here: see forgetting"}
+                        "load": uptime(), "co_activations": 2_000}
     out["migration"] = migration(args.decisions)
     return out
 
@@ -368,14 +383,38 @@ def cmd_forgetting(args: argparse.Namespace) -> dict[str, Any]:
                                 f"({','.join('?' * len(group))}) GROUP BY state",
                                 list(group.values())).fetchall()
             states[name] = dict(rows)
-        surfaced = 0
+        first = shown = noise_shown = 0
         for key, atom_id in useful.items():
-            hits = store.recall(f"how does {key} work?", record=False).hits
-            surfaced += bool(hits) and hits[0].atom.id == atom_id
+            ids = [h.atom.id for h in store.recall(f"how does {key} work?", record=False).hits]
+            first += bool(ids) and ids[0] == atom_id
+            shown += atom_id in ids
+            noise_shown += noise[key] in ids
         return {"days": args.days, "atoms": total, "atoms_after": store.stats()["atoms"],
-                "states": states, "useful_ranked_first": f"{surfaced} of {len(useful)}",
+                "states": states, "useful_in_the_answer": f"{shown} of {len(useful)}",
+                "useful_ranked_first": f"{first} of {len(useful)}",
+                "noise_in_the_answer": f"{noise_shown} of {len(noise)}",
                 "ratings": store.stats()["ratings"], "useful_verdicts": served_useful,
                 "load": uptime()}
+
+
+# --- the decision eval through recall ------------------------------------------------------------
+def cmd_decisions(args: argparse.Namespace) -> dict[str, Any]:
+    """The decision eval's set (35 decisions) ranked by memory recall instead of RRF."""
+    from neuralmind.memory.decisions.eval import load_queries, seed
+
+    data = load_queries(ROOT / "tests" / "memory" / "fixtures" / "decision_queries.json")
+    out: dict[str, Any] = {"load": uptime()}
+    with tempfile.TemporaryDirectory(prefix="memory-decisions-") as tmp:
+        store = MemoryStore(Path(tmp))
+        keys = seed(store, data)
+        for s in ("questions", "paraphrases"):
+            recalls = []
+            for item in data[s]:
+                got = [keys.get(h.atom.id) for h in store.recall(item["q"], EVAL_BUDGET,
+                                                                 record=False).hits][:K]
+                recalls.append(sum(a in got for a in item["answers"]) / len(item["answers"]))
+            out[s] = round(statistics.mean(recalls), 3)
+    return out
 
 
 def main() -> None:
@@ -383,6 +422,7 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("eval")
+    sub.add_parser("decisions")
     p = sub.add_parser("tune")
     p.add_argument("--variant", choices=("additive", "boost"), default="additive",
                    help="the code term's form (boost, _preregistration_2: measured, not kept)")
@@ -394,7 +434,7 @@ def main() -> None:
     p.add_argument("--days", type=int, default=90)
     args = parser.parse_args()
     run: Callable[[argparse.Namespace], dict[str, Any]] = {
-        "eval": cmd_eval, "tune": cmd_tune, "speed": cmd_speed, "forgetting": cmd_forgetting,
+        "eval": cmd_eval, "decisions": cmd_decisions, "tune": cmd_tune, "speed": cmd_speed, "forgetting": cmd_forgetting,
     }[args.command]
     print(json.dumps(run(args), indent=2))
 

@@ -20,6 +20,7 @@ feedback (pending.py), and an overdue session gets the unrated list instead of r
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -151,7 +152,7 @@ def _score(store: MemoryDB, conn: sqlite3.Connection, question: str,
     lexical = _lexical(store, conn, question, depth)
     named = hubs.named(store.hub_list(), question)
     in_hub = _hub_members(conn, named, depth)
-    sims, semantic = _semantic(store, question, depth)
+    cosine, semantic = _semantic(store, question, depth)
     code = _code(conn, code_hits, depth)
     seqs = sorted(set(lexical) | in_hub | set(semantic) | set(code))
     if not seqs:
@@ -161,7 +162,7 @@ def _score(store: MemoryDB, conn: sqlite3.Connection, question: str,
     seqs = [s for s in seqs if s in loaded]
     edges = atoms.edge_counts(conn, [loaded[s].id for s in seqs])
     statuses = _statuses(conn, [loaded[s].id for s in seqs if loaded[s].type == "decision"])
-    cos = dict(zip(seqs, (sims.get(s, 0.0) for s in seqs), strict=True))
+    cos = {s: cosine(s) for s in seqs}
     lex_raw = {s: lexical.get(s, 0.0) for s in seqs}
     top_lex = max(lex_raw.values(), default=0.0)
     lex = {s: (lex_raw[s] / top_lex if top_lex > 0 else 0.0)
@@ -227,11 +228,11 @@ def _hub_members(conn: sqlite3.Connection, named: list[str], depth: int) -> set[
 
 
 def _semantic(store: MemoryDB, question: str, depth: int
-              ) -> tuple[dict[int, float], dict[int, float]]:
-    """(a lookup seq -> cosine over every cached atom, the top `depth` above the floor)."""
+              ) -> tuple[Callable[[int], float], dict[int, float]]:
+    """(seq -> cosine over every cached atom, the top `depth` above the floor)."""
     cache = store.vectors
     if cache.unavailable or not len(cache.seqs):
-        return {}, {}
+        return (lambda seq: 0.0), {}
     sims = cache.similarities(question)
     if len(sims) > depth:                  # the top `depth` without sorting 10k cosines
         top_rows = np.argpartition(-sims, depth)[:depth]
@@ -240,19 +241,12 @@ def _semantic(store: MemoryDB, question: str, depth: int
         order = np.argsort(-sims, kind="stable")
     top = {int(cache.seqs[i]): float(sims[i]) for i in order
            if sims[i] >= config.RECALL_SIM_FLOOR}
-    return _CosineOf(cache.index, sims), top
 
+    def cosine(seq: int) -> float:
+        row = cache.index.get(seq)
+        return 0.0 if row is None else float(sims[row])
 
-class _CosineOf(dict[int, float]):
-    """seq -> cosine, read from the similarity row on demand (10k entries are never built)."""
-
-    def __init__(self, index: dict[int, int], sims: Any) -> None:
-        super().__init__()
-        self._index, self._sims = index, sims
-
-    def get(self, key: int, default: float = 0.0) -> float:  # type: ignore[override]
-        i = self._index.get(key)
-        return default if i is None else float(self._sims[i])
+    return cosine, top
 
 
 def _code(conn: sqlite3.Connection, code_hits: list[CodeHit], depth: int) -> dict[int, float]:
