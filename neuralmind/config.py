@@ -6,13 +6,12 @@ them in `.neuralmind.toml` (see `load_workspace_config`).
 
 from __future__ import annotations
 
-import logging
-import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-log = logging.getLogger("neuralmind.config")
+if TYPE_CHECKING:
+    from typing import Any
 
 # --- Walk -----------------------------------------------------------------------------------
 MAX_FILE_BYTES = 1024 * 1024  # larger files are skipped (reason "too_large")
@@ -124,6 +123,39 @@ FLUSH_IDLE_SECONDS = 2.0
 # on the engine thread) started between two quick saves made the second one wait for it.
 EMBED_IDLE_SECONDS = 0.3
 
+# --- Agent hooks (neuralmind/hooks, engine/agent_context.py) ----------------------------------
+# What a prompt gets pushed: a one-line-per-file index and the top hit's key lines. 400 tokens is
+# ~0.3% of a 128k window per turn; the seed's per-turn recall (top 10 one-liners + the best hit)
+# measured about the same.
+HOOK_PROMPT_BUDGET = 400
+HOOK_PROMPT_FILES = 8          # index lines (files) at most; a ninth file is rarely opened
+HOOK_PROMPT_MEMORY = 3         # memory lines (decisions, atoms) at most
+HOOK_KEY_LINES = 8             # the top hit's lines shown
+HOOK_RELATIVE_FLOOR = 0.35     # files scoring under this share of the best are noise in a push
+HOOK_MIN_PROMPT_TERMS = 2      # "yes, go on", "thanks": no task terms, nothing to retrieve for
+HOOK_SEARCH_FILES = 5          # files named beside a grep/glob the agent runs
+# The hook waits this long for the warm server, then gives up silently: the agent's turn must
+# not stall behind a busy engine thread (a first answer after a restart can take ~1 s).
+HOOK_SERVER_TIMEOUT_SECONDS = 2.0
+HOOK_LOG_MAX_BYTES = 256 * 1024   # .neuralmind/hooks.log is rotated (one old copy) past this
+
+# --- The retrieval probe (engine/probe.py, `neuralmind probe`, `doctor`) --------------------------
+PROBE_SAMPLE = 200             # symbols asked by `neuralmind probe`: MRR stable to ~±0.03
+DOCTOR_PROBE_SAMPLE = 40       # doctor's quick look (~2-4 s warm on a laptop)
+PROBE_K = 10                   # a symbol ranked below this counts as not found (RR 0)
+PROBE_MIN_DOC_WORDS = 3        # a docstring with fewer search terms left is no question
+PROBE_QUESTION_CHARS = 300     # the first paragraph, cut here: a question, not an essay
+PROBE_MIN_GROUP = 3            # a directory or community needs this many probes to be judged
+# Below this MRR doctor warns. Healthy indexes measured 0.6-0.9 (BENCHMARKS.md, "Probe");
+# a missing or stale vector index falls to ~0.3-0.4, keyword-only.
+PROBE_HEALTHY_MRR = 0.5
+
+# --- MCP tool profiles (neuralmind/mcp/profiles.py) ---------------------------------------------
+# Tool definitions are paid for on every agent turn: `default` must stay <= 2,500 o200k tokens
+# and `minimal` <= 1,000 (benchmarks/tool_list_bench.py asserts both).
+DEFAULT_TOOL_PROFILE = "default"
+TOOL_LIST_BUDGETS = {"minimal": 1_000, "default": 2_500}
+
 # --- Decisions ---------------------------------------------------------------------------------
 MAX_SCAN_COMMITS = 50          # commits scanned one by one for one HEAD move: a long pull scans its tip
 
@@ -170,6 +202,36 @@ WAKEUP_OPEN_LOOPS = 5
 WAKEUP_HUBS = 5
 WAKEUP_RECENT_COMMITS = 10       # "recently edited": the working tree and the last commits
 
+# --- Review of a pending change (neuralmind/review) -------------------------------------------------
+# A file is warned about when together / (of + 1) reaches this: the precision wanted, since a
+# warning users learn to ignore is worse than none. benchmarks/review_bench.py: pooled
+# precision 0.733 (history) and 0.629 (history2), recall 0.117 and 0.138 (BENCHMARKS.md).
+REVIEW_MIN_CONFIDENCE = 0.6
+REVIEW_MAX_MISSING = 20        # warnings in one review: past this a change is a refactor, not a slip
+REVIEW_MAX_REASONS = 3         # changed files named per warning (the best ones)
+REVIEW_DEBOUNCE_SECONDS = 1.0  # the editor's review diagnostics follow saves and edits after this pause
+
+# --- Shared attention: what the editor shows, for agents (engine/attention.py) --------------------
+EDITOR_SELECTION_CHARS = 2_000  # selected text kept: enough for a function, not a pasted file
+EDITOR_TRAIL = 50               # files and symbols visited that the navigation trail keeps
+EDITOR_MAX_FILES = 200          # open files kept from one report (more tabs are noise to an agent)
+EDITOR_MAX_RANGES = 20          # visible ranges kept (split editors)
+EDITOR_MAX_DIAGNOSTICS = 200    # diagnostics of the active file kept (a broken file has thousands)
+
+
+# --- Team store (neuralmind/team, PostgreSQL) ------------------------------------------------
+TEAM_DSN_ENV = "NEURALMIND_TEAM_DSN"  # overrides team_dsn of .neuralmind.toml (secrets stay out of files)
+TEAM_CONNECT_TIMEOUT_S = 5           # an unreachable store must not hold up a CLI command for long
+TEAM_PUSH_BATCH = 500                # outbox events per push transaction: one round trip, short row locks
+TEAM_PULL_BATCH = 2000               # events fetched per round trip when catching up
+TEAM_COALESCE_S = 0.25              # wake-ups this close are one sync: 50 writers at ~120 events/s
+                                     # otherwise cost every mirror ~120 fetches and thread wake-ups a
+                                     # second (at 0.1 s the 50-writer run was still CPU-bound)
+TEAM_POLL_SECONDS = 15.0             # catch-up even without a NOTIFY (one lost in a reconnect gap)
+TEAM_RECONNECT_MIN_S = 0.5           # reconnect backoff doubles from here...
+TEAM_RECONNECT_MAX_S = 10.0          # ...up to this: a restarted server is found again within 10 s
+TEAM_SNAPSHOT_CHUNK_BYTES = 4 * 1024 * 1024  # bytea rows of a snapshot: bounded memory both ways
+TEAM_SNAPSHOT_LEVEL = 1              # zlib level of snapshot chunks: level 6 costs 3x the time for ~5% less
 
 @dataclass
 class WorkspaceConfig:
@@ -187,6 +249,10 @@ class WorkspaceConfig:
     directives_max_lines: int = DIRECTIVES_MAX_LINES          # the standing-directives block
     directives_max_chars: int = DIRECTIVES_MAX_CHARS
     dream_when_idle: bool = True                              # the server consolidates memory
+    editor_state: bool = True                                 # agents may see and steer the editor
+    team_dsn: str = ""                                        # team store, never with a password
+    mcp_tools: str = DEFAULT_TOOL_PROFILE                     # minimal | default | all | a,b,c
+    hook_budget: int = HOOK_PROMPT_BUDGET                     # tokens a prompt hook may add
 
     def update(self, values: dict[str, Any]) -> list[str]:
         """Apply known keys with type checks; return a warning per rejected key."""
@@ -214,6 +280,12 @@ def load_workspace_config(root: Path) -> WorkspaceConfig:
     cfg = WorkspaceConfig()
     path = Path(root) / ".neuralmind.toml"
     if path.is_file():
+        # ~5 ms of CPU each that the hook client's fast path (which imports this module for
+        # two constants and reads no settings) does not pay
+        import logging
+        import tomllib
+
+        log = logging.getLogger("neuralmind.config")
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except (OSError, tomllib.TOMLDecodeError) as e:

@@ -1,17 +1,21 @@
-"""Stale and invalidated decisions, and the memory inbox, as diagnostics with code actions.
+"""NeuralMind's diagnostics of open files: stale and invalidated decisions and the memory
+inbox here, with their code actions and commands, and what other features add (`add_source`,
+`add_actions`: the review's missed files and decisions at risk).
 
 One diagnostic per STALE or INVALIDATED decision governing an open file, on
 the governed symbol's first line when the graph knows it, else on line 1; one
 Information diagnostic per proposed memory about the file or one of its symbols, with
 accept / reject actions (the `neuralmind.memory.accept` / `.reject` commands).
 Clients that support pull diagnostics pull them (and are asked to refresh when
-HEAD moves); the others get publishDiagnostics.
+HEAD moves); the others get publishDiagnostics. A diagnostic another feature adds
+carries `data.kind`; its code actions come from that feature.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -36,8 +40,11 @@ INBOX = "inbox"
 SEVERITY = {"STALE": types.DiagnosticSeverity.Warning,
             "INVALIDATED": types.DiagnosticSeverity.Information}
 
+Source = Callable[[str, str], Awaitable[list[types.Diagnostic]]]     # (uri, rel) -> diagnostics
+Actions = Callable[[types.Diagnostic], list[types.CodeAction]]
 
-def _line_range(server: NeuralMindServer, uri: str, line: int) -> types.Range:
+
+def line_range(server: NeuralMindServer, uri: str, line: int) -> types.Range:
     """The whole of 1-based `line` (its text length when the document is open)."""
     idx = max(0, line - 1)
     length = 0
@@ -64,7 +71,7 @@ def to_diagnostic(server: NeuralMindServer, uri: str, d: dict[str, Any]) -> type
     if reason:
         message += f" — {reason}"
     return types.Diagnostic(
-        range=_line_range(server, uri, int(d.get("line") or 1)),
+        range=line_range(server, uri, int(d.get("line") or 1)),
         message=message,
         severity=SEVERITY.get(status, types.DiagnosticSeverity.Information),
         source=SOURCE,
@@ -75,7 +82,7 @@ def to_diagnostic(server: NeuralMindServer, uri: str, d: dict[str, Any]) -> type
 
 def inbox_diagnostic(server: NeuralMindServer, uri: str, m: dict[str, Any]) -> types.Diagnostic:
     return types.Diagnostic(
-        range=_line_range(server, uri, int(m.get("line") or 1)),
+        range=line_range(server, uri, int(m.get("line") or 1)),
         message=f"Proposed memory ({m['type']}): {m['label']} — accept or reject it",
         severity=types.DiagnosticSeverity.Information, source=SOURCE, code=m["id"],
         data={"memory": m["id"], "kind": INBOX})
@@ -88,6 +95,16 @@ class DecisionDiagnostics(Feature):
     def __init__(self, server: NeuralMindServer) -> None:
         super().__init__(server)
         self._pending: asyncio.Task[None] | None = None
+        self._sources: list[Source] = []
+        self.actions: dict[str, Actions] = {INBOX: _inbox_actions}   # data.kind -> its actions
+
+    def add_source(self, source: Source) -> None:
+        """Another feature's diagnostics, shown with these (refresh with `schedule_refresh`)."""
+        self._sources.append(source)
+
+    def add_actions(self, kind: str, actions: Actions) -> None:
+        """Code actions for the diagnostics whose `data.kind` is `kind`."""
+        self.actions[kind] = actions
 
     @property
     def pull(self) -> bool:
@@ -103,8 +120,15 @@ class DecisionDiagnostics(Feature):
         service = await self.server.ready_service()
         found = await service.decision_diagnostics(rel)
         inbox = await service.inbox_diagnostics(rel)
-        return ([to_diagnostic(self.server, uri, d) for d in found]
-                + [inbox_diagnostic(self.server, uri, m) for m in inbox])
+        out = ([to_diagnostic(self.server, uri, d) for d in found]
+               + [inbox_diagnostic(self.server, uri, m) for m in inbox])
+        for source in self._sources:
+            try:
+                out += await source(uri, rel)
+            except Exception as e:
+                log.info("no %s diagnostics for %s: %s", getattr(source, "__name__", "other"),
+                         uri, e)
+        return out
 
     async def publish(self, uri: str) -> None:
         try:
@@ -183,10 +207,14 @@ def _register(server: NeuralMindServer, diags: DecisionDiagnostics) -> None:
     def code_actions(params: types.CodeActionParams) -> list[types.CodeAction]:
         actions: list[types.CodeAction] = []
         for diag in params.context.diagnostics:
-            if diag.source != SOURCE or not isinstance(diag.code, str):
+            if diag.source != SOURCE:
                 continue
-            if isinstance(diag.data, dict) and diag.data.get("kind") == INBOX:
-                actions += _inbox_actions(diag)
+            kind = diag.data.get("kind") if isinstance(diag.data, dict) else None
+            if kind is not None:
+                if kind in diags.actions:
+                    actions += diags.actions[kind](diag)
+                continue
+            if not isinstance(diag.code, str):
                 continue
             did = diag.code
             title = diag.message.split(": ", 1)[-1].split(" — ", 1)[0]

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from neuralmind.discovery import (
+    DISCOVERY_NAME,
     HEALTH_PATH,
     MCP_PATH,
     Discovery,
@@ -40,7 +41,9 @@ from neuralmind.discovery import (
     write_discovery,
 )
 from neuralmind.heap import no_gc
+from neuralmind.hookwire import HOOK_PATH
 from neuralmind.mcp.asgi import ASGIApp, Receive, Scope, Send, plain
+from neuralmind.mcp.hook_route import HookRoute, hook_route
 from neuralmind.mcp.lazyapp import LazyApp
 
 if TYPE_CHECKING:
@@ -60,13 +63,16 @@ class Guard:
     """ASGI wrapper: loopback Host/Origin, then the bearer token, then the MCP app.
 
     Also answers the health route the stdio bridge probes (token required too), so
-    a stale discovery file can be told from a live one without speaking MCP. Only
-    the MCP path reaches the app: anything else is answered here, so that neither a
-    refusal nor a probe nor a stray path builds the (lazy) app.
+    a stale discovery file can be told from a live one without speaking MCP, and the
+    hook route agent hooks POST to (`hook_route.py`). Only the MCP path reaches the
+    app: anything else is answered here, so that neither a refusal nor a probe nor a
+    hook nor a stray path builds the (lazy) app.
     """
 
-    def __init__(self, app: ASGIApp, token: str, port: int, health: dict[str, Any]) -> None:
+    def __init__(self, app: ASGIApp, token: str, port: int, health: dict[str, Any],
+                 hook: HookRoute | None = None) -> None:
         self.app = app
+        self.hook = hook
         self.token = token.encode()
         self.hosts = {f"{h}:{port}".encode() for h in LOOPBACK_HOSTS}
         self.health = json.dumps(health).encode()
@@ -95,6 +101,9 @@ class Guard:
         path = scope.get("path")
         if path == HEALTH_PATH:
             await plain(send, 200, self.health, [(b"content-type", b"application/json")])
+            return
+        if path == HOOK_PATH and self.hook is not None:
+            await self.hook(scope.get("method", ""), receive, send)
             return
         if path != MCP_PATH:
             await plain(send, 404, f"not found: MCP is served at {MCP_PATH}".encode())
@@ -135,6 +144,7 @@ class McpEndpoint:
     app: LazyApp = field(repr=False)
     _server: Any = field(repr=False)
     _task: asyncio.Task[None] = field(repr=False)
+    discovery_name: str = field(default=DISCOVERY_NAME, repr=False)
     _stopped: bool = field(default=False, repr=False)
 
     @property
@@ -151,7 +161,7 @@ class McpEndpoint:
             return
         self._stopped = True
         if self.discovery_file is not None:
-            remove_discovery(self.root, self.token)
+            remove_discovery(self.root, self.token, self.discovery_name)
         await self.app.refuse_new()
         self._server.should_exit = True
         done, _ = await asyncio.wait({self._task}, timeout=STOP_TIMEOUT_SECONDS)
@@ -180,7 +190,8 @@ def _bind(host: str, port: int) -> socket.socket:
 
 
 async def serve_http(service: EngineService, host: str = "127.0.0.1", port: int = 0,
-                     read_only: bool = False, write_discovery_file: bool = True) -> McpEndpoint:
+                     read_only: bool = False, write_discovery_file: bool = True,
+                     discovery_name: str = DISCOVERY_NAME) -> McpEndpoint:
     """Serve MCP for `service` on 127.0.0.1:`port` (0: ephemeral) on the running loop.
 
     Read-only when asked, or when the workspace setting `mcp_read_only` says so. Only
@@ -204,7 +215,7 @@ async def serve_http(service: EngineService, host: str = "127.0.0.1", port: int 
     app = LazyApp(_app_factory(service, read_only, port), stop_timeout=APP_STOP_TIMEOUT_SECONDS)
     health = {"name": "neuralmind", "root": str(service.root), "pid": os.getpid(),
               "read_only": read_only}
-    config = uvicorn.Config(Guard(app, token, port, health), log_config=None,
+    config = uvicorn.Config(Guard(app, token, port, health, hook_route(service)), log_config=None,
                             log_level="warning", access_log=False, lifespan="on",
                             timeout_graceful_shutdown=0.3, ws="none", loop="none")
     # serve() would load the config on the loop: importing the HTTP protocol (h11 or
@@ -220,13 +231,14 @@ async def serve_http(service: EngineService, host: str = "127.0.0.1", port: int 
         sock.close()
         raise
     endpoint = McpEndpoint(url=url, token=token, root=service.root, read_only=read_only,
-                           discovery_file=None, app=app, _server=server, _task=task)
+                           discovery_file=None, app=app, _server=server, _task=task,
+                           discovery_name=discovery_name)
     if write_discovery_file:
         entry = Discovery(url=url, pid=os.getpid(), token=token,
                           protocol_version=protocol_version, root=str(service.root),
                           read_only=read_only)
         try:
-            endpoint.discovery_file = write_discovery(service.root, entry)
+            endpoint.discovery_file = write_discovery(service.root, entry, discovery_name)
         except OSError:           # an endpoint nobody can find must not keep running
             await endpoint.stop()
             raise

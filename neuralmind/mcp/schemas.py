@@ -7,8 +7,6 @@ without breaking clients that validate against the published schema.
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -153,7 +151,7 @@ class MemoryTimeline(_Open):
 
 
 class MemoryGet(_Open):
-    records: list[dict[str, Any]]
+    records: list[dict]
 
 
 class Atom(_Open):
@@ -162,7 +160,7 @@ class Atom(_Open):
 
 class Recall(_Open):
     context: str
-    atoms: list[dict[str, Any]]
+    atoms: list[dict]
 
 
 class Rated(_Open):
@@ -174,4 +172,19 @@ class Directives(_Open):
 
 
 class Inbox(_Open):
-    atoms: list[dict[str, Any]]
+    atoms: list[dict]
+
+
+class Review(_Open):
+    base: str
+    missing: list[dict] = Field(description="{file, because, confidence}")
+    decisions_at_risk: list[dict]
+
+
+class EditorState(_Open):
+    active_file: str | None
+    trail: list[dict]
+
+
+class Reveal(_Open):
+    shown: bool

@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from neuralmind.config import CLOSE_TIMEOUT_SECONDS, WorkspaceConfig, load_workspace_config
 from neuralmind.engine.paths import confine
 from neuralmind.errors import EngineError
+from neuralmind.service.agent_hooks import AgentHookRequests
+from neuralmind.service.attention import AttentionRequests, EditorLink
 from neuralmind.service.decision_requests import DecisionRequests
 from neuralmind.service.dreaming import IdleDreams
 from neuralmind.service.engine_thread import EngineThread
@@ -60,7 +62,7 @@ def _open_workspace(root: Path, config: WorkspaceConfig) -> Workspace:
     return Workspace.open_for_serving(root, config)
 
 
-class EngineService(DecisionRequests, MemoryRequests):
+class EngineService(DecisionRequests, MemoryRequests, AttentionRequests, AgentHookRequests):
     """One workspace served asynchronously; see the module docstring for the rules."""
 
     def __init__(self, root: Path, config: WorkspaceConfig | None = None, *,
@@ -72,6 +74,7 @@ class EngineService(DecisionRequests, MemoryRequests):
         self._ws: Workspace | None = None
         self._opened: asyncio.Future[None] | None = None
         self._listeners: list[ServiceListener] = []
+        self.agent_turns: dict[str, dict[str, None]] = {}   # agent session -> files its turn edited
         self._thread = EngineThread()
         self.indexing = BackgroundIndexing(self.root, self._thread, self.workspace,
                                            self.config_values, log_file, self._notify,
@@ -84,6 +87,8 @@ class EngineService(DecisionRequests, MemoryRequests):
                                    lambda: self._notify("decisions_changed"))
         self.dreams = IdleDreams(self._thread, self.workspace, self.config)
         self.loop_monitor = LoopMonitor() if LoopMonitor.wanted() else None
+        self.editor_link: EditorLink | None = None     # the editor's server, when one is attached
+        self.unsaved: dict[str, str | None] = {}        # buffers with unsaved changes -> text
 
     # --- plumbing -----------------------------------------------------------------------
     def subscribe(self, listener: ServiceListener) -> None:
@@ -180,6 +185,9 @@ class EngineService(DecisionRequests, MemoryRequests):
         changed = {k for k in after if after[k] != before[k]}
         if "debounce_seconds" in changed:
             self.learning.set_window(self.config.debounce_seconds)
+        if "editor_state" in changed and not self.config.editor_state and self._ws is not None:
+            ws = self._ws
+            self._thread.spawn(self._thread.run(ws.forget_editor_state), "forget-editor-state")
         if changed & {"exclude", "languages", "max_file_bytes"} and self._ws is not None:
             self.reindex()
         return problems, changed
@@ -210,6 +218,7 @@ class EngineService(DecisionRequests, MemoryRequests):
         rel = self.resolve(path)
         self.dreams.touch()
         self.learning.debouncer(session).edit(rel)
+        self.buffer_changed(rel)
         return rel
 
     async def did_save(self, path: str, session: str = "editor") -> str:
@@ -217,11 +226,13 @@ class EngineService(DecisionRequests, MemoryRequests):
         self.dreams.touch()
         self.freshness.schedule([rel])      # queued first: freshness before learning
         self.learning.debouncer(session).event("save", rel)
+        self.buffer_clean(rel)
         return rel
 
     async def did_close(self, path: str, session: str = "editor") -> str:
         rel = self.resolve(path)
         self.learning.flush_edit(session)
+        self.buffer_clean(rel)
         return rel
 
     async def files_changed(self, paths: Iterable[str]) -> list[str]:

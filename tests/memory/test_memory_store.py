@@ -131,3 +131,14 @@ def test_decisions_and_atoms_share_one_store(repo: Path) -> None:
     records = store.memory_get([d.id, note.id])["records"]
     assert records[0]["rationale"] == "Opening costs 40 ms." and records[1]["label"].startswith("The pool")
     assert store.stats()["by_type"] == {"decision": {"active": 1}, "fact": {"active": 1}}
+
+
+def test_a_superseded_decision_is_linked_and_recall_shows_the_new_one(repo: Path) -> None:
+    store = store_at(repo)
+    old = store.record("Pool of four connections", "The database allows five.", files=["pool.py"])
+    new, old_after = store.supersede(old.id, "Pool of eight connections", "The database now allows ten.")
+    assert old_after.status == "INVALIDATED"
+    edges = store.connection().execute("SELECT src, kind, dst FROM edges WHERE dst_type = 'atom'")
+    assert [tuple(e) for e in edges] == [(new.id, "supersedes", old.id)]
+    hits = [h.atom.id for h in store.recall("pool connections", record=False).hits]
+    assert new.id in hits and old.id not in hits

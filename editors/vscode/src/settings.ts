@@ -11,6 +11,8 @@ export const SERVER_KEYS = {
   debounceSeconds: "debounce_seconds",
   mcp: "mcp",
   mcpReadOnly: "mcp_read_only",
+  editorState: "editor_state",
+  mcpTools: "mcp_tools",
 } as const;
 
 export type ClientSettingName = keyof typeof SERVER_KEYS;
@@ -22,6 +24,8 @@ export interface ServerSettings {
   debounce_seconds?: number;
   mcp?: boolean;
   mcp_read_only?: boolean;
+  editor_state?: boolean;
+  mcp_tools?: string;
 }
 
 export interface Mapped {
@@ -67,6 +71,16 @@ export function mapSettings(get: (name: ClientSettingName) => unknown): Mapped {
   if (readOnly !== undefined && readOnly !== null) {
     if (typeof readOnly === "boolean") settings.mcp_read_only = readOnly;
     else bad("mcpReadOnly", "true or false", readOnly);
+  }
+  const editorState = get("editorState");
+  if (editorState !== undefined && editorState !== null) {
+    if (typeof editorState === "boolean") settings.editor_state = editorState;
+    else bad("editorState", "true or false", editorState);
+  }
+  const tools = get("mcpTools");
+  if (tools !== undefined && tools !== null) {
+    if (typeof tools === "string" && tools.trim()) settings.mcp_tools = tools.trim();
+    else bad("mcpTools", "minimal, default, all or tool names", tools);
   }
   return { settings, problems };
 }

@@ -13,6 +13,8 @@ import getpass
 import logging
 import os
 import uuid
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from neuralmind.errors import InvalidArgument
@@ -20,6 +22,7 @@ from neuralmind.graph.model import file_of
 from neuralmind.memory.decisions.audit import AuditReport, audit
 from neuralmind.memory.decisions.db import DecisionDB, DecisionNotFound, now_iso
 from neuralmind.memory.decisions.invalidation import ScanReport, scan, scan_since
+from neuralmind.memory.decisions.pending import AtRisk, at_risk
 from neuralmind.memory.decisions.record import (
     DEFAULT_TYPE,
     Decision,
@@ -124,8 +127,11 @@ class DecisionStore(DecisionDB):
             self.save(conn, d)
         return d
 
-    def invalidate(self, decision_id: str, reason: str) -> Decision:
-        """Mark INVALIDATED (a person decided it no longer holds); the reason joins the evidence."""
+    def invalidate(self, decision_id: str, reason: str, superseded_by: str | None = None
+                   ) -> Decision:
+        """Mark INVALIDATED (a person decided it no longer holds); the reason joins the evidence.
+        With `superseded_by` (an atom id) the `supersedes` edge lands in the same transaction,
+        so recall shows the newer decision alone."""
         if not (reason or "").strip():
             raise InvalidArgument("invalidate needs a reason")
         full = self.resolve_id(decision_id)
@@ -134,6 +140,12 @@ class DecisionStore(DecisionDB):
             d.status = "INVALIDATED"
             d.evidence.append(f"Invalidated: {reason.strip()}")
             self.save(conn, d)
+            if superseded_by:
+                order = conn.execute("SELECT count(*) FROM edges WHERE src = ?",
+                                     (superseded_by,)).fetchone()[0]
+                conn.execute("INSERT OR IGNORE INTO edges VALUES (?, 'supersedes', 'atom', ?, ?, "
+                             "'user', ?)", (superseded_by, full, order, now_iso()))
+                self.note("atom", superseded_by)
         return d
 
     def restore(self, decision_id: str, commit: str | None = None) -> Decision:
@@ -162,6 +174,54 @@ class DecisionStore(DecisionDB):
             d.evidence.append(f"Restored at commit {sha[:12]}" if sha else "Restored (no git commit)")
             self.save(conn, d)
         return d
+
+    def reaffirm(self, decision_id: str, contents: dict[str, bytes | None] | None = None,
+                 note: str = "") -> Decision:
+        """Record that the pending change respects an ACTIVE decision: its governed files are
+        fingerprinted as they are now (`contents` overrides the disk, e.g. an editor buffer's
+        text), so it is no longer at risk and the scan after a commit storing exactly this
+        keeps it ACTIVE. A later edit puts it at risk again."""
+        full = self.resolve_id(decision_id)
+        current = self.get(full)
+        if current.status != "ACTIVE":
+            raise InvalidArgument(f"decision {full} is {current.status}: only an ACTIVE decision "
+                                  "can be re-affirmed (restore a STALE one instead)")
+        git = self.git()
+        prints = dict(current.fingerprints)
+        for f in current.files_affected:
+            data = (contents or {}).get(f) if f in (contents or {}) else _read(self.root / f)
+            if data is None:
+                prints.pop(f, None)
+            else:
+                prints[f] = git.hash_data(data, f)
+        with self.write() as conn:
+            d = self.load(conn, "WHERE id = ?", (full,))[0]
+            d.fingerprints = prints
+            d.evidence.append(f"Re-affirmed: {note.strip() or 'the pending change respects it'}")
+            self.save(conn, d)
+        return d
+
+    def supersede(self, decision_id: str, title: str, rationale: str,
+                  **fields: Any) -> tuple[Decision, Decision]:
+        """Record a new decision that supersedes `decision_id` (by default governing the same
+        files and symbols, of the same type and tags) and invalidate the old one; each names
+        the other in its evidence (`Supersedes <id>` / `superseded by <id>`), and the new
+        atom `supersedes` the old one. Returns (new, old).
+        The new record lands first: if the old one cannot then be changed, the error says so
+        and nothing is lost."""
+        old = self.get(decision_id)
+        fields.setdefault("files", old.files_affected)
+        fields.setdefault("symbols", old.symbols_affected)
+        fields.setdefault("decision_type", old.decision_type)
+        fields.setdefault("tags", old.tags)
+        fields["evidence"] = [f"Supersedes {old.id}: {old.title}", *(fields.get("evidence") or [])]
+        new = self.record(title, rationale, **fields)
+        old = self.invalidate(old.id, f"superseded by {new.id}: {new.title}", superseded_by=new.id)
+        return new, old
+
+    def at_risk(self, base: str | None, pending: Mapping[str, bytes | None]) -> list[AtRisk]:
+        """ACTIVE decisions the pending content of changed files touches (see pending.py)."""
+        return at_risk(self, base, pending)
 
     # --- attention, staleness, transfer ----------------------------------------------------
     def audit(self, stale: bool = False, orphaned: bool = False) -> AuditReport:
@@ -229,6 +289,13 @@ def _check_confidence(value: float) -> float:
     if not 0.0 <= c <= 1.0:
         raise InvalidArgument(f"confidence must be between 0 and 1, not {c}")
     return c
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
 
 
 def user_name() -> str:
