@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from neuralmind.config import RECALL_CODE_HITS
@@ -46,9 +46,12 @@ def confine_targets(resolve: Callable[[str], str], about: list[str] | None) -> l
 
 
 def recall(memory: MemoryStore, search: Search, synapses: SynapseLayer | None, indexed: bool,
-           question: str, budget: int | None, session: str | None, record: bool
-           ) -> RecallResult:
-    code = _code_hits(memory, search, question) if indexed else []
+           question: str, budget: int | None, session: str | None, record: bool,
+           searched: Sequence[RankedHit] | None = None) -> RecallResult:
+    if searched is not None:
+        code = [CodeHit(h.node.id, h.node.file, h.score) for h in searched[:RECALL_CODE_HITS]]
+    else:
+        code = _code_hits(memory, search, question) if indexed else []
     result = memory.recall(question, budget, code, session=session, record=record)
     if session and record and synapses is not None and len(result.hits) > 1:
         try:

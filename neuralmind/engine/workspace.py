@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -391,13 +391,15 @@ class Workspace:
                                     proposed=proposed)
 
     def recall(self, question: str, budget: int | None = None, session: str | None = None,
-               record: bool = True) -> RecallResult:
+               record: bool = True, code_hits: Sequence[RankedHit] | None = None
+               ) -> RecallResult:
         """The memories a question needs within `budget` tokens; atoms about the code the
         same question retrieves are boosted. `session` names an agent session (pending
-        feedback); `record` False changes nothing (read-only)."""
+        feedback); `record` False changes nothing (read-only); `code_hits`: that code when
+        the caller already searched for it (a prompt hook), so it is not searched twice."""
         indexed = bool(self.graph.files)
         return memory_ops.recall(self.memory, self.search, self._synapses_or_none(), indexed,
-                                 question, budget, session, record)
+                                 question, budget, session, record, code_hits)
 
     def dream(self, phase: str | None = None) -> DreamReport:
         """A consolidation pass (light, rem, deep or all) and its DREAMS.md entry."""
