@@ -216,27 +216,6 @@ if ok then
     return { items = items, title = vim.fn.getqflist({ title = 1 }).title }
   end)
 
-  step("memory", function()
-    edit("billing/invoice.py")
-    local before = #notes
-    vim.cmd("NeuralMindRemember Invoice totals are rounded once, after tax")
-    assert(vim.wait(15000, function()
-      return #notes > before
-    end, 20), "NeuralMindRemember printed nothing")
-    local remembered = notes[#notes].msg
-    vim.cmd("NeuralMindRecall how are invoice totals rounded?")
-    local lines
-    assert(vim.wait(20000, function()
-      local buf = vim.fn.bufnr("neuralmind://context")
-      if buf == -1 then
-        return false
-      end
-      lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
-      return table.concat(lines, "\n"):find("rounded once", 1, true) ~= nil
-    end, 20), "the recalled memory never showed")
-    return { remembered = remembered, lines = lines }
-  end)
-
   -- An agent (MCP over the editor's endpoint) reads what the editor shows, and reveals code.
   local python = os.getenv("NM_PYTHON")
   local probe = os.getenv("NM_PROBE")
@@ -301,6 +280,27 @@ if ok then
     edit("billing/invoice.py")
     vim.cmd("edit!") -- drop the unsaved change
     return { items = items, title = vim.fn.getqflist({ title = 1 }).title }
+  end)
+
+  step("memory", function()
+    edit("billing/invoice.py")
+    local before = #notes
+    vim.cmd("NeuralMindRemember Invoice totals are rounded once, after tax")
+    assert(vim.wait(15000, function()
+      return #notes > before
+    end, 20), "NeuralMindRemember printed nothing")
+    local remembered = notes[#notes].msg
+    vim.cmd("NeuralMindRecall how are invoice totals rounded?")
+    local lines
+    assert(vim.wait(20000, function()
+      local buf = vim.fn.bufnr("neuralmind://context")
+      if buf == -1 then
+        return false
+      end
+      lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+      return table.concat(lines, "\n"):find("rounded once", 1, true) ~= nil
+    end, 20), "the recalled memory never showed")
+    return { remembered = remembered, lines = lines }
   end)
 
   step("status", function()

@@ -207,23 +207,28 @@ local function show_context(question, result)
   return buf
 end
 
+--- Calls `send` with the trimmed `question`, or asks for one with `prompt` when it is empty.
+local function with_question(question, prompt, send)
+  local function go(q)
+    if q and vim.trim(q) ~= "" then
+      send(vim.trim(q))
+    end
+  end
+  if question and vim.trim(question) ~= "" then
+    go(question)
+  else
+    vim.ui.input({ prompt = prompt }, go)
+  end
+end
+
 --- Asks for the context of `question` (prompts when nil or empty).
 function M.ask(question)
   local bufnr = vim.api.nvim_get_current_buf()
-  local function send(q)
-    if not q or vim.trim(q) == "" then
-      return
-    end
-    q = vim.trim(q)
+  with_question(question, "NeuralMind: ", function(q)
     M.request("neuralmind/context", { query = q, uri = buf_uri(bufnr) }, function(result)
       show_context(q, result)
     end, bufnr)
-  end
-  if question and vim.trim(question) ~= "" then
-    send(question)
-  else
-    vim.ui.input({ prompt = "NeuralMind: " }, send)
-  end
+  end)
 end
 
 -- :NeuralMindRecall / :NeuralMindRemember ------------------------------------------------
@@ -231,11 +236,7 @@ end
 --- Recalls the memories a question needs into the context buffer (prompts when empty).
 function M.recall(question)
   local bufnr = vim.api.nvim_get_current_buf()
-  local function send(q)
-    if not q or vim.trim(q) == "" then
-      return
-    end
-    q = vim.trim(q)
+  with_question(question, "NeuralMind recall: ", function(q)
     M.request("neuralmind/memory/recall", { query = q }, function(result)
       if is_nil(result.atoms) or #result.atoms == 0 then
         notify("no memories for: " .. q .. (is_nil(result.notice) and "" or (" (" .. result.notice .. ")")))
@@ -243,12 +244,7 @@ function M.recall(question)
       end
       show_context(q, { context = result.context, tokens = result.tokens, mode = result.mode })
     end, bufnr)
-  end
-  if question and vim.trim(question) ~= "" then
-    send(question)
-  else
-    vim.ui.input({ prompt = "NeuralMind recall: " }, send)
-  end
+  end)
 end
 
 --- Remembers `text` as a note about the current file (a person's memory: active at once).
