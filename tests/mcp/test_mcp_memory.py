@@ -21,7 +21,7 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 async def call(service: EngineService, name: str, args: dict[str, Any],
                read_only: bool = False) -> Any:
-    async with Client(build_mcp_server(service, read_only=read_only)) as client:
+    async with Client(build_mcp_server(service, read_only=read_only, tools="all")) as client:
         return await client.call_tool(name, args)
 
 
