@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -221,6 +222,14 @@ def test_remember_then_recall_shows_the_memory(session: dict) -> None:
     assert step["remembered"].startswith("NeuralMind: remembered ")
     assert step["lines"][0] == "# how are invoice totals rounded?"
     assert any("Invoice totals are rounded once" in line for line in step["lines"])
+
+
+def test_observatory_opens_the_servers_login_url(session: dict) -> None:
+    step = ok(session, "observatory")
+    assert step["refused"]["level"] == 4 and "mcp" in step["refused"]["msg"]
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+/observatory/login\?ticket=[\w-]+&view=debug",
+                        step["opened"]), step["opened"]
+    assert "opened" in step["shown"] and step["opened"] in step["shown"]
 
 
 def test_an_agent_sees_the_editors_state_and_reveals_code(session: dict) -> None:

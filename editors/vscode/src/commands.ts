@@ -15,6 +15,7 @@ export const OWN_COMMANDS = [
   "neuralmind.remember",
   "neuralmind.memoryInbox",
   "neuralmind.copyMcpConfig",
+  "neuralmind.openObservatory",
   "neuralmind.showStatus",
   "neuralmind.showOutput",
   "neuralmind.restartServer",

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from neuralmind.errors import InvalidArgument
+from neuralmind.events import publish
 from neuralmind.graph.model import file_of
 from neuralmind.memory.decisions.audit import AuditReport, audit
 from neuralmind.memory.decisions.db import DecisionDB, DecisionNotFound, now_iso
@@ -81,6 +82,7 @@ class DecisionStore(DecisionDB):
         if not self.insert(d, source):
             raise InvalidArgument(f"a decision with id {d.id!r} already exists")
         log.info("recorded decision %s: %s", d.id, d.title)
+        decision_event("recorded", d)
         return d
 
     def amend(self, decision_id: str, title: str | None = None, rationale: str | None = None,
@@ -146,6 +148,7 @@ class DecisionStore(DecisionDB):
                 conn.execute("INSERT OR IGNORE INTO edges VALUES (?, 'supersedes', 'atom', ?, ?, "
                              "'user', ?)", (superseded_by, full, order, now_iso()))
                 self.note("atom", superseded_by)
+        decision_event("invalidated", d)
         return d
 
     def restore(self, decision_id: str, commit: str | None = None) -> Decision:
@@ -173,6 +176,7 @@ class DecisionStore(DecisionDB):
             d.fingerprints = prints
             d.evidence.append(f"Restored at commit {sha[:12]}" if sha else "Restored (no git commit)")
             self.save(conn, d)
+        decision_event("restored", d)
         return d
 
     def reaffirm(self, decision_id: str, contents: dict[str, bytes | None] | None = None,
@@ -280,6 +284,12 @@ class DecisionStore(DecisionDB):
                 return commit
             log.info("no git anchor for the decision: %s", e)
             return None
+
+def decision_event(change: str, d: Decision) -> None:
+    """Tell the event bus (the observatory pulses the files a decision governs)."""
+    publish("decision", change=change, id=d.id, title=d.title, status=d.status,
+            files=list(d.files_affected))
+
 
 def _check_confidence(value: float) -> float:
     try:
