@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +37,7 @@ from neuralmind.context.tokens import count_tokens
 from neuralmind.engine import activity, boards, brain, memory_ops, navigation
 from neuralmind.engine.attention import Attention
 from neuralmind.engine.paths import confine
+from neuralmind.engine.workspace_memory import WorkspaceMemory
 from neuralmind.errors import InvalidArgument, NotFound
 from neuralmind.events.log import flush_event_log, read_events
 from neuralmind.graph import big_file_worker
@@ -49,11 +50,8 @@ if TYPE_CHECKING:
     from neuralmind.graph.model import Node
     from neuralmind.index.file_rank import RankedFile
     from neuralmind.index.search_index import SearchIndex
-    from neuralmind.memory.atoms import Atom
     from neuralmind.memory.decisions.invalidation import ScanReport
     from neuralmind.memory.decisions.store import DecisionStore
-    from neuralmind.memory.dreams import DreamReport
-    from neuralmind.memory.recall import RecallResult
     from neuralmind.memory.store import MemoryStore
     from neuralmind.review.cochange import CommitHistory
     from neuralmind.review.report import Review
@@ -64,7 +62,7 @@ log = logging.getLogger("neuralmind.engine")
 ProgressFn = Callable[[str, int, int], None]  # (phase, done, total)
 
 
-class Workspace:
+class Workspace(WorkspaceMemory):
     """The engine for one project root."""
 
     def __init__(self, root: Path, config: WorkspaceConfig | None = None) -> None:
@@ -381,39 +379,6 @@ class Workspace:
         reports = self.decisions.scan_since(previous)
         memory_ops.review_proposals(self.memory)
         return reports
-
-    # --- memory (atoms: recall, feedback, directives, promotion, dreams) -----------------------
-    def remember(self, text: str, atom_type: str = "note", label: str | None = None,
-                 hubs: list[str] | None = None, about: list[str] | None = None,
-                 source: str = "cli", proposed: bool = False) -> Atom:
-        """Store a memory; `about` paths are confined to the workspace like every client path."""
-        targets = memory_ops.confine_targets(self.resolve_path, about)
-        return self.memory.remember(text, atom_type, label, hubs, targets, source=source,
-                                    proposed=proposed)
-
-    def recall(self, question: str, budget: int | None = None, session: str | None = None,
-               record: bool = True, code_hits: Sequence[RankedHit] | None = None
-               ) -> RecallResult:
-        """The memories a question needs within `budget` tokens; atoms about the code the
-        same question retrieves are boosted. `session` names an agent session (pending
-        feedback); `record` False changes nothing (read-only); `code_hits`: that code when
-        the caller already searched for it (a prompt hook), so it is not searched twice."""
-        indexed = bool(self.graph.files)
-        return memory_ops.recall(self.memory, self.search, self._synapses_or_none(), indexed,
-                                 question, budget, session, record, code_hits)
-
-    def dream(self, phase: str | None = None) -> DreamReport:
-        """A consolidation pass (light, rem, deep or all) and its DREAMS.md entry."""
-        return self.memory.dream(phase, self._synapses_or_none())
-
-    def directives(self) -> dict[str, Any]:
-        """The standing directives block, within this workspace's limits."""
-        return self.memory.directives(self.config.directives_max_lines,
-                                      self.config.directives_max_chars).to_json()
-
-    def file_inbox(self, rel: str) -> list[dict[str, Any]]:
-        """Proposed memories about `rel` or its symbols, each with its 1-based line."""
-        return memory_ops.file_inbox(self.memory, self.graph, rel)
 
     # --- review of the pending change -----------------------------------------------------------
     def review(self, base: str | None = None, buffers: Mapping[str, str | None] | None = None,
