@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,7 @@ from neuralmind.config import (
     MIN_BUDGET,
     QUERY_HITS,
     REVIEW_MIN_CONFIDENCE,
+    TEAM_DSN_ENV,
     WAKEUP_BUDGET,
     WAKEUP_MEMORY_SHARE,
     WorkspaceConfig,
@@ -50,12 +52,13 @@ if TYPE_CHECKING:
     from neuralmind.graph.model import Node
     from neuralmind.index.file_rank import RankedFile
     from neuralmind.index.search_index import SearchIndex
-    from neuralmind.memory.decisions.invalidation import ScanReport
     from neuralmind.memory.decisions.store import DecisionStore
     from neuralmind.memory.store import MemoryStore
     from neuralmind.review.cochange import CommitHistory
     from neuralmind.review.report import Review
     from neuralmind.synapse.layer import SynapseLayer
+    from neuralmind.team.service import Team
+    from neuralmind.team.sync import SyncTask
 
 log = logging.getLogger("neuralmind.engine")
 
@@ -204,7 +207,32 @@ class Workspace(WorkspaceMemory):
         layer = SynapseLayer(self.state, self.root)
         # a replayed or editor session that names a question learns from that question's hits
         layer.hits_provider = lambda q: [h.node.id for h in self.search(q, k=5)[0]]
+        layer.share = self.team_configured()
         return layer
+
+    # --- the team brain ------------------------------------------------------------------
+    def team_configured(self) -> bool:
+        """A team store is configured (the environment or `team_dsn`): learning on the
+        default branch is shared. Checked without loading the team component."""
+        return bool(os.environ.get(TEAM_DSN_ENV, "").strip() or self.config.team_dsn.strip())
+
+    @functools.cached_property
+    def team(self) -> Team:
+        # psycopg and the team component (~60 ms) load only when a team is used
+        from neuralmind.team.service import Team
+
+        return Team(self.root, synapses=self._synapses_or_none)
+
+    def team_sync_task(self, on_change: Callable[[int], None] | None = None) -> SyncTask | None:
+        """A server's team sync (not started) when a store is configured, woken by every
+        local shared write; EngineError when the folder has no repository identity."""
+        if not self.team_configured():
+            return None
+        task = self.team.sync_task(on_change)
+        layer = self._synapses_or_none()
+        if task is not None and layer is not None:
+            layer.on_share = task.kick
+        return task
 
     @functools.cached_property
     def memory(self) -> MemoryStore:
@@ -370,15 +398,6 @@ class Workspace(WorkspaceMemory):
         """Decisions of `statuses` governing `rel`, each with the 1-based line of its first
         governed symbol in the current graph (None when unknown)."""
         return navigation.file_decisions(self.decisions, rel, statuses)
-
-    # --- decisions after HEAD moved ------------------------------------------------------------
-    def scan_commits(self, previous: str | None) -> list[ScanReport]:
-        """Mark STALE what the commits HEAD moved over since `previous` changed (HEAD alone when
-        None), then promote or reject the proposed memories HEAD now settles; the last
-        report's `commit` is the new HEAD (an `error` outside git)."""
-        reports = self.decisions.scan_since(previous)
-        memory_ops.review_proposals(self.memory)
-        return reports
 
     # --- review of the pending change -----------------------------------------------------------
     def review(self, base: str | None = None, buffers: Mapping[str, str | None] | None = None,

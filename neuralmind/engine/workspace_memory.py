@@ -1,6 +1,7 @@
 """The memory operations of a `Workspace` (a mixin, so the engine's one object keeps one
-method per operation while workspace.py stays readable): remember, code-aware recall,
-dreams, the standing directives and the inbox of a file. The work is the memory
+method per operation while workspace.py stays readable): the commit scan of decisions
+and promotion of proposed memories when HEAD moves, remember, code-aware recall, dreams,
+the standing directives and the inbox of a file. The work is the memory
 component's and `memory_ops.py`'s; these pick the workspace's parts for it."""
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ if TYPE_CHECKING:
     from neuralmind.context.pack import RankedHit
     from neuralmind.graph.store import Graph
     from neuralmind.memory.atoms import Atom
+    from neuralmind.memory.decisions.invalidation import ScanReport
+    from neuralmind.memory.decisions.store import DecisionStore
     from neuralmind.memory.dreams import DreamReport
     from neuralmind.memory.recall import RecallResult
     from neuralmind.memory.store import MemoryStore
@@ -26,11 +29,21 @@ class WorkspaceMemory:
 
     # provided by Workspace
     memory: MemoryStore
+    decisions: DecisionStore
     graph: Graph
     config: WorkspaceConfig
     resolve_path: Callable[[str], str]
     search: memory_ops.Search
     _synapses_or_none: Callable[[], SynapseLayer | None]
+
+    # --- decisions after HEAD moved, and what it settles for proposed memories -------------
+    def scan_commits(self, previous: str | None) -> list[ScanReport]:
+        """Mark STALE what the commits HEAD moved over since `previous` changed (HEAD alone when
+        None), then promote or reject the proposed memories HEAD now settles; the last
+        report's `commit` is the new HEAD (an `error` outside git)."""
+        reports = self.decisions.scan_since(previous)
+        memory_ops.review_proposals(self.memory)
+        return reports
 
     def remember(self, text: str, atom_type: str = "note", label: str | None = None,
                  hubs: list[str] | None = None, about: list[str] | None = None,
