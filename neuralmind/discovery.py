@@ -25,6 +25,7 @@ log = logging.getLogger("neuralmind.mcp")
 
 DISCOVERY_NAME = "mcp.json"
 HEALTH_PATH = "/neuralmind/health"
+CLI_PATH = "/neuralmind/cli"          # plain JSON: the CLI's consulting commands, warm
 MCP_PATH = "/mcp"
 PROBE_TIMEOUT_SECONDS = 1.0
 

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from neuralmind.discovery import (
+    CLI_PATH,
     HEALTH_PATH,
     MCP_PATH,
     Discovery,
@@ -41,6 +42,7 @@ from neuralmind.discovery import (
 )
 from neuralmind.heap import no_gc
 from neuralmind.mcp.asgi import ASGIApp, Receive, Scope, Send, plain
+from neuralmind.mcp.cli_route import CliRoute
 from neuralmind.mcp.lazyapp import LazyApp
 
 if TYPE_CHECKING:
@@ -60,13 +62,16 @@ class Guard:
     """ASGI wrapper: loopback Host/Origin, then the bearer token, then the MCP app.
 
     Also answers the health route the stdio bridge probes (token required too), so
-    a stale discovery file can be told from a live one without speaking MCP. Only
-    the MCP path reaches the app: anything else is answered here, so that neither a
-    refusal nor a probe nor a stray path builds the (lazy) app.
+    a stale discovery file can be told from a live one without speaking MCP, and the
+    CLI's route (`cli_route.py`, plain JSON). Only the MCP path reaches the app:
+    anything else is answered here, so that neither a refusal nor a probe nor a stray
+    path builds the (lazy) app.
     """
 
-    def __init__(self, app: ASGIApp, token: str, port: int, health: dict[str, Any]) -> None:
+    def __init__(self, app: ASGIApp, token: str, port: int, health: dict[str, Any],
+                 cli: ASGIApp | None = None) -> None:
         self.app = app
+        self.cli = cli
         self.token = token.encode()
         self.hosts = {f"{h}:{port}".encode() for h in LOOPBACK_HOSTS}
         self.health = json.dumps(health).encode()
@@ -95,6 +100,9 @@ class Guard:
         path = scope.get("path")
         if path == HEALTH_PATH:
             await plain(send, 200, self.health, [(b"content-type", b"application/json")])
+            return
+        if path == CLI_PATH and self.cli is not None:
+            await self.cli(scope, receive, send)
             return
         if path != MCP_PATH:
             await plain(send, 404, f"not found: MCP is served at {MCP_PATH}".encode())
@@ -204,7 +212,7 @@ async def serve_http(service: EngineService, host: str = "127.0.0.1", port: int 
     app = LazyApp(_app_factory(service, read_only, port), stop_timeout=APP_STOP_TIMEOUT_SECONDS)
     health = {"name": "neuralmind", "root": str(service.root), "pid": os.getpid(),
               "read_only": read_only}
-    config = uvicorn.Config(Guard(app, token, port, health), log_config=None,
+    config = uvicorn.Config(Guard(app, token, port, health, CliRoute(service)), log_config=None,
                             log_level="warning", access_log=False, lifespan="on",
                             timeout_graceful_shutdown=0.3, ws="none", loop="none")
     # serve() would load the config on the loop: importing the HTTP protocol (h11 or
