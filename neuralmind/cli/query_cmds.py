@@ -42,13 +42,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _built_workspace(path: str) -> Workspace:
-    """The workspace of PATH, built first when it never was (so `query` just works)."""
+    """The workspace of PATH, built first when it never was (so `query` just works).
+
+    This process answers one question and exits: the model is loaded the quick way."""
     ws = open_workspace(path)
     progress = Progress()
     try:
         ws.ensure_built(progress=progress)
     finally:
         progress.finish()
+    ws.index.one_shot = True
     return ws
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,15 +36,13 @@ from neuralmind.context.tokens import count_tokens
 from neuralmind.engine import navigation
 from neuralmind.engine.paths import confine
 from neuralmind.errors import InvalidArgument, NotFound
-from neuralmind.graph import big_file_worker
-from neuralmind.graph.build import BuildReport, GraphBuilder, prepare_incremental
 from neuralmind.graph.store import Graph, graph_path, load_graph
-from neuralmind.graph.validate import validate_graph
 from neuralmind.statedir import state_dir
 
 if TYPE_CHECKING:
     from neuralmind.decisions.invalidation import ScanReport
     from neuralmind.decisions.store import DecisionStore
+    from neuralmind.graph.build import BuildReport
     from neuralmind.graph.model import Node
     from neuralmind.index.file_rank import RankedFile
     from neuralmind.index.search_index import SearchIndex
@@ -81,6 +80,10 @@ class Workspace:
         A full build also seeds the synapse layer with cold-start priors (the call and
         import structure, git co-change, an optional bundle); seeding fails open.
         """
+        # the builder (tree-sitter, worker pools: ~50 ms of imports) only when building: a
+        # cold CLI query answers without it
+        from neuralmind.graph.build import GraphBuilder
+
         before = self.graph if changed is not None else None
         report = GraphBuilder(self.root, self.config).build(changed=changed, progress=progress,
                                                             previous=self._graph)
@@ -266,6 +269,8 @@ class Workspace:
         """The per-save path: re-extract `paths` and re-index only the nodes of files that
         changed, keyword side only (searchable by name on return). Returns the report and
         those node ids; `index.update(report.graph, ids, embed=True)` adds their vectors."""
+        from neuralmind.graph.build import GraphBuilder  # with the first save (see build)
+
         before = {n.id for p in paths for n in self.graph.nodes_by_file(p)}
         report = GraphBuilder(self.root, self.config).build(changed=paths, previous=self.graph)
         self._graph = report.graph
@@ -278,6 +283,8 @@ class Workspace:
 
     def validate(self) -> list[str]:
         """Violations of the IR contract in the stored graph (empty when it is valid)."""
+        from neuralmind.graph.validate import validate_graph  # the extractor's helpers, rarely
+
         return validate_graph(self.graph, self.root)
 
     # --- serving: the EngineService's jobs on its engine thread -----------------------------
@@ -294,6 +301,8 @@ class Workspace:
     def warm_up(self) -> None:
         """Load the embedding model and the budget tokenizer before the first question, and
         the resolution state saves patch before the first save (~1.5 s on Django)."""
+        from neuralmind.graph.build import prepare_incremental  # serving builds on saves
+
         prepare_incremental(self.graph)
         try:
             count_tokens("warm up")
@@ -329,6 +338,10 @@ class Workspace:
     def close() -> None:
         """Stop the big-file worker process (shared by the process; stops a big extraction
         under way and reaps the worker)."""
+        if "neuralmind.graph.big_file_worker" not in sys.modules:
+            return                       # never imported: no worker was ever started
+        from neuralmind.graph import big_file_worker  # imported already (line above)
+
         big_file_worker.shutdown()
 
     # --- navigation (the editor's hover, workspace symbols, decision diagnostics) ---------------

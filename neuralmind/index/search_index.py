@@ -117,6 +117,7 @@ class SearchIndex:
         self.weights = dict(weights or RRF_WEIGHTS)
         self._threads = threads
         self._embedder = embedder
+        self.one_shot = False      # set by a one-question process: see `embedder()`
         self._model_error: str | None = None
         self._lock = threading.RLock()
         self._embed_lock = threading.Lock()
@@ -250,11 +251,17 @@ class SearchIndex:
     def pending(self) -> int:
         return len(self._pending)
 
-    def embedder(self) -> Embedder | None:
-        """The shared embedder, loaded on first use; None (with a notice) when unavailable."""
+    def embedder(self, question: bool = False) -> Embedder | None:
+        """The shared embedder, loaded on first use; None (with a notice) when unavailable.
+
+        `question`: only a question will be embedded; with `one_shot` set (a process that
+        answers once and exits) the session is the quick-to-build one (`load_embedder`)."""
+        if getattr(self._embedder, "one_shot", False) and not question:
+            self._embedder = None           # many texts to embed after all: the full session
         if self._embedder is None and self._model_error is None:
             try:
-                self._embedder = load_embedder(self._threads)
+                self._embedder = load_embedder(self._threads,
+                                               one_shot=question and self.one_shot)
             except ModelUnavailable as e:
                 self._model_error = str(e)
                 log.warning("semantic search unavailable, keyword-only: %s", e)
@@ -421,7 +428,7 @@ class SearchIndex:
         """The question's vector (None: keyword-only) and any notice about the mode."""
         if mode != "hybrid":
             return None, ""
-        embedder = self.embedder()
+        embedder = self.embedder(question=True)
         if embedder is None:
             return None, f"keyword-only: {self._model_error}"
         if len(self._vectors) == 0:
