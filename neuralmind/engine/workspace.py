@@ -13,12 +13,13 @@ from __future__ import annotations
 import functools
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from neuralmind import heap
 from neuralmind.config import (
+    ATTENTION_NEIGHBOURS,
     DEFAULT_BUDGET,
     MAX_BUDGET,
     MAX_NEXT_K,
@@ -91,7 +92,9 @@ class Workspace:
         embed_progress = (lambda done, total: progress("embed", done, total)) if progress else None
         if before is None:
             self._seed_synapses(report.graph, bootstrap)
-            self.index.update(report.graph, embed=embed, progress=embed_progress)
+            self.index.update(report.graph, embed=False)
+            if embed:
+                self.embed_pending(progress=embed_progress)
             return report
         touched = set(report.reextracted) | set(report.removed)
         ids = {n.id for p in touched for g in (before, report.graph) for n in g.nodes_by_file(p)}
@@ -329,6 +332,38 @@ class Workspace:
             self.index.flush()
         heap.settle_after_saves()
 
+    def embed_pending(self, attention: Callable[[], Sequence[str]] = tuple,
+                      progress: Callable[[int, int], None] | None = None,
+                      saved: Callable[[int], None] | None = None) -> int:
+        """Embed what the last full update left pending: `attention()`'s files first, then
+        every file, then the other symbols, up to `max_embedded_nodes` vectors (see
+        index/embed_order.py)."""
+        return self.index.embed_pending(self.graph, attention=attention,
+                                        limit=self.config.max_embedded_nodes or None,
+                                        progress=progress, saved=saved)
+
+    def refresh_index(self) -> None:
+        """Load what another process wrote to the search index (a build's vector slices:
+        only the vectors are read again when only they changed)."""
+        if "index" in self.__dict__ and self.index.reload_if_changed():
+            heap.return_freed_memory()
+
+    def nearby_files(self, rel: str, k: int = ATTENTION_NEIGHBOURS) -> list[str]:
+        """Files an edit of `rel` is likely to touch next: its import neighbours, then the
+        files of its folder."""
+        graph = self.graph
+        linked = [e.target for e in graph.out_edges(rel) if e.kind == "imports"]
+        linked += [e.source for e in graph.in_edges(rel) if e.kind == "imports"]
+        folder = rel.rpartition("/")[0]
+        linked += sorted(f for f in graph.files if f.rpartition("/")[0] == folder)
+        return [f for f in dict.fromkeys(linked) if f != rel and f in graph.files][:k]
+
+    def semantic_files(self, files: Sequence[str]) -> int:
+        """How many of `files` are indexed with no node waiting for its vector."""
+        index, graph = self.index, self.graph
+        return sum(1 for f in files if f in graph.files
+                   and not any(index.waiting(n.id) for n in graph.nodes_by_file(f)))
+
     def embed_nodes(self, node_ids: list[str]) -> None:
         """Add the vectors of nodes `update_files` re-indexed by keyword only."""
         self.index.update(self.graph, changed_node_ids=node_ids, embed=True)
@@ -374,7 +409,11 @@ class Workspace:
     def counts(self) -> dict[str, Any]:
         """Sizes and model state, without loading anything that is not loaded yet."""
         index = self.index
+        nodes, vectors = index.node_count, index.vector_count
         return {"files": len(self.graph.files), "nodes": len(self.graph.nodes),
-                "indexed_nodes": index.node_count, "embedded_nodes": index.vector_count,
+                "indexed_nodes": nodes, "embedded_nodes": vectors,
                 "embeddings_pending": index.pending, "model_state": index.model_state,
-                "model_error": index.model_error}
+                "model_error": index.model_error,
+                # nodes left to their file's vector by max_embedded_nodes
+                "file_level_nodes": max(0, nodes - vectors - index.pending),
+                "semantic_coverage": round(vectors / nodes, 4) if nodes else 0.0}

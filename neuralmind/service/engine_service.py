@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from neuralmind.config import CLOSE_TIMEOUT_SECONDS, WorkspaceConfig, load_workspace_config
 from neuralmind.engine.paths import confine
 from neuralmind.errors import EngineError
+from neuralmind.service.attention import Attention
 from neuralmind.service.decision_requests import DecisionRequests
 from neuralmind.service.engine_thread import EngineThread
 from neuralmind.service.events import ServiceListener
@@ -80,6 +81,7 @@ class EngineService(DecisionRequests):
         self.learning = Learning(self._thread, self.workspace, self.config)
         self.scans = DecisionScans(self._thread, self.workspace,
                                    lambda: self._notify("decisions_changed"))
+        self.attention = Attention(self.indexing.attend)
         self.loop_monitor = LoopMonitor() if LoopMonitor.wanted() else None
 
     # --- plumbing -----------------------------------------------------------------------
@@ -197,23 +199,43 @@ class EngineService(DecisionRequests):
     async def did_open(self, path: str, session: str = "editor") -> str:
         rel = self.resolve(path)
         self.learning.debouncer(session).event("open", rel)
+        self.attention.opened(rel)
         return rel
 
     async def did_change(self, path: str, session: str = "editor") -> str:
         rel = self.resolve(path)
         self.learning.debouncer(session).edit(rel)
+        self._attend_edit(rel)
         return rel
 
     async def did_save(self, path: str, session: str = "editor") -> str:
         rel = self.resolve(path)
         self.freshness.schedule([rel])      # queued first: freshness before learning
         self.learning.debouncer(session).event("save", rel)
+        self._attend_edit(rel)
         return rel
 
     async def did_close(self, path: str, session: str = "editor") -> str:
         rel = self.resolve(path)
         self.learning.flush_edit(session)
+        self.attention.closed(rel)
         return rel
+
+    def _attend_edit(self, rel: str) -> None:
+        """The first edit of a file brings it and the files near it to the build's front."""
+        if self.attention.is_edited(rel) or self._ws is None:
+            return
+        self.attention.edited(rel)
+        ws = self._ws
+
+        async def near() -> None:
+            try:
+                files = await self._thread.run(ws.nearby_files, rel)
+            except EngineError:
+                return          # shutting down
+            self.attention.edited(rel, files)
+
+        self._thread.spawn(near(), "attention")
 
     async def files_changed(self, paths: Iterable[str]) -> list[str]:
         """Files changed outside the editor (watched files, git checkout, generators)."""
@@ -245,6 +267,7 @@ class EngineService(DecisionRequests):
                     explain: bool = False, include_wakeup: bool = True) -> dict[str, Any]:
         ws = await self.workspace()
         result = await self._thread.run(ws.query, question, budget, explain, include_wakeup)
+        self.attention.asked(f.file for f in result.files)
         if session and self.config.learning:
             ids = [h.node.id for h in result.hits]
             self._thread.spawn(self._thread.run(record_query, ws, session, question, ids),
@@ -257,6 +280,7 @@ class EngineService(DecisionRequests):
 
     async def search(self, question: str, k: int = 10) -> dict[str, Any]:
         hits, mode, notice = await self._call(lambda ws: ws.search(question, k))
+        self.attention.asked(h.node.file for h in hits)
         out: dict[str, Any] = {"mode": mode, "hits": [h.to_json() for h in hits]}
         if notice:
             out["notice"] = notice
@@ -283,7 +307,10 @@ class EngineService(DecisionRequests):
 
     # --- status -------------------------------------------------------------------------
     async def status(self) -> dict[str, Any]:
-        counts = await self._call(lambda ws: ws.counts())
+        attention = self.attention.files()
+        counts, semantic = await self._call(
+            lambda ws: (ws.counts(), ws.semantic_files(attention)))
+        counts["attention"] = {"files": len(attention), "semantic": semantic}
         extra: dict[str, Any] = {}
         if self.loop_monitor is not None:
             extra["event_loop"] = self.loop_monitor.to_json()
