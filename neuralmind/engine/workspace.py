@@ -338,8 +338,10 @@ class Workspace:
         """Embed what the last full update left pending: `attention()`'s files first, then
         every file, then the other symbols, up to `max_embedded_nodes` vectors (see
         index/embed_order.py)."""
-        return self.index.embed_pending(self.graph, attention=attention,
+        graph = self.graph
+        return self.index.embed_pending(graph, attention=attention,
                                         limit=self.config.max_embedded_nodes or None,
+                                        importance=lambda i: _referenced(graph, i),
                                         progress=progress, saved=saved)
 
     def refresh_index(self) -> None:
@@ -417,3 +419,9 @@ class Workspace:
                 # nodes left to their file's vector by max_embedded_nodes
                 "file_level_nodes": max(0, nodes - vectors - index.pending),
                 "semantic_coverage": round(vectors / nodes, 4) if nodes else 0.0}
+
+
+def _referenced(graph: Graph, node_id: str) -> int:
+    """How often other code refers to a node (calls, imports, inheritance): what the cap
+    keeps a vector for first."""
+    return sum(e.count for e in graph.in_edges(node_id) if e.kind != "contains")

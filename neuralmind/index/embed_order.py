@@ -9,43 +9,61 @@ should become semantic first, so the order is:
    again before every slice, so a new question reorders the rest of the build;
 2. file nodes: one vector per file gives every file a place in the meaning ranking
    (`file_rank.py` reads a file at its best node) at a small fraction of the cost;
-3. the remaining symbols, in id order (files in path order, symbols in source order).
+3. the remaining symbols.
 
-With `max_embedded_nodes` (config.py) the background build stops once that many
-vectors exist; the symbols left over are represented by their file's vector (and by
-keyword search), and attention files are embedded even past the cap: they are
-bounded by what a person looks at.
+With `max_embedded_nodes` (config.py) only that many vectors are computed ahead of
+need (`choose`): every file node, then the symbols most referenced from elsewhere; the
+rest is represented by its file's vector and by keyword search. Attention files are
+embedded even past the cap: they are bounded by what a person looks at.
+
+Within 2 and 3, shorter texts first (by token count): the embedder pads each batch to
+its longest text and sorts only what it is given, so slices of like lengths batch as
+well as one call over everything. Measured on the 20k Django subset, padded cells per
+order: one call 975k, slices by token length 978k, by character length 1,038k, in id
+order 1,128k (+16%).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 
 def is_file_node(node_id: str) -> bool:
     return "::" not in node_id
 
 
-class EmbedOrder:
-    """Hands out slices of pending node ids in embedding order (see the module doc)."""
+def choose(pending: Iterable[str], room: int | None,
+           importance: Callable[[str], float] | None = None) -> list[str]:
+    """The pending nodes the build embeds ahead of need: all of them without a cap;
+    with one, every file node first, then symbols by `importance` (most first, then id)."""
+    ids = sorted(pending)
+    if room is None:
+        return ids
+    files = [i for i in ids if is_file_node(i)]
+    symbols = [i for i in ids if not is_file_node(i)]
+    if importance is not None:
+        symbols.sort(key=lambda i: -importance(i))      # stable: id order among equals
+    return (files + symbols)[:max(0, room)]
 
-    def __init__(self, pending: Iterable[str], nodes_of_file: Callable[[str], Sequence[str]],
-                 ) -> None:
+
+class EmbedOrder:
+    """Hands out slices: attention nodes among all `pending`, else the `chosen` queue."""
+
+    def __init__(self, pending: Iterable[str], chosen: Sequence[str],
+                 nodes_of_file: Callable[[str], Sequence[str]],
+                 sizes: Mapping[str, int] | None = None) -> None:
         self._left = set(pending)
         self._nodes_of_file = nodes_of_file
-        ids = sorted(self._left)
-        self._queue = [i for i in ids if is_file_node(i)] + [i for i in ids if not is_file_node(i)]
+        self._queue = sorted(chosen, key=lambda i: (not is_file_node(i),
+                                                    sizes.get(i, 0) if sizes else 0, i))
         self._cursor = 0
 
     def __len__(self) -> int:
         return len(self._left)
 
-    def next_slice(self, size: int, attention: Sequence[str] = (),
-                   room: int | None = None) -> tuple[list[str], bool]:
-        """Up to `size` ids to embed next, and whether they are attention nodes.
-
-        `room`: how many more vectors the cap allows (None: no cap); attention nodes do
-        not count against it. An empty slice means nothing is left within the cap."""
+    def next_slice(self, size: int, attention: Sequence[str] = ()) -> tuple[list[str], bool]:
+        """Up to `size` ids to embed next, and whether they are attention nodes. An empty
+        slice: nothing is left in the queue."""
         out: list[str] = []
         for path in attention:
             for node_id in self._nodes_of_file(path):
@@ -55,7 +73,6 @@ class EmbedOrder:
                         return self._take(out), True
         if out:
             return self._take(out), True
-        size = size if room is None else min(size, max(0, room))
         while len(out) < size and self._cursor < len(self._queue):
             node_id = self._queue[self._cursor]
             self._cursor += 1

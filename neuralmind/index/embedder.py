@@ -301,6 +301,11 @@ class Embedder:
             encodings = self._tokenizer.encode_batch(list(texts))
         return [e.ids for e in encodings]
 
+    def token_lengths(self, texts: Sequence[str]) -> list[int]:
+        """How many tokens each text is embedded as (truncation included): what a batch
+        is padded to, so callers can order texts the way `embed` batches them."""
+        return [len(x) for x in self._tokenize(texts)] if texts else []
+
     def _run(self, ids: list[list[int]]) -> np.ndarray:
         longest = max(len(x) for x in ids)
         input_ids = np.zeros((len(ids), longest), dtype=np.int64)

@@ -51,7 +51,7 @@ from neuralmind.config import (
 from neuralmind.graph.model import Node
 from neuralmind.heap import no_gc
 from neuralmind.index.bm25 import BM25Index
-from neuralmind.index.embed_order import EmbedOrder
+from neuralmind.index.embed_order import EmbedOrder, choose
 from neuralmind.index.embedder import Embedder, ModelUnavailable, load_embedder
 from neuralmind.index.file_rank import FileRankParams, RankedFile, interleave, rank_files
 from neuralmind.index.fusion import group_rrf, rrf
@@ -301,8 +301,10 @@ class SearchIndex:
         return "loaded" if self._embedder is not None else "not_loaded"
 
     # --- building ------------------------------------------------------------------------
-    def _texts(self, graph: GraphLike, ids: Iterable[str]) -> dict[str, tuple[str, str, str]]:
-        """id -> (name, keyword text, embedded text) for the ids present in the graph."""
+    def _texts(self, graph: GraphLike, ids: Iterable[str],
+               keyword: bool = True) -> dict[str, tuple[str, str, str]]:
+        """id -> (name, keyword text, embedded text) for the ids present in the graph
+        (`keyword=False`: the keyword text is "" and no file is read for it)."""
         nodes = graph.nodes
         children: dict[str, list[str]] = {}
         for n in nodes.values():
@@ -317,7 +319,8 @@ class SearchIndex:
             if node is None:
                 continue
             lines = None
-            if need_lines if node.kind != "file" else opts.file_keyword_body:
+            if (need_lines if node.kind != "file" else opts.file_keyword_body) and (
+                    keyword or opts.body_lines):
                 if node.file not in cache:
                     try:
                         cache[node.file] = (self.root / node.file).read_text(
@@ -327,7 +330,7 @@ class SearchIndex:
                 lines = cache[node.file]
             kids = children.get(node.file, []) if node.kind == "file" else []
             out[node_id] = (node.name.lower(),
-                            keyword_text(node, lines, self.text_options, kids),
+                            keyword_text(node, lines, self.text_options, kids) if keyword else "",
                             node_text(node, lines, self.text_options, kids))
         return out
 
@@ -416,11 +419,14 @@ class SearchIndex:
         return len({texts[i] for i in fresh})
 
     def embed_pending(self, graph: GraphLike, *, attention: Callable[[], Sequence[str]] = tuple,
-                      limit: int | None = None, progress: ProgressFn | None = None,
+                      limit: int | None = None,
+                      importance: Callable[[str], float] | None = None,
+                      progress: ProgressFn | None = None,
                       saved: Callable[[int], None] | None = None) -> int:
         """Embed what `update(embed=False)` left pending, in `EmbedOrder`: the files
         `attention()` names (asked again before every slice), then every file node, then
-        the other symbols, until `limit` vectors exist (the rest stays at file level).
+        the other symbols (`importance` first when `limit` vectors leave no room for all);
+        what the cap leaves stays at file level.
 
         Vectors are written every VECTOR_SAVE_SECONDS, and soon after attention slices,
         so a server reloading them (`reload_if_changed`) gains semantic coverage while
@@ -431,22 +437,24 @@ class SearchIndex:
             return 0
         with self._lock:
             pending = sorted(self._pending)
+        room = None if limit is None else max(0, limit - len(self._vectors))
+        chosen = choose(pending, room, importance)
+        texts = self._texts(graph, chosen, keyword=False)
+        sizes = dict(zip(texts, embedder.token_lengths([t[2] for t in texts.values()]),
+                         strict=True))
+        del texts
         by_file: dict[str, list[str]] = {}
         for node_id in pending:
             by_file.setdefault(node_path(node_id), []).append(node_id)
-        order = EmbedOrder(pending, lambda path: by_file.get(path, ()))
-        room = None if limit is None else max(0, limit - len(self._vectors))
-        total = len(pending) if room is None else min(len(pending), room)
-        done, attended, last_save, unsaved = 0, 0, time.monotonic(), False
-        while True:     # attention nodes do not count against the cap
-            room = None if limit is None else limit - len(self._vectors) + attended
-            ids, urgent = order.next_slice(EMBED_SLICE, attention(), room)
+        order = EmbedOrder(pending, chosen, lambda path: by_file.get(path, ()), sizes)
+        total, done, last_save, unsaved = len(chosen), 0, time.monotonic(), False
+        while True:
+            ids, urgent = order.next_slice(EMBED_SLICE, attention())
             if not ids:
                 break
-            attended += len(ids) if urgent else 0
-            texts = self._texts(graph, ids)
-            self._embed(embedder, {i: t[2] for i, t in texts.items()},
-                        {i: _hash(t[2]) for i, t in texts.items()}, None, save=False)
+            slice_texts = self._texts(graph, ids, keyword=False)
+            self._embed(embedder, {i: t[2] for i, t in slice_texts.items()},
+                        {i: _hash(t[2]) for i, t in slice_texts.items()}, None, save=False)
             done += len(ids)
             total = max(total, done)      # attention files may go past the cap
             if progress is not None:

@@ -11,24 +11,26 @@ from pathlib import Path
 import pytest
 from test_search_index import FakeGraph, make_graph
 
-from neuralmind.index.embed_order import EmbedOrder
+from neuralmind.index.embed_order import EmbedOrder, choose
 from neuralmind.index.embedder import Embedder, load_embedder
 from neuralmind.index.search_index import SearchIndex
 
 IDS = ["a.py", "a.py::f", "a.py::g", "b.py", "b.py::h", "c.py", "c.py::k"]
 
 
-def order_of(ids: list[str]) -> EmbedOrder:
+def order_of(ids: list[str], room: int | None = None,
+             sizes: dict[str, int] | None = None) -> EmbedOrder:
     by_file: dict[str, list[str]] = {}
     for i in ids:
         by_file.setdefault(i.split("::")[0], []).append(i)
-    return EmbedOrder(ids, lambda f: by_file.get(f, []))
+    return EmbedOrder(ids, choose(ids, room, lambda i: i.endswith("k")),
+                      lambda f: by_file.get(f, []), sizes)
 
 
-def test_files_first_then_symbols_in_id_order() -> None:
-    order = order_of(IDS)
-    assert order.next_slice(4) == (["a.py", "b.py", "c.py", "a.py::f"], False)
-    assert order.next_slice(10) == (["a.py::g", "b.py::h", "c.py::k"], False)
+def test_files_first_then_symbols_shorter_texts_first() -> None:
+    order = order_of(IDS, sizes={"b.py": 1, "a.py::g": 3, "c.py::k": 4})
+    assert order.next_slice(4) == (["a.py", "c.py", "b.py", "a.py::f"], False)
+    assert order.next_slice(10) == (["b.py::h", "a.py::g", "c.py::k"], False)
     assert order.next_slice(10) == ([], False) and len(order) == 0
 
 
@@ -40,11 +42,13 @@ def test_attention_files_go_first_and_are_read_before_every_slice() -> None:
     assert order.next_slice(5, attention=["missing.py"]) == (["a.py::f", "a.py::g"], False)
 
 
-def test_the_cap_stops_the_queue_but_not_attention() -> None:
-    order = order_of(IDS)
-    assert order.next_slice(10, room=2) == (["a.py", "b.py"], False)
-    assert order.next_slice(10, room=0) == ([], False)
-    assert order.next_slice(10, attention=["a.py"], room=0) == (["a.py::f", "a.py::g"], True)
+def test_the_cap_keeps_files_then_the_most_referenced_symbols_but_not_attention() -> None:
+    assert choose(IDS, None) == sorted(IDS)
+    assert choose(IDS, 4, lambda i: i.endswith("k")) == ["a.py", "b.py", "c.py", "c.py::k"]
+    order = order_of(IDS, room=2)
+    assert order.next_slice(10) == (["a.py", "b.py"], False)
+    assert order.next_slice(10) == ([], False)
+    assert order.next_slice(10, attention=["a.py"]) == (["a.py::f", "a.py::g"], True)
     assert order.rest() == ["b.py::h", "c.py", "c.py::k"]
 
 
@@ -71,7 +75,7 @@ def test_embed_pending_serves_attention_first_and_leaves_the_rest_at_file_level(
 
     auth = sorted(i for i in graph.nodes if i.startswith("net/auth.py"))
     files = sorted(i for i in graph.nodes if "::" not in i)
-    done = writer.embed_pending(graph, attention=lambda: ["net/auth.py"], limit=len(files) - 1,
+    done = writer.embed_pending(graph, attention=lambda: ["net/auth.py"], limit=len(files),
                                 saved=saved)
     assert done == writer.vector_count == len(auth) + len(files) - 1 == seen[-1]
     assert all(not reader.waiting(i) for i in auth)
