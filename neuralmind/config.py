@@ -139,6 +139,36 @@ EMBED_IDLE_SECONDS = 0.3
 # --- Decisions ---------------------------------------------------------------------------------
 MAX_SCAN_COMMITS = 50          # commits scanned one by one for one HEAD move: a long pull scans its tip
 
+# --- Review of a pending change (neuralmind/review) -------------------------------------------------
+# A file is warned about when together / (of + 1) reaches this: the precision wanted, since a
+# warning users learn to ignore is worse than none. benchmarks/review_bench.py: pooled
+# precision 0.733 (history) and 0.629 (history2), recall 0.117 and 0.138 (BENCHMARKS.md).
+REVIEW_MIN_CONFIDENCE = 0.6
+REVIEW_MAX_MISSING = 20        # warnings in one review: past this a change is a refactor, not a slip
+REVIEW_MAX_REASONS = 3         # changed files named per warning (the best ones)
+REVIEW_DEBOUNCE_SECONDS = 1.0  # the editor's review diagnostics follow saves and edits after this pause
+
+# --- Shared attention: what the editor shows, for agents (engine/attention.py) --------------------
+EDITOR_SELECTION_CHARS = 2_000  # selected text kept: enough for a function, not a pasted file
+EDITOR_TRAIL = 50               # files and symbols visited that the navigation trail keeps
+EDITOR_MAX_FILES = 200          # open files kept from one report (more tabs are noise to an agent)
+EDITOR_MAX_RANGES = 20          # visible ranges kept (split editors)
+EDITOR_MAX_DIAGNOSTICS = 200    # diagnostics of the active file kept (a broken file has thousands)
+
+
+# --- Team store (neuralmind/team, PostgreSQL) ------------------------------------------------
+TEAM_DSN_ENV = "NEURALMIND_TEAM_DSN"  # overrides team_dsn of .neuralmind.toml (secrets stay out of files)
+TEAM_CONNECT_TIMEOUT_S = 5           # an unreachable store must not hold up a CLI command for long
+TEAM_PUSH_BATCH = 500                # outbox events per push transaction: one round trip, short row locks
+TEAM_PULL_BATCH = 2000               # events fetched per round trip when catching up
+TEAM_COALESCE_S = 0.25              # wake-ups this close are one sync: 50 writers at ~120 events/s
+                                     # otherwise cost every mirror ~120 fetches and thread wake-ups a
+                                     # second (at 0.1 s the 50-writer run was still CPU-bound)
+TEAM_POLL_SECONDS = 15.0             # catch-up even without a NOTIFY (one lost in a reconnect gap)
+TEAM_RECONNECT_MIN_S = 0.5           # reconnect backoff doubles from here...
+TEAM_RECONNECT_MAX_S = 10.0          # ...up to this: a restarted server is found again within 10 s
+TEAM_SNAPSHOT_CHUNK_BYTES = 4 * 1024 * 1024  # bytea rows of a snapshot: bounded memory both ways
+TEAM_SNAPSHOT_LEVEL = 1              # zlib level of snapshot chunks: level 6 costs 3x the time for ~5% less
 
 @dataclass
 class WorkspaceConfig:
@@ -154,6 +184,8 @@ class WorkspaceConfig:
     mcp_read_only: bool = False                               # agents may consult, not record
     embed_threads: int = 0                                    # 0: onnxruntime's default
     max_embedded_nodes: int = MAX_EMBEDDED_NODES              # the rest at file level
+    editor_state: bool = True                                 # agents may see and steer the editor
+    team_dsn: str = ""                                        # team store, never with a password
 
     def update(self, values: dict[str, Any]) -> list[str]:
         """Apply known keys with type checks; return a warning per rejected key."""

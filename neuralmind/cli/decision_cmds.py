@@ -97,6 +97,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_restore)
 
+    p = dsub.add_parser("reaffirm", help="the pending change respects an ACTIVE decision: it "
+                                         "stays ACTIVE when that change is committed")
+    p.add_argument("id")
+    p.add_argument("path", nargs="?", default=".")
+    p.add_argument("--note", default="", help="why the change respects it")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_reaffirm)
+
+    p = dsub.add_parser("supersede", help="record a new decision replacing one (the old one "
+                                          "is invalidated; each names the other)")
+    p.add_argument("id")
+    p.add_argument("path", nargs="?", default=".")
+    p.add_argument("--title", required=True)
+    p.add_argument("--rationale", required=True)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_supersede)
+
     p = dsub.add_parser("scan", help="mark STALE the decisions the last commit changed the code of")
     p.add_argument("path", nargs="?", default=".")
     p.add_argument("--commit", default="HEAD", help="the commit to scan (default HEAD)")
@@ -250,6 +267,17 @@ def cmd_invalidate(args: argparse.Namespace) -> int:
 def cmd_restore(args: argparse.Namespace) -> int:
     store = _store(args.path)
     return _mutate(args, "restored", lambda: store.restore(args.id, commit=args.commit))
+
+
+def cmd_reaffirm(args: argparse.Namespace) -> int:
+    store = _store(args.path)
+    return _mutate(args, "re-affirmed", lambda: store.reaffirm(args.id, note=args.note))
+
+
+def cmd_supersede(args: argparse.Namespace) -> int:
+    store = _store(args.path)
+    return _mutate(args, "recorded, superseding " + args.id,
+                   lambda: store.supersede(args.id, args.title, args.rationale)[0])
 
 
 def cmd_scan(args: argparse.Namespace) -> int:

@@ -26,8 +26,10 @@ from neuralmind.cli import (
     graph_cmds,
     mcp_cmds,
     query_cmds,
+    review_cmds,
     server_cmds,
     synapse_cmds,
+    team_cmds,
 )
 from neuralmind.errors import EngineError
 from neuralmind.log import setup_logging
@@ -35,8 +37,8 @@ from neuralmind.log import setup_logging
 log = logging.getLogger("neuralmind.cli")
 
 # Command groups, in the order `--help` lists them.
-COMMAND_GROUPS = (graph_cmds, query_cmds, synapse_cmds, decision_cmds, server_cmds, mcp_cmds,
-                  doctor_cmds)
+COMMAND_GROUPS = (graph_cmds, query_cmds, review_cmds, synapse_cmds, decision_cmds, server_cmds,
+                  mcp_cmds, doctor_cmds, team_cmds)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -66,9 +68,25 @@ def exit_status(e: EngineError, args: argparse.Namespace) -> int:
     return {**EXIT_STATUS, **getattr(args, "exit_status", {})}.get(e.code, 2)
 
 
+def parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+    """argparse, except that the optional PATH may also come after the options.
+
+    argparse matches a command's positionals in one run, so in `decisions invalidate ID
+    --reason R PATH` the run before `--reason` fills ID and leaves PATH at its default;
+    PATH is then "unrecognized". One leftover word is taken as PATH when PATH was not given.
+    """
+    args, extra = parser.parse_known_args(argv)
+    if (len(extra) == 1 and not extra[0].startswith("-")
+            and getattr(args, "path", None) == "."):
+        args.path = extra[0]
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parse(parser, argv)
     setup_logging(args.verbose - args.quiet)
     if not getattr(args, "handler", None):
         parser.print_help(sys.stderr)

@@ -231,6 +231,12 @@ class Git:
                 blobs[path] = blob
         return blobs
 
+    def hash_data(self, data: bytes, path: str) -> str:
+        """The blob id `data` would have if committed as `path` (relative to `cwd`; it picks
+        the clean filters, e.g. line endings, the same way a commit would)."""
+        _, out = self.run("hash-object", "--stdin", f"--path={path}", stdin=data)
+        return str(out).strip()
+
     def hash_files(self, paths: list[Path]) -> list[str]:
         """Blob ids the working-tree files would have if committed now."""
         if not paths:

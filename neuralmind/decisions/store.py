@@ -13,12 +13,15 @@ import getpass
 import logging
 import os
 import uuid
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from neuralmind.decisions.audit import AuditReport, audit
 from neuralmind.decisions.db import DecisionDB, DecisionNotFound, now_iso
 from neuralmind.decisions.git import GitError
 from neuralmind.decisions.invalidation import ScanReport, scan, scan_since
+from neuralmind.decisions.pending import AtRisk, at_risk
 from neuralmind.decisions.record import (
     DEFAULT_TYPE,
     Decision,
@@ -163,6 +166,53 @@ class DecisionStore(DecisionDB):
             self.save(conn, d)
         return d
 
+    def reaffirm(self, decision_id: str, contents: dict[str, bytes | None] | None = None,
+                 note: str = "") -> Decision:
+        """Record that the pending change respects an ACTIVE decision: its governed files are
+        fingerprinted as they are now (`contents` overrides the disk, e.g. an editor buffer's
+        text), so it is no longer at risk and the scan after a commit storing exactly this
+        keeps it ACTIVE. A later edit puts it at risk again."""
+        full = self.resolve_id(decision_id)
+        current = self.get(full)
+        if current.status != "ACTIVE":
+            raise InvalidArgument(f"decision {full} is {current.status}: only an ACTIVE decision "
+                                  "can be re-affirmed (restore a STALE one instead)")
+        git = self.git()
+        prints = dict(current.fingerprints)
+        for f in current.files_affected:
+            data = (contents or {}).get(f) if f in (contents or {}) else _read(self.root / f)
+            if data is None:
+                prints.pop(f, None)
+            else:
+                prints[f] = git.hash_data(data, f)
+        with self.write() as conn:
+            d = self.load(conn, "WHERE id = ?", (full,))[0]
+            d.fingerprints = prints
+            d.evidence.append(f"Re-affirmed: {note.strip() or 'the pending change respects it'}")
+            self.save(conn, d)
+        return d
+
+    def supersede(self, decision_id: str, title: str, rationale: str,
+                  **fields: Any) -> tuple[Decision, Decision]:
+        """Record a new decision that supersedes `decision_id` (by default governing the same
+        files and symbols, of the same type and tags) and invalidate the old one; each names
+        the other in its evidence (`Supersedes <id>` / `superseded by <id>`). Returns (new, old).
+        The new record lands first: if the old one cannot then be changed, the error says so
+        and nothing is lost."""
+        old = self.get(decision_id)
+        fields.setdefault("files", old.files_affected)
+        fields.setdefault("symbols", old.symbols_affected)
+        fields.setdefault("decision_type", old.decision_type)
+        fields.setdefault("tags", old.tags)
+        fields["evidence"] = [f"Supersedes {old.id}: {old.title}", *(fields.get("evidence") or [])]
+        new = self.record(title, rationale, **fields)
+        old = self.invalidate(old.id, f"superseded by {new.id}: {new.title}")
+        return new, old
+
+    def at_risk(self, base: str | None, pending: Mapping[str, bytes | None]) -> list[AtRisk]:
+        """ACTIVE decisions the pending content of changed files touches (see pending.py)."""
+        return at_risk(self, base, pending)
+
     # --- attention, staleness, transfer ----------------------------------------------------
     def audit(self, stale: bool = False, orphaned: bool = False) -> AuditReport:
         """Every decision with its attention reasons; `stale`/`orphaned` keep those needing it."""
@@ -229,6 +279,13 @@ def _check_confidence(value: float) -> float:
     if not 0.0 <= c <= 1.0:
         raise InvalidArgument(f"confidence must be between 0 and 1, not {c}")
     return c
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
 
 
 def _user() -> str:

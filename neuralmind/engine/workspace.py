@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import logging
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +27,7 @@ from neuralmind.config import (
     MAX_SEARCH_K,
     MIN_BUDGET,
     QUERY_HITS,
+    REVIEW_MIN_CONFIDENCE,
     WAKEUP_BUDGET,
     WorkspaceConfig,
     load_workspace_config,
@@ -35,6 +36,7 @@ from neuralmind.context.pack import ContextResult, RankedHit, assemble
 from neuralmind.context.retrieve import rank
 from neuralmind.context.tokens import count_tokens
 from neuralmind.engine import navigation
+from neuralmind.engine.attention import Attention
 from neuralmind.engine.paths import confine
 from neuralmind.errors import InvalidArgument, NotFound
 from neuralmind.graph.store import Graph, graph_path, load_graph
@@ -47,6 +49,8 @@ if TYPE_CHECKING:
     from neuralmind.graph.model import Node
     from neuralmind.index.file_rank import RankedFile
     from neuralmind.index.search_index import SearchIndex
+    from neuralmind.review.cochange import CommitHistory
+    from neuralmind.review.report import Review
     from neuralmind.synapse.layer import SynapseLayer
 
 log = logging.getLogger("neuralmind.engine")
@@ -61,6 +65,8 @@ class Workspace:
         self.root = Path(root).resolve()
         self.config = config or load_workspace_config(self.root)
         self._graph: Graph | None = None
+        self.attention = Attention()
+        self._history: tuple[str, CommitHistory] | None = None   # (base sha, its co-change)
 
     @property
     def state(self) -> Path:
@@ -406,6 +412,52 @@ class Workspace:
         """Mark STALE what the commits HEAD moved over since `previous` changed (HEAD alone when
         None); the last report's `commit` is the new HEAD (an `error` outside git)."""
         return self.decisions.scan_since(previous)
+
+    # --- review of the pending change -----------------------------------------------------------
+    def review(self, base: str | None = None, buffers: Mapping[str, str | None] | None = None,
+               min_confidence: float | None = None) -> Review:
+        """The files that usually change with the pending change but were not touched, and the
+        ACTIVE decisions it puts at risk. The change is the working tree against `base` (HEAD,
+        or the merge base with a ref) plus `buffers`: unsaved editor buffers, path -> text
+        (None: unsaved, text unknown; the disk is read). EngineError outside git."""
+        # the review's modules load with the first review (~5 ms), not with every command
+        from neuralmind.decisions.git import Git
+        from neuralmind.review.changes import change_set
+        from neuralmind.review.cochange import CommitHistory, SessionHistory
+        from neuralmind.review.report import review
+
+        threshold = REVIEW_MIN_CONFIDENCE if min_confidence is None else min_confidence
+        if not 0.0 <= threshold <= 1.0:
+            raise InvalidArgument("min_confidence must be between 0 and 1")
+        unsaved = {self.resolve_path(p): text for p, text in (buffers or {}).items()}
+        changes = change_set(Git(self.root), base, unsaved)
+        if self._history is None or self._history[0] != changes.base:
+            self._history = (changes.base, CommitHistory.from_git(self.root, changes.base))
+        sources: list[Any] = [self._history[1]]
+        layer = self._synapses_or_none()
+        if layer is not None:
+            sources.append(SessionHistory(layer))
+        return review(self.root, changes, sources, self.decisions, unsaved, threshold)
+
+    # --- shared attention: the editor's state for agents -----------------------------------------
+    def report_editor_state(self, raw: Any) -> dict[str, Any]:
+        """Keep the editor's report (see engine/attention.py); InvalidArgument when malformed."""
+        def symbol_at(rel: str, line: int) -> dict[str, Any] | None:
+            node = self.node_at(rel, line)
+            if node is None:
+                return None
+            return {"id": node.id, "name": node.qualname or node.name, "kind": node.kind,
+                    "line": node.start_line, "end_line": node.end_line}
+
+        return self.attention.report(raw, self.resolve_path, symbol_at)
+
+    def editor_state(self) -> dict[str, Any]:
+        """The editor's last reported state and the navigation trail, newest first."""
+        return self.attention.to_json()
+
+    def forget_editor_state(self) -> None:
+        """Drop what the editor reported and the trail (the user stopped sharing them)."""
+        self.attention = Attention()
 
     # --- status --------------------------------------------------------------------------------
     def counts(self) -> dict[str, Any]:

@@ -1,15 +1,19 @@
-"""Stale and invalidated decisions as diagnostics, with code actions and commands.
+"""NeuralMind's diagnostics of open files: stale and invalidated decisions here, with their
+code actions and commands, and what other features add (`add_source`, `add_actions`: the
+review's missed files and decisions at risk).
 
 One diagnostic per STALE or INVALIDATED decision governing an open file, on
 the governed symbol's first line when the graph knows it, else on line 1.
 Clients that support pull diagnostics pull them (and are asked to refresh when
-HEAD moves); the others get publishDiagnostics.
+HEAD moves); the others get publishDiagnostics. A diagnostic another feature adds
+carries `data.kind`; its code actions come from that feature.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -31,8 +35,11 @@ CMD_SHOW = "neuralmind.decision.show"
 SEVERITY = {"STALE": types.DiagnosticSeverity.Warning,
             "INVALIDATED": types.DiagnosticSeverity.Information}
 
+Source = Callable[[str, str], Awaitable[list[types.Diagnostic]]]     # (uri, rel) -> diagnostics
+Actions = Callable[[types.Diagnostic], list[types.CodeAction]]
 
-def _line_range(server: NeuralMindServer, uri: str, line: int) -> types.Range:
+
+def line_range(server: NeuralMindServer, uri: str, line: int) -> types.Range:
     """The whole of 1-based `line` (its text length when the document is open)."""
     idx = max(0, line - 1)
     length = 0
@@ -59,7 +66,7 @@ def to_diagnostic(server: NeuralMindServer, uri: str, d: dict[str, Any]) -> type
     if reason:
         message += f" — {reason}"
     return types.Diagnostic(
-        range=_line_range(server, uri, int(d.get("line") or 1)),
+        range=line_range(server, uri, int(d.get("line") or 1)),
         message=message,
         severity=SEVERITY.get(status, types.DiagnosticSeverity.Information),
         source=SOURCE,
@@ -75,6 +82,16 @@ class DecisionDiagnostics(Feature):
     def __init__(self, server: NeuralMindServer) -> None:
         super().__init__(server)
         self._pending: asyncio.Task[None] | None = None
+        self._sources: list[Source] = []
+        self.actions: dict[str, Actions] = {}     # data.kind -> its code actions
+
+    def add_source(self, source: Source) -> None:
+        """Another feature's diagnostics, shown with these (refresh with `schedule_refresh`)."""
+        self._sources.append(source)
+
+    def add_actions(self, kind: str, actions: Actions) -> None:
+        """Code actions for the diagnostics whose `data.kind` is `kind`."""
+        self.actions[kind] = actions
 
     @property
     def pull(self) -> bool:
@@ -89,7 +106,14 @@ class DecisionDiagnostics(Feature):
             rel = self.server.uri_to_rel(uri)
         service = await self.server.ready_service()
         found = await service.decision_diagnostics(rel)
-        return [to_diagnostic(self.server, uri, d) for d in found]
+        out = [to_diagnostic(self.server, uri, d) for d in found]
+        for source in self._sources:
+            try:
+                out += await source(uri, rel)
+            except Exception as e:
+                log.info("no %s diagnostics for %s: %s", getattr(source, "__name__", "other"),
+                         uri, e)
+        return out
 
     async def publish(self, uri: str) -> None:
         try:
@@ -168,7 +192,14 @@ def _register(server: NeuralMindServer, diags: DecisionDiagnostics) -> None:
     def code_actions(params: types.CodeActionParams) -> list[types.CodeAction]:
         actions: list[types.CodeAction] = []
         for diag in params.context.diagnostics:
-            if diag.source != SOURCE or not isinstance(diag.code, str):
+            if diag.source != SOURCE:
+                continue
+            kind = diag.data.get("kind") if isinstance(diag.data, dict) else None
+            if kind is not None:
+                if kind in diags.actions:
+                    actions += diags.actions[kind](diag)
+                continue
+            if not isinstance(diag.code, str):
                 continue
             did = diag.code
             title = diag.message.split(": ", 1)[-1].split(" — ", 1)[0]

@@ -213,7 +213,7 @@ class NeuralMindServer(LanguageServer):
 
 # What the server sends besides answers: their converter code is prepared with the rest
 SENT_METHODS = (types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, types.WORKSPACE_DIAGNOSTIC_REFRESH,
-                types.WINDOW_SHOW_MESSAGE, types.CLIENT_REGISTER_CAPABILITY,
+                types.WINDOW_SHOW_MESSAGE, types.WINDOW_SHOW_DOCUMENT, types.CLIENT_REGISTER_CAPABILITY,
                 types.WINDOW_WORK_DONE_PROGRESS_CREATE, types.PROGRESS, types.EXIT)
 
 

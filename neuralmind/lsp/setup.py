@@ -8,9 +8,11 @@ from neuralmind.lsp.agent_endpoint import AgentEndpoints
 from neuralmind.lsp.configuration import Configuration
 from neuralmind.lsp.diagnostics import DecisionDiagnostics
 from neuralmind.lsp.documents import Documents
+from neuralmind.lsp.editor_state import EditorState
 from neuralmind.lsp.hover import Hover
 from neuralmind.lsp.lifecycle import Lifecycle
 from neuralmind.lsp.requests import CustomRequests
+from neuralmind.lsp.review import ReviewDiagnostics
 from neuralmind.lsp.server import NeuralMindServer
 from neuralmind.lsp.symbols import WorkspaceSymbols
 
@@ -19,8 +21,8 @@ if TYPE_CHECKING:
 
 # In this order: hooks run first to last (`close` last to first), so the agent endpoint
 # starts after everything else is ready and stops first.
-FEATURES = (Lifecycle, Documents, DecisionDiagnostics, Hover, WorkspaceSymbols, CustomRequests,
-            Configuration, AgentEndpoints)
+FEATURES = (Lifecycle, Documents, DecisionDiagnostics, ReviewDiagnostics, Hover, WorkspaceSymbols,
+            CustomRequests, Configuration, EditorState, AgentEndpoints)
 
 
 def create_server(log_file: str | None = None,

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from neuralmind.review.report import render_text
+
 FILES_SHOWN = 8   # the text names the best files; the structured result has all of them
 
 
@@ -124,3 +126,41 @@ def memory_get(out: dict[str, Any]) -> str:
         evidence = "".join(f"\n  - evidence: {e}" for e in d.get("evidence") or [])
         blocks.append(f"{_decision_line(d)}\n  {d['rationale']}{rejected}{evidence}")
     return "\n\n".join(blocks) or "No records."
+
+
+def review(out: dict[str, Any]) -> str:
+    text = render_text(out)
+    if out["decisions_at_risk"]:
+        text += ("\nAsk the user before committing; a replacement is recorded with "
+                 "neuralmind_decision_record.")
+    return text
+
+
+def editor_state(out: dict[str, Any]) -> str:
+    if not out["active_file"]:
+        lines = ["No file of the workspace is active in the editor."]
+    else:
+        sym = out.get("symbol")
+        lines = [f"Active: {out['active_file']}" + (f" in {sym['name']} ({sym['kind']})"
+                                                     if sym else "")]
+        sel = out.get("selection")
+        if sel:
+            lines.append(f"Selection: lines {sel['start_line']}-{sel['end_line']}"
+                         + (f":\n{sel['text']}" if sel["text"] else ""))
+        for d in out["diagnostics"][:20]:
+            lines.append(f"- {d['severity']} line {d['start_line']}: {d['message']}"
+                         + (f" [{d['source']}]" if d["source"] else ""))
+    if out["open_files"]:
+        lines.append("Open: " + ", ".join(out["open_files"][:20]))
+    if out["trail"]:
+        lines.append("Recently: " + ", ".join(
+            t["file"] + (f"::{t['symbol']}" if t["symbol"] else "") for t in out["trail"][:10]))
+    return "\n".join(lines)
+
+
+def reveal(out: dict[str, Any]) -> str:
+    where = f"{out['file']}:{out['line']}-{out['end_line']}"
+    if not out["shown"]:
+        return f"The editor did not show {where}" + (f": {out['reason']}" if out.get("reason")
+                                                     else ".")
+    return f"Shown {where} in the editor" + (" with the note." if out.get("note_shown") else ".")

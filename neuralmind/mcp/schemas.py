@@ -152,3 +152,18 @@ class MemoryTimeline(_Open):
 
 class MemoryGet(_Open):
     records: list[Decision]
+
+
+class Review(_Open):
+    base: str
+    missing: list[dict] = Field(description="{file, because, confidence}")
+    decisions_at_risk: list[dict]
+
+
+class EditorState(_Open):
+    active_file: str | None
+    trail: list[dict]
+
+
+class Reveal(_Open):
+    shown: bool

@@ -38,7 +38,10 @@ locates symbols.
 - Before editing a file a past decision may govern, or changing an approach: call \
 neuralmind_decisions_query (or neuralmind_memory_search -> neuralmind_memory_timeline -> \
 neuralmind_memory_get for a cheap, progressive look).
-- After changing a file: neuralmind_next_likely lists the files that usually change with it.
+- After changing a file: neuralmind_next_likely lists the files that usually change with it; \
+before finishing the change, neuralmind_review lists the files it probably misses and the \
+decisions it puts at risk.
+- To see what the user is looking at: neuralmind_editor_state; to show them code: neuralmind_reveal.
 - After finishing a task: call neuralmind_feedback on the hits that helped (or misled); \
 record non-obvious choices with neuralmind_decision_record.
 - If results look empty or stale: neuralmind_status.

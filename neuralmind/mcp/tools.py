@@ -292,6 +292,26 @@ class NeuralMindTools:
             return ok_result(out, render.memory_get(out))
         return await self.run(call)
 
+    @tool(CONSULTING)
+    async def neuralmind_review(self, base: Annotated[str | None, Field(
+            max_length=200, description="git ref to compare with (default HEAD)")] = None
+            ) -> Annotated[CallToolResult, schemas.Review]:
+        """Before finishing a change: files that usually change with it but were not touched,
+        and decisions it puts at risk."""
+        async def call() -> CallToolResult:
+            out = await self.service.review(base)
+            return ok_result(out, render.review(out))
+        return await self.run(call)
+
+    @tool(CONSULTING)
+    async def neuralmind_editor_state(self) -> Annotated[CallToolResult, schemas.EditorState]:
+        """What the user sees in the editor: active file, selection, open files, diagnostics,
+        recent navigation."""
+        async def call() -> CallToolResult:
+            out = await self.service.editor_state()
+            return ok_result(out, render.editor_state(out))
+        return await self.run(call)
+
     # --- recording tools ----------------------------------------------------------------
     @tool(RECORDING)
     async def neuralmind_feedback(
@@ -356,6 +376,18 @@ class NeuralMindTools:
                 fields["decision_type"] = decision_type.strip()
             out = await self.service.decisions_record(title, rationale, **fields)
             return ok_result(out, render.decision(out))
+        return await self.run(call)
+
+    @tool(RECORDING)
+    async def neuralmind_reveal(
+            self, file: FilePath, line: Annotated[int, Field(ge=1)],
+            end_line: Annotated[int | None, Field(ge=1)] = None,
+            note: Annotated[str | None, Field(max_length=MAX_ITEM_CHARS)] = None,
+            ) -> Annotated[CallToolResult, schemas.Reveal]:
+        """Show the user a range in the editor, with an optional note."""
+        async def call() -> CallToolResult:
+            out = await self.service.reveal(file, line, end_line, note)
+            return ok_result(out, render.reveal(out))
         return await self.run(call)
 
     # --- registration -------------------------------------------------------------------

@@ -1,65 +1,96 @@
-"""Attention: the files a person is looking at, which a running build embeds first.
+"""The shared attention of EngineService: the review of the pending change, the editor's state
+for agents, and revealing a place in the editor on an agent's behalf.
 
-Three sources, most telling first: the files the last questions ranked best (what
-someone wants to understand now), the files open in the editor, and the files being
-edited with the files near them (same folder, import neighbours: what a change is
-likely to touch next). The list is capped (MAX_ATTENTION_FILES) and handed to the
-background build whenever it changes (`index/embed_order.py` reads it before every
-slice), so a question asked during a cold index turns semantic within seconds, not
-at the end of the build.
+A mixin of EngineService (one job per file). The editor's server links itself here
+(`editor_link`, set by the LSP's editor-state feature): without that link (a standalone
+`neuralmind mcp` process, the CLI) there is no editor state to serve and nothing to reveal,
+and the answer says so with the code `no_editor`; the setting `editor_state = false` turns
+both off (`editor_state_off`). The buffers the editor holds unsaved are tracked from its
+document notifications (text unknown until a client sends it with a review request).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
-from neuralmind.config import MAX_ATTENTION_FILES
+from neuralmind.errors import EngineError, InvalidArgument
 
-QUESTION_FILES = 5          # of each answer's file ranking, the files that join
+if TYPE_CHECKING:
+    from neuralmind.config import WorkspaceConfig
 
 
-class Attention:
-    """Ordered, de-duplicated files of interest; `changed(files)` after every change."""
+class EditorLink(Protocol):
+    """What the editor's server offers agents: showing a range, with an optional note."""
 
-    def __init__(self, changed: Callable[[list[str]], None]) -> None:
-        self._changed = changed
-        self._asked: list[str] = []
-        self._open: dict[str, None] = {}
-        self._edited: list[str] = []
-        self._near: list[str] = []
-        self._last: list[str] = []
+    async def reveal(self, rel: str, line: int, end_line: int, note: str | None) -> dict[str, Any]:
+        """Open `rel` and select lines `line`..`end_line` (1-based); {shown, note_shown}."""
+        ...
 
-    def files(self) -> list[str]:
-        merged = dict.fromkeys([*self._asked, *reversed(self._open), *self._edited, *self._near])
-        return list(merged)[:MAX_ATTENTION_FILES]
 
-    def asked(self, ranked_files: Iterable[str]) -> None:
-        """A question was answered: its best files lead (the latest question first)."""
-        top = list(ranked_files)[:QUESTION_FILES]
-        self._asked = list(dict.fromkeys([*top, *self._asked]))[:MAX_ATTENTION_FILES]
-        self._publish()
+class AttentionRequests:
+    """Review, editor state and reveal; unsaved buffers."""
 
-    def opened(self, rel: str) -> None:
-        self._open.pop(rel, None)
-        self._open[rel] = None
-        self._publish()
+    # provided by EngineService
+    _call: Callable[..., Awaitable[Any]]
+    _notify: Callable[..., None]
+    resolve: Callable[[str], str]
+    config: WorkspaceConfig
+    editor_link: EditorLink | None
+    unsaved: dict[str, str | None]
 
-    def closed(self, rel: str) -> None:
-        if rel in self._open:
-            del self._open[rel]
-            self._publish()
+    # --- unsaved buffers ------------------------------------------------------------------
+    def buffer_changed(self, rel: str) -> None:
+        """`rel` has unsaved changes (called on every keystroke: O(1) once it is known)."""
+        if rel not in self.unsaved:
+            self.unsaved[rel] = None
+            self._notify("buffers_changed")
 
-    def is_edited(self, rel: str) -> bool:
-        return rel in self._edited
+    def buffer_clean(self, rel: str) -> None:
+        """`rel` was saved or closed: its buffer no longer differs from the disk."""
+        if self.unsaved.pop(rel, "clean") != "clean":
+            self._notify("buffers_changed")
 
-    def edited(self, rel: str, near: Iterable[str] = ()) -> None:
-        """`rel` is being edited; `near`: the files around it (`Workspace.nearby_files`)."""
-        self._edited = list(dict.fromkeys([rel, *self._edited]))[:MAX_ATTENTION_FILES]
-        self._near = list(dict.fromkeys([*near, *self._near]))[:MAX_ATTENTION_FILES]
-        self._publish()
+    # --- review -----------------------------------------------------------------------------
+    async def review(self, base: str | None = None, buffers: Mapping[str, str] | None = None,
+                     min_confidence: float | None = None) -> dict[str, Any]:
+        """The review of the working tree, the unsaved buffers and any buffer texts a client
+        sends (path -> text): missing partners and decisions at risk."""
+        known = {**self.unsaved, **{self.resolve(p): t for p, t in (buffers or {}).items()}}
+        result = await self._call(lambda ws: ws.review(base, known, min_confidence))
+        return result.to_json()
 
-    def _publish(self) -> None:
-        files = self.files()
-        if files != self._last:
-            self._last = files
-            self._changed(files)
+    # --- the editor's state, for agents -----------------------------------------------------
+    def _editor_shared(self) -> None:
+        if not self.config.editor_state:
+            raise EngineError("editor_state_off", "sharing the editor's state with agents is "
+                                                  "turned off (setting editorState)")
+        if self.editor_link is None:
+            raise EngineError("no_editor", "no editor is connected to this NeuralMind server "
+                                           "(editor state comes from the editor's server)")
+
+    async def report_editor_state(self, raw: Any) -> None:
+        """Keep what the editor reports (ignored while the setting is off)."""
+        if self.config.editor_state:
+            await self._call(lambda ws: ws.report_editor_state(raw))
+
+    async def editor_state(self) -> dict[str, Any]:
+        self._editor_shared()
+        out: dict[str, Any] = await self._call(lambda ws: ws.editor_state())
+        return out
+
+    async def reveal(self, path: str, line: int, end_line: int | None = None,
+                     note: str | None = None) -> dict[str, Any]:
+        """Ask the editor to open `path` and select `line`..`end_line` (1-based), showing
+        `note`; the file must exist in the workspace."""
+        self._editor_shared()
+        assert self.editor_link is not None
+        rel = self.resolve(path)
+        end = line if end_line is None else end_line
+        if line < 1 or end < line:
+            raise InvalidArgument("line must be 1 or more and end_line at least line")
+        exists = await self._call(lambda ws: (ws.root / rel).is_file())
+        if not exists:
+            raise EngineError("not_found", f"{rel} is not a file of the workspace")
+        shown = await self.editor_link.reveal(rel, line, end, (note or "").strip() or None)
+        return {"file": rel, "line": line, "end_line": end, **shown}

@@ -57,6 +57,17 @@ class DecisionRequests:
     async def decisions_invalidate(self, decision_id: str, reason: str) -> dict[str, Any]:
         return (await self._decisions(lambda s: s.invalidate(decision_id, reason), True)).to_json()
 
+    async def decisions_reaffirm(self, decision_id: str, note: str = "") -> dict[str, Any]:
+        """The pending change respects the decision: fingerprint its files as they are now."""
+        return (await self._decisions(lambda s: s.reaffirm(decision_id, note=note), True)).to_json()
+
+    async def decisions_supersede(self, decision_id: str, title: str, rationale: str,
+                                  **fields: Any) -> dict[str, Any]:
+        """A new decision that supersedes `decision_id`, which is invalidated."""
+        new, old = await self._decisions(
+            lambda s: s.supersede(decision_id, title, rationale, **fields), True)
+        return {**new.to_json(), "superseded": old.to_json()}
+
     async def decision_diagnostics(self, path: str) -> list[dict[str, Any]]:
         """STALE and INVALIDATED decisions governing `path`, each with the 1-based line of
         its first governed symbol in the current graph (None when unknown)."""

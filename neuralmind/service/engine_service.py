@@ -29,10 +29,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from neuralmind.config import CLOSE_TIMEOUT_SECONDS, WorkspaceConfig, load_workspace_config
 from neuralmind.engine.paths import confine
 from neuralmind.errors import EngineError
-from neuralmind.service.attention import Attention
+from neuralmind.service.attention import AttentionRequests, EditorLink
 from neuralmind.service.decision_requests import DecisionRequests
 from neuralmind.service.engine_thread import EngineThread
 from neuralmind.service.events import ServiceListener
+from neuralmind.service.focus import Focus
 from neuralmind.service.freshness import Freshness
 from neuralmind.service.indexing import BackgroundIndexing
 from neuralmind.service.learning import Learning, record_query
@@ -59,7 +60,7 @@ def _open_workspace(root: Path, config: WorkspaceConfig) -> Workspace:
     return Workspace.open_for_serving(root, config)
 
 
-class EngineService(DecisionRequests):
+class EngineService(DecisionRequests, AttentionRequests):
     """One workspace served asynchronously; see the module docstring for the rules."""
 
     def __init__(self, root: Path, config: WorkspaceConfig | None = None, *,
@@ -81,8 +82,10 @@ class EngineService(DecisionRequests):
         self.learning = Learning(self._thread, self.workspace, self.config)
         self.scans = DecisionScans(self._thread, self.workspace,
                                    lambda: self._notify("decisions_changed"))
-        self.attention = Attention(self.indexing.attend)
+        self.focus = Focus(self.indexing.attend)
         self.loop_monitor = LoopMonitor() if LoopMonitor.wanted() else None
+        self.editor_link: EditorLink | None = None     # the editor's server, when one is attached
+        self.unsaved: dict[str, str | None] = {}        # buffers with unsaved changes -> text
 
     # --- plumbing -----------------------------------------------------------------------
     def subscribe(self, listener: ServiceListener) -> None:
@@ -176,6 +179,9 @@ class EngineService(DecisionRequests):
         changed = {k for k in after if after[k] != before[k]}
         if "debounce_seconds" in changed:
             self.learning.set_window(self.config.debounce_seconds)
+        if "editor_state" in changed and not self.config.editor_state and self._ws is not None:
+            ws = self._ws
+            self._thread.spawn(self._thread.run(ws.forget_editor_state), "forget-editor-state")
         if changed & {"exclude", "languages", "max_file_bytes"} and self._ws is not None:
             self.reindex()
         return problems, changed
@@ -199,33 +205,36 @@ class EngineService(DecisionRequests):
     async def did_open(self, path: str, session: str = "editor") -> str:
         rel = self.resolve(path)
         self.learning.debouncer(session).event("open", rel)
-        self.attention.opened(rel)
+        self.focus.opened(rel)
         return rel
 
     async def did_change(self, path: str, session: str = "editor") -> str:
         rel = self.resolve(path)
         self.learning.debouncer(session).edit(rel)
-        self._attend_edit(rel)
+        self.buffer_changed(rel)
+        self._focus_edit(rel)
         return rel
 
     async def did_save(self, path: str, session: str = "editor") -> str:
         rel = self.resolve(path)
         self.freshness.schedule([rel])      # queued first: freshness before learning
         self.learning.debouncer(session).event("save", rel)
-        self._attend_edit(rel)
+        self.buffer_clean(rel)
+        self._focus_edit(rel)
         return rel
 
     async def did_close(self, path: str, session: str = "editor") -> str:
         rel = self.resolve(path)
         self.learning.flush_edit(session)
-        self.attention.closed(rel)
+        self.buffer_clean(rel)
+        self.focus.closed(rel)
         return rel
 
-    def _attend_edit(self, rel: str) -> None:
+    def _focus_edit(self, rel: str) -> None:
         """The first edit of a file brings it and the files near it to the build's front."""
-        if self.attention.is_edited(rel) or self._ws is None:
+        if self.focus.is_edited(rel) or self._ws is None:
             return
-        self.attention.edited(rel)
+        self.focus.edited(rel)
         ws = self._ws
 
         async def near() -> None:
@@ -233,7 +242,7 @@ class EngineService(DecisionRequests):
                 files = await self._thread.run(ws.nearby_files, rel)
             except EngineError:
                 return          # shutting down
-            self.attention.edited(rel, files)
+            self.focus.edited(rel, files)
 
         self._thread.spawn(near(), "attention")
 
@@ -267,7 +276,7 @@ class EngineService(DecisionRequests):
                     explain: bool = False, include_wakeup: bool = True) -> dict[str, Any]:
         ws = await self.workspace()
         result = await self._thread.run(ws.query, question, budget, explain, include_wakeup)
-        self.attention.asked(f.file for f in result.files)
+        self.focus.asked(f.file for f in result.files)
         if session and self.config.learning:
             ids = [h.node.id for h in result.hits]
             self._thread.spawn(self._thread.run(record_query, ws, session, question, ids),
@@ -280,7 +289,7 @@ class EngineService(DecisionRequests):
 
     async def search(self, question: str, k: int = 10) -> dict[str, Any]:
         hits, mode, notice = await self._call(lambda ws: ws.search(question, k))
-        self.attention.asked(h.node.file for h in hits)
+        self.focus.asked(h.node.file for h in hits)
         out: dict[str, Any] = {"mode": mode, "hits": [h.to_json() for h in hits]}
         if notice:
             out["notice"] = notice
@@ -307,10 +316,9 @@ class EngineService(DecisionRequests):
 
     # --- status -------------------------------------------------------------------------
     async def status(self) -> dict[str, Any]:
-        attention = self.attention.files()
-        counts, semantic = await self._call(
-            lambda ws: (ws.counts(), ws.semantic_files(attention)))
-        counts["attention"] = {"files": len(attention), "semantic": semantic}
+        focus = self.focus.files()
+        counts, semantic = await self._call(lambda ws: (ws.counts(), ws.semantic_files(focus)))
+        counts["attention"] = {"files": len(focus), "semantic": semantic}
         extra: dict[str, Any] = {}
         if self.loop_monitor is not None:
             extra["event_loop"] = self.loop_monitor.to_json()

@@ -36,3 +36,6 @@ class ServiceListener:
     def index_updated(self, paths: list[str]) -> None: ...
 
     def decisions_changed(self) -> None: ...
+
+    def buffers_changed(self) -> None:
+        """A buffer got unsaved changes, or was saved or closed."""

@@ -51,7 +51,7 @@ class BackgroundIndexing:
         self.semantic: float | None = None     # coverage the server has loaded, while embedding
 
     def attend(self, files: list[str]) -> None:
-        """Files to embed first (service/attention.py), for this build and the next."""
+        """Files to embed first (service/focus.py), for this build and the next."""
         self._attention = list(files)
         if self._build is not None:
             self._build.attend(self._attention)

@@ -232,6 +232,15 @@ class SynapseLayer:
                 score[node] += w * p
         return _top(_normalise(score), k)
 
+    def session_counts(self, path: str | Path) -> tuple[int, dict[str, int]]:
+        """How many learned editing sessions touched `path`, and how many of those also
+        touched each partner file: what was learned here (the active namespace and personal),
+        not the priors seeded into `shared` at build."""
+        f = self.file_id(path)
+        learned = sorted(ns for ns in self._weights() if ns not in (SHARED, EPHEMERAL))
+        of, partners = self.store.cochange_counts(f, learned)
+        return of, {p: c for p, c in partners.items() if file_of(p) == p and p != f}
+
     def question_files(self, query: str, k: int = 10) -> list[tuple[str, float]]:
         """Files that earlier questions sharing words with `query` led to."""
         return self.store.question_files(query, k)

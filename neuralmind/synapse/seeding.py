@@ -98,12 +98,14 @@ def read_bundle(path: Path) -> tuple[dict[tuple[str, str], float], list[tuple[st
 
 
 # --- git co-change ----------------------------------------------------------------------
-def git_commits(root: Path, max_commits: int = config.COCHANGE_MAX_COMMITS) -> list[list[str]] | None:
-    """Files changed by each of the last `max_commits` non-merge commits, paths relative to
-    `root` (restricted to it); None when `root` is not in a git checkout or git fails."""
+def git_commits(root: Path, max_commits: int = config.COCHANGE_MAX_COMMITS,
+                rev: str = "HEAD") -> list[list[str]] | None:
+    """Files changed by each of the last `max_commits` non-merge commits reachable from `rev`,
+    newest first, paths relative to `root` (restricted to it); None when `root` is not in a
+    git checkout or git fails."""
     cmd = ["git", "-c", "core.quotepath=off", "-C", str(root), "log", "--relative",
            "--no-merges", "--no-renames", f"-n{int(max_commits)}", "--name-only",
-           "--format=%x1e"]
+           "--format=%x1e", rev, "--"]
     try:
         proc = subprocess.run(cmd, capture_output=True, timeout=GIT_TIMEOUT_SECONDS, check=False)
     except (OSError, subprocess.SubprocessError) as e:

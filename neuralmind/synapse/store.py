@@ -367,6 +367,22 @@ class SynapseStore(SynapseDB):
             out[node] += weights[ns] * lvl
         return dict(out)
 
+    @fail_open(lambda: (0, {}))
+    def cochange_counts(self, node: str, namespaces: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """Learning batches that touched `node` in `namespaces`, and per partner how many of
+        them reinforced the pair (counts, not decayed weights: "5 of 6 editing sessions")."""
+        marks, params = self._ns_clause(dict.fromkeys(namespaces, 1.0))
+        ns = f"namespace IN ({marks})"
+        db, params = self._db(), {"n": node, **params}
+        of = int(db.execute(f"SELECT coalesce(sum(count), 0) FROM activations WHERE node = :n "
+                            f"AND {ns}", params).fetchone()[0]) if namespaces else 0
+        together: dict[str, int] = defaultdict(int)
+        for partner, count in db.execute(f"SELECT b, count FROM synapses WHERE a = :n AND {ns} "
+                                         f"UNION ALL SELECT a, count FROM synapses WHERE b = :n "
+                                         f"AND {ns}", params) if of else ():
+            together[partner] += int(count)
+        return of, {p: min(c, of) for p, c in together.items() if c > 0}
+
     @fail_open(list)
     def question_files(self, query: str, k: int = 10, scan: int = 2000) -> list[tuple[str, float]]:
         """Files that past questions sharing words with `query` led to, scored by set cosine."""

@@ -163,3 +163,17 @@ def test_store_from_a_newer_version_is_one_line_exit_1(tmp_path: Path, capsys: p
     conn.close()
     code, _, err = run(capsys, "decisions", "query", "x", str(tmp_path), "--mode", "keyword")
     assert code == 1 and "schema version 99" in err and "Traceback" not in err
+
+
+def test_path_may_follow_the_options(repo: Path, capsys: pytest.CaptureFixture[str],
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """`decisions invalidate ID --reason R PATH`: the PATH after the options is the workspace,
+    not an unrecognized argument; a second stray word is still refused."""
+    monkeypatch.chdir(repo.parent)
+    a = _record(capsys, repo, "Pool database connections", "Connects cost 40 ms.", "--files", "pool.py")
+    with pytest.raises(SystemExit) as exited:
+        run(capsys, "decisions", "invalidate", a, "--reason", "moved", str(repo), "extra")
+    assert exited.value.code == 2 and "unrecognized arguments" in capsys.readouterr().err
+    assert run(capsys, "decisions", "invalidate", a, "--reason", "moved", str(repo))[0] == 0
+    code, out, _ = run(capsys, "decisions", "audit", "--format", "json", str(repo))
+    assert code == 0 and {r["id"]: r["status"] for r in json.loads(out)}[a] == "INVALIDATED"

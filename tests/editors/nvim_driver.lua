@@ -66,7 +66,7 @@ local function edit(rel)
 end
 
 local ok = step("setup", function()
-  nm.setup({ settings = { debounce_seconds = 0.2, mcp = false, budget = 1200 } })
+  nm.setup({ settings = { debounce_seconds = 0.2, mcp = true, budget = 1200 }, editor_state_debounce_ms = 50 })
   edit("billing/invoice.py")
   assert(vim.wait(30000, function()
     local c = nm.client()
@@ -184,7 +184,7 @@ if ok then
     local found
     assert(vim.wait(30000, function()
       for _, d in ipairs(vim.diagnostic.get(buf)) do
-        if d.source == "neuralmind" then
+        if d.source == "neuralmind" and tostring(d.code) == tostring(record.id) then
           found = d
           return true
         end
@@ -213,6 +213,72 @@ if ok then
     for _, it in ipairs(vim.fn.getqflist()) do
       table.insert(items, { text = it.text, file = vim.api.nvim_buf_get_name(it.bufnr), type = it.type })
     end
+    return { items = items, title = vim.fn.getqflist({ title = 1 }).title }
+  end)
+
+  -- An agent (MCP over the editor's endpoint) reads what the editor shows, and reveals code.
+  local python = os.getenv("NM_PYTHON")
+  local probe = os.getenv("NM_PROBE")
+  local function agent(tool, args)
+    local done
+    vim.system({ python, probe, ws, tool, vim.json.encode(args or vim.empty_dict()) }, { text = true }, function(r)
+      done = r
+    end)
+    assert(vim.wait(60000, function()
+      return done ~= nil
+    end, 20), tool .. ": the agent got no answer")
+    assert(done.code == 0, tool .. " failed: " .. (done.stderr or ""))
+    return vim.json.decode(done.stdout)
+  end
+
+  step("editor_state", function()
+    edit("billing/invoice.py")
+    vim.api.nvim_win_set_cursor(0, { 6, 4 }) -- inside compute_invoice_total
+    nm.send_editor_state()
+    local state
+    local deadline = vim.uv.now() + 20000
+    repeat
+      state = agent("neuralmind_editor_state")
+      if state.symbol ~= nil and state.symbol ~= vim.NIL and state.symbol.name == "compute_invoice_total" then
+        break
+      end
+      vim.wait(200)
+    until vim.uv.now() > deadline
+    return state
+  end)
+
+  step("reveal", function()
+    local before = #notes
+    local shown = agent("neuralmind_reveal", { file = "storage/cache.py", line = 4, end_line = 5, note = "the cache lives here" })
+    assert(vim.wait(10000, function()
+      return vim.api.nvim_buf_get_name(0):match("storage/cache%.py$") ~= nil and #notes > before
+    end, 20), "the revealed file was not shown")
+    return { shown = shown, buffer = vim.api.nvim_buf_get_name(0), cursor = vim.api.nvim_win_get_cursor(0), note = notes[#notes].msg }
+  end)
+
+  step("review", function()
+    for i = 1, 3 do -- invoice and cache change together in three commits
+      for _, rel in ipairs({ "billing/invoice.py", "storage/cache.py" }) do
+        vim.fn.writefile({ "# pair " .. i }, ws .. "/" .. rel, "a")
+      end
+      local out = vim.fn.system({ "git", "-C", ws, "commit", "-q", "-am", "pair " .. i })
+      assert(vim.v.shell_error == 0, "git commit failed: " .. out)
+    end
+    edit("billing/invoice.py")
+    vim.cmd("edit!") -- reload what git committed
+    vim.api.nvim_buf_set_lines(0, -1, -1, false, { "def refund(invoice):", "    return -invoice.total" })
+    vim.fn.setqflist({}, "r", { items = {} })
+    vim.cmd("NeuralMindReview")
+    assert(vim.wait(20000, function()
+      return #vim.fn.getqflist() > 0
+    end, 20), "the review filled no quickfix list; notes: " .. vim.inspect(notes))
+    local items = {}
+    for _, it in ipairs(vim.fn.getqflist()) do
+      table.insert(items, { text = it.text, file = vim.api.nvim_buf_get_name(it.bufnr), type = it.type })
+    end
+    vim.cmd("cclose")
+    edit("billing/invoice.py")
+    vim.cmd("edit!") -- drop the unsaved change
     return { items = items, title = vim.fn.getqflist({ title = 1 }).title }
   end)
 

@@ -124,6 +124,8 @@ def run_driver(tmp: Path, server_dir: str | None, only: str | None = None) -> di
         "HOME": str(tmp / "home"),
         "NM_WORKSPACE": str(workspace),
         "NM_OUT": str(out),
+        "NM_PYTHON": sys.executable,
+        "NM_PROBE": str(Path(__file__).with_name("mcp_probe.py")),
     }
     if server_dir:
         env["PATH"] = server_dir + os.pathsep + env.get("PATH", "")
@@ -212,3 +214,25 @@ def test_decisions_fill_the_quickfix_list_and_status_reports(session: dict) -> N
     assert stale[0]["type"] == "W"
     status = ok(session, "status")
     assert "Nodes:" in status["text"] and "Last full build:" in status["text"]
+
+
+def test_an_agent_sees_the_editors_state_and_reveals_code(session: dict) -> None:
+    state = ok(session, "editor_state")
+    assert state["active_file"] == "billing/invoice.py"
+    assert state["symbol"]["name"] == "compute_invoice_total"
+    assert state["selection"]["start_line"] == 6
+    assert "billing/invoice.py" in state["open_files"]
+    assert state["trail"][0]["file"] == "billing/invoice.py"
+    reveal = ok(session, "reveal")
+    assert reveal["shown"]["shown"] is True and reveal["shown"]["note_shown"] is True
+    assert reveal["buffer"].endswith("storage/cache.py") and reveal["cursor"][0] == 4
+    assert "the cache lives here" in reveal["note"]
+
+
+def test_review_lists_the_missed_partner_of_an_unsaved_change(session: dict) -> None:
+    step = ok(session, "review")
+    missed = [i for i in step["items"] if "probably missed" in i["text"]]
+    assert missed, step["items"]
+    assert missed[0]["file"].endswith("storage/cache.py")
+    assert "usually changes with billing/invoice.py" in missed[0]["text"]
+    assert "NeuralMind review" in step["title"]

@@ -80,6 +80,8 @@ async def test_stdio_without_a_server_runs_the_engine_in_process(tmp_path: Path)
             assert out["hits"]
             bad = await client.call_tool("neuralmind_next_likely", {"file": "../../etc/passwd"})
             assert error_code(bad) == "invalid_path"
+            no_editor = await client.call_tool("neuralmind_editor_state", {})
+            assert error_code(no_editor) == "no_editor"
 
             before = await tool(client, "neuralmind_next_likely", {"file": "app/users.py"})
             odds = {n["file"]: n["probability"] for n in before["next"]}
@@ -130,7 +132,9 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 async def editor(lsp_client: LanguageClient, repo: Path):
     await lsp_client.initialize_session(types.InitializeParams(
         capabilities=types.ClientCapabilities(
-            window=types.WindowClientCapabilities(work_done_progress=True),
+            window=types.WindowClientCapabilities(
+                work_done_progress=True,
+                show_document=types.ShowDocumentClientCapabilities(support=True)),
             text_document=types.TextDocumentClientCapabilities(
                 publish_diagnostics=types.PublishDiagnosticsClientCapabilities())),
         root_uri=uri(repo), workspace_folders=[types.WorkspaceFolder(uri=uri(repo), name="shop")],
@@ -207,6 +211,81 @@ async def test_decision_recorded_over_mcp_shows_in_the_editor(editor: LanguageCl
     assert "Invoice totals round once" in diag.message
 
 
+async def test_the_agent_sees_what_the_editor_shows_and_can_reveal(editor: LanguageClient,
+                                                                    repo: Path) -> None:
+    billing = repo / "app" / "billing.py"
+    editor.protocol.notify("neuralmind/editorState", {
+        "activeFile": uri(billing),
+        "selection": {"start": {"line": 5, "character": 4}, "end": {"line": 6, "character": 0},
+                      "text": "subtotal = sum(price * qty for price, qty in items)" + " " * 3000},
+        "visibleRanges": [{"start": {"line": 0, "character": 0},
+                           "end": {"line": 14, "character": 0}}],
+        "openFiles": [uri(billing), uri(repo / "app" / "users.py"), "file:///etc/passwd",
+                      "untitled:Untitled-1"],
+        "diagnostics": [{"range": {"start": {"line": 5, "character": 4},
+                                   "end": {"line": 5, "character": 12}},
+                         "message": "unused variable", "severity": 2, "source": "pyflakes"}]})
+    entry = await live_entry(repo)
+    async with http_session(entry) as client:
+        async def reported() -> dict[str, Any] | None:
+            state = await tool(client, "neuralmind_editor_state", {})
+            return state if state["active_file"] == "app/billing.py" else None
+
+        state = await eventually(reported, 20, "the editor state to reach the agent")
+        assert state["symbol"]["name"] == "compute_invoice_total"
+        assert state["selection"]["start_line"] == 6 and state["selection"]["end_line"] == 6
+        assert len(state["selection"]["text"]) == 2000 and state["selection"]["truncated"]
+        assert state["open_files"] == ["app/billing.py", "app/users.py"]
+        assert state["diagnostics"][0]["message"] == "unused variable"
+        assert state["trail"][0]["symbol"] == "compute_invoice_total"
+
+        shown = await tool(client, "neuralmind_reveal", {
+            "file": "app/users.py", "line": 4, "end_line": 7, "note": "resets start here"})
+        assert shown["shown"] and shown["note_shown"]
+        bad = await client.call_tool("neuralmind_reveal", {"file": "../outside.py", "line": 1})
+        assert error_code(bad) == "invalid_path"
+    request = editor.shown_documents[-1]
+    assert request.uri == uri(repo / "app" / "users.py") and request.take_focus
+    assert (request.selection.start.line, request.selection.end.line) == (3, 7)
+    assert any("resets start here" in m.message for m in editor.messages)
+
+    editor.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"neuralmind": {"editorState": False}}))
+    entry = await live_entry(repo)
+    async with http_session(entry) as client:
+        async def refused() -> bool:
+            result = await client.call_tool("neuralmind_editor_state", {})
+            return error_code(result) == "editor_state_off"
+
+        await eventually(refused, 20, "the setting to turn editor state off")
+        off = await client.call_tool("neuralmind_reveal", {"file": "app/users.py", "line": 1})
+        assert error_code(off) == "editor_state_off"
+    editor.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"neuralmind": {"editorState": True}}))
+
+
+async def test_the_agents_review_sees_the_editors_unsaved_buffer(editor: LanguageClient,
+                                                                repo: Path) -> None:
+    storage = repo / "app" / "storage.py"
+    editor.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
+        uri=uri(storage), language_id="python", version=1, text=storage.read_text())))
+    editor.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri(storage), version=2),
+        content_changes=[types.TextDocumentContentChangeWholeDocument(text="# unsaved\n")]))
+    entry = await live_entry(repo)
+    async with http_session(entry) as client:
+        async def unsaved() -> dict[str, Any] | None:
+            out = await tool(client, "neuralmind_review", {})
+            return out if "app/storage.py" in out["unsaved_files"] else None
+
+        out = await eventually(unsaved, 20, "the unsaved buffer in the agent's review")
+        assert out["base"] == git(repo, "rev-parse", "HEAD").strip()
+        bad = await client.call_tool("neuralmind_review", {"base": "no-such-ref"})
+        assert error_code(bad) == "invalid_argument"
+    editor.text_document_did_close(types.DidCloseTextDocumentParams(
+        text_document=types.TextDocumentIdentifier(uri=uri(storage))))
+
+
 async def test_stdio_bridge_reaches_the_same_engine(editor: LanguageClient, repo: Path,
                                                    tmp_path: Path) -> None:
     entry = await live_entry(repo)
@@ -222,6 +301,9 @@ async def test_stdio_bridge_reaches_the_same_engine(editor: LanguageClient, repo
             listed = [t.name for t in (await client.list_tools()).tools]
             refused = await client.call_tool("neuralmind_decision_record",
                                              {"title": "t", "rationale": "r"})
+            seen = await client.call_tool("neuralmind_editor_state", {})
+            no_reveal = await client.call_tool("neuralmind_reveal",
+                                               {"file": "app/users.py", "line": 1})
     assert "bridging to the running NeuralMind server" in log_path.read_text()
     assert status["mcp_endpoint"] == entry.url        # only the editor's engine knows its URL
     assert status["learning"]["batches"] >= 1           # learned from the editor's edits
@@ -229,6 +311,7 @@ async def test_stdio_bridge_reaches_the_same_engine(editor: LanguageClient, repo
     assert fed["recorded"] and fed["reason"] is None
     assert "neuralmind_decision_record" not in listed and "neuralmind_query" in listed
     assert error_code(refused) == "read_only"
+    assert not seen.is_error and error_code(no_reveal) == "read_only"   # may look, not steer
     editor_view = await editor.protocol.send_request_async("neuralmind/status", {})
     assert editor_view["learning"]["events"] >= status["learning"]["events"]
 

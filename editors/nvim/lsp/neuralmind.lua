@@ -6,4 +6,6 @@ return {
   root_markers = { ".neuralmind", ".neuralmind.yaml", ".git", "pyproject.toml", "package.json", "go.mod", "Cargo.toml" },
   init_options = { neuralmind = {} },
   settings = { neuralmind = {} },
+  capabilities = require("neuralmind").capabilities(),
+  handlers = { ["neuralmind/revealNote"] = require("neuralmind").reveal_note },
 }

@@ -15,10 +15,11 @@ export const OWN_COMMANDS = [
   "neuralmind.showStatus",
   "neuralmind.showOutput",
   "neuralmind.restartServer",
+  "neuralmind.reviewChanges",
 ] as const;
 
 /** Server commands that change decisions: the decisions view refreshes after them. */
-export const DECISION_CHANGING = /^neuralmind\.decisions?\.(restore|invalidate|record|amend)$/;
+export const DECISION_CHANGING = /^neuralmind\.decisions?\.(restore|invalidate|record|amend|reaffirm|supersede)$/;
 
 /**
  * The advertised ids still to register: not registered yet, not one of the extension's own

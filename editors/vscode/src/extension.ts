@@ -3,11 +3,13 @@
 import * as path from "path";
 import * as vscode from "vscode";
 import { AskPanel } from "./askPanel";
+import { EditorStateReporter } from "./attention";
 import { DecisionDocuments, DecisionsTree, DECISION_SCHEME } from "./decisionsView";
 import { siblingCli } from "./discovery";
 import { MCP_CLIENTS, McpClient, runMcpConfig } from "./mcpConfig";
 import { ContextResult, DecisionRecord, Methods, NextLikelyItem } from "./protocol";
 import { nextLikelyItems } from "./render";
+import { completeArguments, reviewChanges } from "./review";
 import { FolderServer, ServerManager } from "./server";
 import { SECTION } from "./settings";
 import { StatusBar } from "./statusBar";
@@ -17,6 +19,7 @@ let manager: ServerManager | undefined;
 export function activate(context: vscode.ExtensionContext): void {
   const output = vscode.window.createOutputChannel("NeuralMind");
   const servers = new ServerManager(output);
+  servers.completeArguments = completeArguments;
   manager = servers;
   const status = new StatusBar(servers);
   const tree = new DecisionsTree(servers);
@@ -29,6 +32,7 @@ export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push(
     output,
     status,
+    new EditorStateReporter(servers),
     treeView,
     vscode.workspace.registerTextDocumentContentProvider(DECISION_SCHEME, new DecisionDocuments(servers)),
     vscode.workspace.onDidChangeWorkspaceFolders((e) => {
@@ -51,6 +55,7 @@ export function activate(context: vscode.ExtensionContext): void {
     treeView.onDidChangeVisibility((e) => e.visible && void refreshTree()),
     command("neuralmind.ask", () => ask(servers)),
     command("neuralmind.nextLikely", () => nextLikely(servers)),
+    command("neuralmind.reviewChanges", () => reviewChanges(servers)),
     command("neuralmind.recordDecision", async () => {
       if (await recordDecision(servers)) await refreshTree();
     }),

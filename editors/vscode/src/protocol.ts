@@ -12,7 +12,57 @@ export const Methods = {
   decisionsAudit: "neuralmind/decisions/audit",
   feedback: "neuralmind/feedback",
   status: "neuralmind/status",
+  review: "neuralmind/review",
 } as const;
+
+/** Notifications: the editor's state (client -> server), an agent's note (server -> client). */
+export const Notifications = {
+  editorState: "neuralmind/editorState",
+  revealNote: "neuralmind/revealNote",
+} as const;
+
+export interface Because {
+  changed_file: string;
+  together: number;
+  of: number;
+  /** "commits" or "sessions". */
+  source: string;
+}
+
+export interface MissingFile {
+  file: string;
+  uri?: string;
+  because: Because[];
+  confidence: number;
+}
+
+export interface DecisionAtRisk {
+  id: string;
+  title: string;
+  file: string;
+  uri?: string;
+  symbol: string | null;
+  line: number;
+  end_line: number;
+  reason: string;
+}
+
+export interface ReviewResult {
+  base: string;
+  base_ref: string;
+  changed_files: string[];
+  unsaved_files: string[];
+  missing: MissingFile[];
+  decisions_at_risk: DecisionAtRisk[];
+  min_confidence: number;
+}
+
+export interface RevealNote {
+  uri: string;
+  line: number;
+  end_line: number;
+  note: string;
+}
 
 export interface Hit {
   file: string;

@@ -1,6 +1,6 @@
 // Turning server answers into what the user sees: the context panel's HTML, the status
 // bar text, a decision as markdown, quick-pick labels. No `vscode` import: tested in Node.
-import type { ContextResult, DecisionRecord, NextLikelyItem, StatusResult } from "./protocol";
+import type { Because, ContextResult, DecisionRecord, NextLikelyItem, ReviewResult, StatusResult } from "./protocol";
 
 export function escapeHtml(text: string): string {
   return text
@@ -243,4 +243,54 @@ export function nextLikelyItems(items: NextLikelyItem[], relative: (uri: string)
         uri: it.uri,
       };
     });
+}
+
+/** "usually changes with X (14 of 17 commits)", the words of the server's diagnostic. */
+export function becauseText(b: Because): string {
+  return `usually changes with ${b.changed_file} (${b.together} of ${b.of} ${b.source})`;
+}
+
+export interface ReviewPick {
+  label: string;
+  description: string;
+  detail: string;
+  what: "missing" | "at_risk";
+  /** Workspace-relative file to open. */
+  file: string;
+  /** 1-based line to reveal. */
+  line: number;
+  /** The decision, for a decision at risk. */
+  decision?: string;
+  title?: string;
+}
+
+/** "NeuralMind: Review changes": missed files first (most likely first), then decisions at risk. */
+export function reviewItems(r: ReviewResult): ReviewPick[] {
+  const missed: ReviewPick[] = r.missing.map((m) => ({
+    label: `$(file-add) ${m.file}`,
+    description: `probably missed · ${Math.round(m.confidence * 100)}%`,
+    detail: m.because.map(becauseText).join("; "),
+    what: "missing",
+    file: m.file,
+    line: 1,
+  }));
+  const risky: ReviewPick[] = r.decisions_at_risk.map((d) => ({
+    label: `$(law) ${d.title}`,
+    description: `decision at risk · ${d.file}:${d.line}`,
+    detail: `${d.reason}: reconsider before committing`,
+    what: "at_risk",
+    file: d.file,
+    line: d.line,
+    decision: d.id,
+    title: d.title,
+  }));
+  return [...missed, ...risky];
+}
+
+/** One line for the review's outcome when there is nothing to pick. */
+export function reviewSummary(r: ReviewResult): string {
+  const n = new Set([...r.changed_files, ...r.unsaved_files]).size;
+  const changed = `${n} changed file${n === 1 ? "" : "s"} against ${r.base_ref}`;
+  if (!r.missing.length && !r.decisions_at_risk.length) return `NeuralMind: ${changed}; no file usually changed with them is missing, no decision at risk.`;
+  return `NeuralMind: ${changed}: ${r.missing.length} probably missed, ${r.decisions_at_risk.length} decision${r.decisions_at_risk.length === 1 ? "" : "s"} at risk.`;
 }

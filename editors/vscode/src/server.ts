@@ -26,6 +26,7 @@ import {
   ServerSettings,
 } from "./settings";
 import { pythonInterpreter } from "./python";
+import { Notifications, RevealNote } from "./protocol";
 
 /**
  * A language client without the built-in executeCommand feature: the ServerManager
@@ -38,6 +39,17 @@ class NeuralMindLanguageClient extends LanguageClient {
     super.registerFeature(feature);
   }
 }
+
+/** Tells the server this client shows an agent's note with a reveal (`neuralmind/revealNote`). */
+const revealNoteFeature: StaticFeature = {
+  fillClientCapabilities(capabilities): void {
+    const experimental = (capabilities.experimental ?? {}) as Record<string, unknown>;
+    capabilities.experimental = { ...experimental, neuralmind: { revealNote: true } };
+  },
+  initialize(): void {},
+  getState: () => ({ kind: "static" }),
+  clear(): void {},
+};
 
 export type ServerState = "starting" | "running" | "restarting" | "missing" | "stopped";
 
@@ -123,6 +135,11 @@ export class FolderServer implements vscode.Disposable {
       },
     };
     const client = new NeuralMindLanguageClient(`neuralmind-${this.folder.index}`, `NeuralMind (${this.folder.name})`, serverOptions, clientOptions);
+    client.registerFeature(revealNoteFeature);
+    client.onNotification(Notifications.revealNote, (p: RevealNote) => {
+      // The selection itself arrives as window/showDocument, which the client handles.
+      void vscode.window.showInformationMessage(`NeuralMind (agent): ${p.note}`);
+    });
     this.client = client;
     this.backoff.started(Date.now());
     try {
@@ -204,6 +221,11 @@ export class FolderServer implements vscode.Disposable {
     return this.client?.initializeResult?.capabilities.executeCommandProvider?.commands ?? [];
   }
 
+  /** Sends a notification to a running server (dropped otherwise: it is state, resent later). */
+  notify(method: string, params: object): void {
+    if (this.client?.state === State.Running) void this.client.sendNotification(method, params);
+  }
+
   executeCommand(command: string, args: unknown[]): Promise<unknown> {
     if (!this.client || this.client.state !== State.Running) {
       return Promise.reject(new Error(`NeuralMind (${this.folder.name}): the server is ${this.state}.`));
@@ -238,6 +260,8 @@ export class ServerManager implements vscode.Disposable {
   /** A server command changed decisions (restore/invalidate from a code action). */
   readonly onDidChangeDecisions = this.decisionsChanged.event;
   private readonly commandIds = new Set<string>();
+  /** Lets the user complete a server command's arguments first (undefined: cancelled). */
+  completeArguments: ((command: string, args: unknown[]) => Promise<unknown[] | undefined>) | undefined;
   private readonly commandRegistrations: vscode.Disposable[] = [];
 
   constructor(private readonly output: vscode.OutputChannel) {
@@ -254,8 +278,10 @@ export class ServerManager implements vscode.Disposable {
           vscode.commands.registerCommand(id, async (...args: unknown[]) => {
             const target = await this.pick();
             if (!target) return undefined;
+            const full = this.completeArguments ? await this.completeArguments(id, args) : args;
+            if (!full) return undefined;
             try {
-              return await target.executeCommand(id, args);
+              return await target.executeCommand(id, full);
             } catch (e) {
               void vscode.window.showErrorMessage(`NeuralMind: ${id} failed: ${e instanceof Error ? e.message : String(e)}`);
               return undefined;
@@ -292,6 +318,10 @@ export class ServerManager implements vscode.Disposable {
     if (!uri) return undefined;
     const folder = vscode.workspace.getWorkspaceFolder(uri);
     return folder ? this.servers.get(folder.uri.toString()) : undefined;
+  }
+
+  fireDecisionsChanged(): void {
+    this.decisionsChanged.fire();
   }
 
   /** The server of the active editor's folder, else the only one, else ask. */

@@ -11,6 +11,7 @@ export const SERVER_KEYS = {
   debounceSeconds: "debounce_seconds",
   mcp: "mcp",
   mcpReadOnly: "mcp_read_only",
+  editorState: "editor_state",
 } as const;
 
 export type ClientSettingName = keyof typeof SERVER_KEYS;
@@ -22,6 +23,7 @@ export interface ServerSettings {
   debounce_seconds?: number;
   mcp?: boolean;
   mcp_read_only?: boolean;
+  editor_state?: boolean;
 }
 
 export interface Mapped {
@@ -67,6 +69,11 @@ export function mapSettings(get: (name: ClientSettingName) => unknown): Mapped {
   if (readOnly !== undefined && readOnly !== null) {
     if (typeof readOnly === "boolean") settings.mcp_read_only = readOnly;
     else bad("mcpReadOnly", "true or false", readOnly);
+  }
+  const editorState = get("editorState");
+  if (editorState !== undefined && editorState !== null) {
+    if (typeof editorState === "boolean") settings.editor_state = editorState;
+    else bad("editorState", "true or false", editorState);
   }
   return { settings, problems };
 }

@@ -21,5 +21,7 @@ test("restore and invalidate refresh the decisions view; show does not", () => {
   assert.ok(DECISION_CHANGING.test("neuralmind.decision.restore"));
   assert.ok(DECISION_CHANGING.test("neuralmind.decision.invalidate"));
   assert.ok(DECISION_CHANGING.test("neuralmind.decisions.record"));
+  assert.ok(DECISION_CHANGING.test("neuralmind.decision.reaffirm"));
+  assert.ok(DECISION_CHANGING.test("neuralmind.decision.supersede"));
   assert.ok(!DECISION_CHANGING.test("neuralmind.decision.show"));
 });

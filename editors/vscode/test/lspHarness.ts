@@ -67,6 +67,7 @@ export class Session {
   readonly diagnostics = new Map<string, { code?: string | number; message: string; severity?: number }[]>();
   readonly progressEnded = new Set<string | number>();
   readonly messages: string[] = [];
+  readonly shownDocuments: { uri: string; selection?: unknown }[] = [];
   stderr = "";
   initializeResult: { capabilities: { executeCommandProvider?: { commands?: string[] } } } | undefined;
   private readonly versions = new Map<string, number>();
@@ -93,6 +94,10 @@ export class Session {
     c.onRequest("workspace/configuration", (p: { items: { section?: string }[] }) => p.items.map((i) => configurationItem(i.section, this.settings) ?? null));
     c.onRequest("workspace/workspaceFolders", () => [{ uri: pathToFileURL(root).href, name: path.basename(root) }]);
     c.onRequest("window/showMessageRequest", () => null);
+    c.onRequest("window/showDocument", (p: { uri: string; selection?: unknown }) => {
+      this.shownDocuments.push(p);
+      return { success: true };
+    });
     c.onRequest("workspace/diagnostic/refresh", () => null);
     c.onNotification("$/progress", (p: { token: string | number; value: { kind: string } }) => {
       if (p.value?.kind === "end") this.progressEnded.add(p.token);
@@ -118,7 +123,7 @@ export class Session {
       workspaceFolders: [{ uri: rootUri, name: path.basename(root) }],
       initializationOptions: initializationOptions(settings),
       capabilities: {
-        window: { workDoneProgress: true, showMessage: {} },
+        window: { workDoneProgress: true, showMessage: {}, showDocument: { support: true } },
         workspace: {
           configuration: true,
           workspaceFolders: true,

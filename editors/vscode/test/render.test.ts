@@ -1,7 +1,7 @@
 // Rendering server answers: context panel HTML, status bar text, decisions, quick picks.
 import { test } from "node:test";
 import * as assert from "node:assert/strict";
-import { contextPanelHtml, decisionMarkdown, groupDecisions, linkLocations, nextLikelyItems, relativeTime, statusLines, statusView } from "../src/render";
+import { contextPanelHtml, decisionMarkdown, groupDecisions, linkLocations, nextLikelyItems, relativeTime, reviewItems, reviewSummary, statusLines, statusView } from "../src/render";
 import type { DecisionRecord } from "../src/protocol";
 
 const NOW = Date.parse("2026-01-01T12:00:00Z");
@@ -136,4 +136,19 @@ test("next-likely picks are sorted by probability with folder as description", (
     ["a.py", "", "70% likely next"],
     ["b.py", "pkg", "20% likely next"],
   ]);
+});
+
+test("the review's quick pick lists missed files, then decisions at risk", () => {
+  const result = {
+    base: "abc", base_ref: "HEAD", changed_files: ["app/sessions.py"], unsaved_files: ["app/pool.py"], min_confidence: 0.6,
+    missing: [{ file: "tests/test_sessions.py", confidence: 0.625, because: [{ changed_file: "app/sessions.py", together: 5, of: 7, source: "commits" }] }],
+    decisions_at_risk: [{ id: "d1", title: "Pool of four", file: "app/pool.py", symbol: "Pool.size", line: 7, end_line: 9, reason: "symbol Pool.size changed" }],
+  };
+  const [missed, risky] = reviewItems(result);
+  assert.equal(missed.file, "tests/test_sessions.py");
+  assert.equal(missed.detail, "usually changes with app/sessions.py (5 of 7 commits)");
+  assert.match(missed.description, /63%/);
+  assert.deepEqual([risky.what, risky.decision, risky.line], ["at_risk", "d1", 7]);
+  assert.equal(reviewSummary(result), "NeuralMind: 2 changed files against HEAD: 1 probably missed, 1 decision at risk.");
+  assert.match(reviewSummary({ ...result, missing: [], decisions_at_risk: [] }), /no file usually changed with them is missing/);
 });

@@ -4,9 +4,10 @@ import { after, before, test } from "node:test";
 import * as assert from "node:assert/strict";
 import * as fs from "fs";
 import * as path from "path";
-import type { ContextResult, DecisionRecord, NextLikelyItem, StatusResult } from "../src/protocol";
-import { Methods } from "../src/protocol";
-import { statusView } from "../src/render";
+import type { ContextResult, DecisionRecord, NextLikelyItem, ReviewResult, StatusResult } from "../src/protocol";
+import { Methods, Notifications } from "../src/protocol";
+import { reviewItems, statusView } from "../src/render";
+import { editorStateParams } from "../src/editorState";
 import { didChangeConfigurationParams, mapSettings } from "../src/settings";
 import { commandsToRegister } from "../src/commands";
 import { findServer, git, makeWorkspace, notYetAvailable, Session, until, uriOf } from "./lspHarness";
@@ -65,7 +66,7 @@ before(async () => {
   try {
     // Every setting the extension forwards, mapped from VS Code's names by the real module.
     const { settings } = mapSettings(
-      (name) => ({ budget: 1200, exclude: ["build/**"], learning: true, debounceSeconds: 0.2, mcp: false, mcpReadOnly: false })[name],
+      (name) => ({ budget: 1200, exclude: ["build/**"], learning: true, debounceSeconds: 0.2, mcp: false, mcpReadOnly: false, editorState: true })[name],
     );
     session = await Session.start(found.command!, root, settings);
   } catch (e) {
@@ -205,4 +206,45 @@ live("the server's code-action commands are registered once for all folders, nev
   }
   assert.ok(!first.includes("neuralmind.nextLikely"), "the extension's own command must not be re-registered");
   assert.deepEqual(commandsToRegister(advertised, new Set(first)), [], "a second folder registers nothing again");
+});
+
+live("the review names the partner a change left out, takes unsaved buffers, and opens the partner", async (s) => {
+  for (let i = 0; i < 3; i++) {
+    fs.appendFileSync(path.join(s.root, "billing/invoice.py"), `# pair ${i}\n`);
+    fs.appendFileSync(path.join(s.root, "storage/cache.py"), `# pair ${i}\n`);
+    git(s.root, "commit", "-q", "-am", `invoice and cache ${i}`);
+  }
+  const invoice = uriOf(s.root, "billing/invoice.py");
+  const text = fs.readFileSync(path.join(s.root, "billing/invoice.py"), "utf8") + "\ndef refund(invoice):\n    return -invoice.total\n";
+  const result = await s.request<ReviewResult>(Methods.review, { buffers: [{ uri: invoice, text }] });
+  assert.deepEqual(result.unsaved_files, ["billing/invoice.py"]);
+  const missed = result.missing.find((m) => m.file === "storage/cache.py");
+  assert.ok(missed, JSON.stringify(result));
+  assert.equal(missed.because[0].changed_file, "billing/invoice.py");
+  assert.equal(missed.uri, uriOf(s.root, "storage/cache.py"));
+  const [first] = reviewItems(result);
+  assert.equal(first.file, "storage/cache.py");
+  assert.match(first.detail, /^usually changes with billing\/invoice\.py \(\d+ of \d+ commits\)/);
+
+  await s.request("workspace/executeCommand", { command: "neuralmind.review.open", arguments: [missed.uri] });
+  assert.equal(s.shownDocuments.at(-1)?.uri, missed.uri);
+});
+
+live("the editor state notification is accepted as the extension sends it", async (s) => {
+  const active = uriOf(s.root, "billing/invoice.py");
+  const params = editorStateParams(
+    {
+      activeFile: active,
+      selection: { start: { line: 3, character: 0 }, end: { line: 4, character: 0 }, text: "def compute_invoice_total(items, tax_rate):" },
+      visibleRanges: [{ start: { line: 0, character: 0 }, end: { line: 14, character: 0 } }],
+      openFiles: [active, "file:///elsewhere/other.py"],
+      diagnostics: [{ range: { start: { line: 3, character: 4 }, end: { line: 3, character: 9 } }, message: "too long", severity: 2, source: "ruff" }],
+    },
+    (uri) => uri.startsWith(uriOf(s.root, "")),
+  );
+  assert.deepEqual(params.openFiles, [active]);
+  await s.connection.sendNotification(Notifications.editorState, params);
+  const status = await s.request<StatusResult>(Methods.status, {}); // still serving after it
+  assert.ok((status.nodes ?? 0) > 0);
+  assert.ok(!/ignoring an editor state/.test(s.stderr), s.stderr.slice(-2000));
 });

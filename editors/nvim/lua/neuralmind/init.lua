@@ -22,21 +22,49 @@ M.config = {
   autostart = true,
   -- Where :NeuralMindAsk opens its scratch buffer: a command run before showing it.
   ask_split = "botright split",
+  -- Tell the server what the editor shows (current file, selection, visible lines, open
+  -- files, diagnostics) so agents can see it over MCP and reveal code here. Also sent to the
+  -- server as the `editorState` setting: false turns both off.
+  editor_state = true,
+  -- Quiet time before the editor state is sent (cursor moves come in bursts).
+  editor_state_debounce_ms = 300,
 }
+
+-- The most an editor-state report carries (the server clips the same way).
+local SELECTION_CHARS = 2000
+local MAX_FILES = 200
+local MAX_DIAGNOSTICS = 200
 
 local function notify(msg, level)
   vim.notify("NeuralMind: " .. msg, level or vim.log.levels.INFO)
 end
 
+--- An agent's note with a range it revealed (the range itself arrives as window/showDocument).
+function M.reveal_note(_, params)
+  if type(params) == "table" and type(params.note) == "string" then
+    notify("(agent) " .. params.note)
+  end
+end
+
+--- Client capabilities: the defaults, plus "this client shows an agent's reveal notes".
+function M.capabilities()
+  local caps = vim.lsp.protocol.make_client_capabilities()
+  caps.experimental = vim.tbl_extend("force", caps.experimental or {}, { neuralmind = { revealNote = true } })
+  return caps
+end
+
 --- The LSP config table for vim.lsp.start / vim.lsp.config.
 function M.lsp_config(root_dir)
-  local settings = { [NAME] = M.config.settings }
+  local server_settings = vim.tbl_extend("force", { editor_state = M.config.editor_state }, M.config.settings)
+  local settings = { [NAME] = server_settings }
   return {
     name = NAME,
     cmd = M.config.cmd,
     root_dir = root_dir,
     init_options = settings,
     settings = settings,
+    capabilities = M.capabilities(),
+    handlers = { ["neuralmind/revealNote"] = M.reveal_note },
   }
 end
 
@@ -341,6 +369,197 @@ function M.statusline()
   return ("NM %s nodes"):format(st.nodes or "?")
 end
 
+-- :NeuralMindReview ---------------------------------------------------------------------
+
+local function file_path(root, rel)
+  if rel:match("^/") or rel:match("^%a:[/\\]") then
+    return rel
+  end
+  return vim.fs.joinpath(root, rel)
+end
+
+--- Quickfix items for a review: each probably-missed file, then each decision at risk.
+function M.review_items(result, root)
+  local items = {}
+  for _, m in ipairs(result.missing or {}) do
+    local b = (m.because or {})[1] or {}
+    table.insert(items, {
+      filename = file_path(root, m.file),
+      lnum = 1,
+      col = 1,
+      type = "I",
+      text = ("probably missed (%d%%): usually changes with %s (%s of %s %s)"):format(
+        math.floor((m.confidence or 0) * 100 + 0.5), tostring(b.changed_file), tostring(b.together), tostring(b.of), tostring(b.source)),
+    })
+  end
+  for _, d in ipairs(result.decisions_at_risk or {}) do
+    table.insert(items, {
+      filename = file_path(root, d.file),
+      lnum = d.line or 1,
+      col = 1,
+      type = "W",
+      text = ("governed by '%s' (%s): %s; reconsider before committing"):format(d.title or "", d.id or "?", d.reason or ""),
+      user_data = { decision = d.id },
+    })
+  end
+  return items
+end
+
+--- Unsaved buffers of the client's workspace, sent with the review so they count as they are.
+local function unsaved_buffers(client)
+  local out = {}
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(buf) and vim.bo[buf].modified and buf_uri(buf) then
+      local name = vim.api.nvim_buf_get_name(buf)
+      if client.root_dir == nil or vim.startswith(name, client.root_dir) then
+        local text = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n") .. "\n"
+        table.insert(out, { uri = buf_uri(buf), text = text })
+      end
+    end
+  end
+  return out
+end
+
+--- Fills the quickfix list with what the pending change probably misses and the decisions
+--- it puts at risk (`base`: compare with the merge base of that ref, default HEAD).
+function M.review(base)
+  local client = M.client()
+  if not client then
+    notify("the server is not running (open a file of the project first)", vim.log.levels.WARN)
+    return
+  end
+  local params = { buffers = unsaved_buffers(client) }
+  if base and base ~= "" then
+    params.base = base
+  end
+  M.request("neuralmind/review", params, function(result, c)
+    local items = M.review_items(result, c.root_dir or vim.fn.getcwd())
+    local changed = #(result.changed_files or {}) + #(result.unsaved_files or {})
+    vim.fn.setqflist({}, " ", { title = ("NeuralMind review (%d changed against %s)"):format(changed, result.base_ref or "HEAD"), items = items })
+    if #items == 0 then
+      notify("nothing usually changed with your changes is missing, and no decision is at risk")
+    else
+      vim.cmd("copen")
+    end
+  end)
+end
+
+--- The code action "Supersede decision" carries [id]: ask for the new title and rationale.
+local function supersede(command, ctx)
+  local args = command.arguments or {}
+  local client = vim.lsp.get_client_by_id(ctx.client_id)
+  if not client then
+    return
+  end
+  vim.ui.input({ prompt = "New decision title: " }, function(title)
+    if not title or vim.trim(title) == "" then
+      return
+    end
+    vim.ui.input({ prompt = "Why it replaces the old one: " }, function(rationale)
+      if not rationale or vim.trim(rationale) == "" then
+        return
+      end
+      request(client, "workspace/executeCommand", {
+        command = command.command,
+        arguments = { args[1], vim.trim(title), vim.trim(rationale) },
+      }, function(err, result)
+        if err then
+          notify("supersede failed: " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+        else
+          notify(("recorded '%s', superseding '%s'"):format(result.title, result.superseded.title))
+        end
+      end, ctx.bufnr)
+    end)
+  end)
+end
+
+-- The editor state, for agents -------------------------------------------------------------
+
+--- What the editor shows now, as the `neuralmind/editorState` params (0-based positions).
+function M.editor_state(root)
+  local buf = vim.api.nvim_get_current_buf()
+  local inside = function(name)
+    return name ~= "" and (root == nil or vim.startswith(name, root))
+  end
+  local open = {}
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if #open < MAX_FILES and vim.bo[b].buflisted and buf_uri(b) and inside(vim.api.nvim_buf_get_name(b)) then
+      table.insert(open, buf_uri(b))
+    end
+  end
+  local state = { activeFile = vim.NIL, selection = vim.NIL, visibleRanges = {}, openFiles = open, diagnostics = {} }
+  local uri = buf_uri(buf)
+  if not uri or not inside(vim.api.nvim_buf_get_name(buf)) then
+    return state
+  end
+  state.activeFile = uri
+  local mode = vim.api.nvim_get_mode().mode
+  local first, last
+  if mode:match("^[vV\22]") then
+    first, last = vim.fn.line("v"), vim.fn.line(".")
+    if first > last then
+      first, last = last, first
+    end
+  else
+    first = vim.fn.line(".")
+    last = first
+  end
+  local lines = vim.api.nvim_buf_get_lines(buf, first - 1, last, false)
+  local text = mode:match("^[vV\22]") and table.concat(lines, "\n") or ""
+  state.selection = {
+    start = { line = first - 1, character = 0 },
+    ["end"] = { line = last - 1, character = #(lines[#lines] or "") },
+    text = text:sub(1, SELECTION_CHARS),
+  }
+  state.visibleRanges = { { start = { line = vim.fn.line("w0") - 1, character = 0 }, ["end"] = { line = vim.fn.line("w$") - 1, character = 0 } } }
+  for i, d in ipairs(vim.diagnostic.get(buf)) do
+    if i > MAX_DIAGNOSTICS then
+      break
+    end
+    table.insert(state.diagnostics, {
+      range = { start = { line = d.lnum, character = d.col }, ["end"] = { line = d.end_lnum or d.lnum, character = d.end_col or d.col } },
+      message = d.message,
+      severity = d.severity,
+      source = d.source,
+      code = d.code ~= nil and tostring(d.code) or nil,
+    })
+  end
+  return state
+end
+
+local last_sent = {}
+local timer = nil
+
+--- Sends the editor state to each running neuralmind client, when it changed.
+function M.send_editor_state()
+  if not M.config.editor_state then
+    return
+  end
+  for _, client in ipairs(vim.lsp.get_clients({ name = NAME })) do
+    local params = M.editor_state(client.root_dir)
+    local text = vim.json.encode(params)
+    if last_sent[client.id] ~= text then
+      last_sent[client.id] = text
+      if has_011 then
+        client:notify("neuralmind/editorState", params)
+      else
+        client.notify("neuralmind/editorState", params)
+      end
+    end
+  end
+end
+
+local function schedule_editor_state()
+  if not M.config.editor_state then
+    return
+  end
+  if timer == nil then
+    timer = vim.uv.new_timer()
+  end
+  timer:stop()
+  timer:start(M.config.editor_state_debounce_ms, 0, vim.schedule_wrap(M.send_editor_state))
+end
+
 -- setup ---------------------------------------------------------------------------------
 
 function M.setup(opts)
@@ -376,6 +595,14 @@ function M.setup(opts)
     desc = "NeuralMind: decisions in the quickfix list",
   })
   cmd("NeuralMindStatus", M.status, { nargs = 0, desc = "NeuralMind: index freshness" })
+  cmd("NeuralMindReview", function(a)
+    M.review(a.args)
+  end, { nargs = "?", desc = "NeuralMind: missed files and decisions at risk, in the quickfix list" })
+  vim.lsp.commands["neuralmind.decision.supersede"] = supersede
+  vim.api.nvim_create_autocmd({ "BufEnter", "CursorMoved", "CursorMovedI", "ModeChanged", "WinScrolled", "DiagnosticChanged", "BufAdd", "BufDelete", "LspAttach" }, {
+    group = group,
+    callback = schedule_editor_state,
+  })
   -- Buffers already open when setup runs (lazy loading).
   if M.config.autostart then
     for _, buf in ipairs(vim.api.nvim_list_bufs()) do

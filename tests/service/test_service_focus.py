@@ -1,4 +1,4 @@
-"""Attention: what the service asks a running build to embed first, and the build doing it.
+"""Focus: what the service asks a running build to embed first, and the build doing it.
 
 The build worker is the real child process over a real repository with the real model;
 its embedding is capped (`max_embedded_nodes`) so only what attention asks for past the
@@ -14,12 +14,12 @@ from pathlib import Path
 from sample_workspace import make_repo
 
 from neuralmind.engine import Workspace
-from neuralmind.service.attention import Attention
+from neuralmind.service.focus import Focus
 
 
 def test_questions_lead_then_open_files_then_edits_and_their_neighbours() -> None:
     sent: list[list[str]] = []
-    attention = Attention(sent.append)
+    attention = Focus(sent.append)
     attention.opened("a.py")
     attention.opened("b.py")
     attention.edited("c.py", ["c_test.py", "a.py"])

@@ -1,0 +1,93 @@
+"""The local transactional outbox: changes to shared state waiting to be pushed.
+
+`append` runs inside the caller's SQLite transaction, on the connection of the local
+write it accompanies, so the local change and its outbox entry land together or not
+at all. Entries are numbered by AUTOINCREMENT (never reused, even after deletion):
+`(author, seq)` names an event forever, so pushing one twice (a process killed after
+the server committed and before `acknowledge`) is recognised by the server and
+ignored. The author is generated once per outbox: two clones of one person are two
+authors, so their numbers never collide.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import sqlite3
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+TABLES = (
+    """CREATE TABLE IF NOT EXISTS team_outbox (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        kind TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        created REAL NOT NULL
+    )""",
+    "CREATE TABLE IF NOT EXISTS team_outbox_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxEntry:
+    seq: int
+    kind: str
+    payload: str     # JSON text
+    created: float   # epoch seconds of the local write
+
+
+def install(conn: sqlite3.Connection) -> str:
+    """Create the outbox tables if needed (inside the caller's transaction or schema
+    migration); return this outbox's author id."""
+    for statement in TABLES:
+        conn.execute(statement)
+    row = conn.execute("SELECT value FROM team_outbox_meta WHERE key = 'author'").fetchone()
+    if row:
+        return str(row[0])
+    author = f"{_user()}@{uuid.uuid4().hex[:12]}"
+    conn.execute("INSERT INTO team_outbox_meta VALUES ('author', ?)", (author,))
+    return author
+
+
+def author(conn: sqlite3.Connection) -> str:
+    row = conn.execute("SELECT value FROM team_outbox_meta WHERE key = 'author'").fetchone()
+    if not row:
+        raise sqlite3.OperationalError("the team outbox is not installed")
+    return str(row[0])
+
+
+def encode(payload: dict[str, Any]) -> str:
+    """Canonical JSON: the same payload is the same text on every machine."""
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False)
+
+
+def append(conn: sqlite3.Connection, kind: str, payload: dict[str, Any], created: float) -> int:
+    """Queue one event inside the caller's transaction; its seq."""
+    cur = conn.execute("INSERT INTO team_outbox (kind, payload, created) VALUES (?, ?, ?)",
+                       (kind, encode(payload), created))
+    return int(cur.lastrowid or 0)
+
+
+def pending(conn: sqlite3.Connection, limit: int) -> list[OutboxEntry]:
+    rows = conn.execute("SELECT seq, kind, payload, created FROM team_outbox ORDER BY seq "
+                        "LIMIT ?", (limit,)).fetchall()
+    return [OutboxEntry(int(s), k, p, float(c)) for s, k, p, c in rows]
+
+
+def count(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT count(*) FROM team_outbox").fetchone()[0])
+
+
+def acknowledge(conn: sqlite3.Connection, up_to: int) -> int:
+    """Forget entries the server holds (seq <= up_to); how many."""
+    return conn.execute("DELETE FROM team_outbox WHERE seq <= ?", (up_to,)).rowcount
+
+
+def _user() -> str:
+    try:
+        name = getpass.getuser()
+    except (KeyError, OSError):
+        name = "someone"
+    return "".join(ch for ch in name if ch.isalnum() or ch in "-_.")[:32] or "someone"

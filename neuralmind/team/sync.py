@@ -1,0 +1,251 @@
+"""Synchronisation: push the outbox, pull everyone's events; once, or as a long-lived task.
+
+`TeamSync.sync_once` is what `neuralmind team sync` runs. `SyncTask` is what a server
+runs: one thread whose connection LISTENs on the repository's NOTIFY channel and, when
+a notification or a local write (`kick`) wakes it, pushes and catches up by position.
+Any failure (server restarted, network cut) closes the connection and retries with a
+doubling backoff; after reconnecting it LISTENs before it fetches, and the catch-up by
+position finds everything missed, so a lost notification only delays, never loses.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import psycopg
+
+from neuralmind import config
+from neuralmind.errors import EngineError
+from neuralmind.team.identity import RepoIdentity
+from neuralmind.team.local import TeamLocal
+from neuralmind.team.pg_schema import channel
+from neuralmind.team.remote import OutEvent, RemoteEvent, RemoteStore, Unreachable
+
+log = logging.getLogger("neuralmind.team")
+
+IngestHook = Callable[[Sequence[RemoteEvent]], None]
+
+
+@dataclass(slots=True)
+class SyncReport:
+    pushed: int = 0
+    duplicates: int = 0       # re-sent events the server already had (after a crash)
+    pulled: int = 0           # events new to this machine
+    head: int = 0             # the repository's last position on the server
+    position: int = 0         # how far this machine has pulled
+    unpushed: int = 0
+    read_only: bool = False   # the role may pull but not push: the outbox waits
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class TeamSync:
+    """Push and pull for one workspace over one (re)opened connection."""
+
+    def __init__(self, local: TeamLocal, dsn: str, identity: RepoIdentity,
+                 on_ingest: IngestHook | None = None) -> None:
+        self.local = local
+        self.dsn = dsn
+        self.identity = identity
+        self.on_ingest = on_ingest
+        self._remote: RemoteStore | None = None
+        self._read_only: bool | None = None
+        self._head: int | None = None      # the store's head as last seen on this connection
+
+    def remote(self) -> RemoteStore:
+        if self._remote is None:
+            self._remote = RemoteStore.open(self.dsn, self.identity)
+            self._read_only = not self._remote.may_push()
+        return self._remote
+
+    def close(self) -> None:
+        self._head = None
+        if self._remote is not None:
+            try:
+                self._remote.close()
+            except psycopg.Error:
+                pass
+            self._remote = None
+
+    def sync_once(self) -> SyncReport:
+        """Push everything pending, then pull everything new. Unreachable when the store
+        cannot be reached (the connection is dropped so the next call reconnects)."""
+        try:
+            remote = self.remote()
+            report = SyncReport(read_only=bool(self._read_only))
+            if not self._read_only:
+                report.pushed, report.duplicates = self._push(remote)
+            report.pulled, report.head = self._pull(remote)
+            report.position = self.local.pulled(remote.key)
+            report.unpushed = self.local.pending_count()
+            return report
+        except psycopg.Error as e:
+            self.close()
+            lines = str(e).strip().splitlines() or [type(e).__name__]
+            raise Unreachable(f"team sync interrupted: {lines[-1].strip()}") from None
+
+    def _push(self, remote: RemoteStore) -> tuple[int, int]:
+        pushed = dups = 0
+        author = self.local.author
+        while True:
+            batch = self.local.pending(config.TEAM_PUSH_BATCH)
+            if not batch:
+                return pushed, dups
+            result = remote.push([OutEvent(author, e.seq, e.kind, e.payload) for e in batch])
+            self.local.acknowledge(batch[-1].seq)   # a kill before this re-sends: duplicates
+            pushed += result.inserted
+            dups += result.duplicates
+
+    def _pull(self, remote: RemoteStore) -> tuple[int, int]:
+        """Fetch and fold everything after this machine's position: (new events, head).
+        One round trip when there is little to fetch (a busy team syncs often)."""
+        key = remote.key
+        position = self.local.pulled(key)
+        if self._head is None:   # once per connection: was the store rebuilt under us?
+            self._head = remote.head()
+            if position > self._head:
+                log.warning("team store head %d is behind this machine's position %d; pulling "
+                            "again from the start (known events are not applied twice)",
+                            self._head, position)
+                self.local.reset_pulled(key)
+                position = 0
+        new = 0
+        while True:
+            batch = remote.fetch(position, config.TEAM_PULL_BATCH)
+            if batch:
+                new += self.local.ingest(key, batch)
+                position = batch[-1].pos
+                if self.on_ingest is not None:
+                    self.on_ingest(batch)
+            if len(batch) < config.TEAM_PULL_BATCH:
+                self._head = max(self._head, position)
+                return new, self._head
+
+
+class SyncTask:
+    """The long-lived sync of a server: one thread, one connection that both syncs and
+    LISTENs; reconnects with backoff and catches up by position."""
+
+    def __init__(self, sync: TeamSync, poll_seconds: float = config.TEAM_POLL_SECONDS,
+                 on_change: Callable[[int], None] | None = None) -> None:
+        self.sync = sync
+        self.poll_seconds = poll_seconds
+        self.on_change = on_change
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._status: dict[str, Any] = {"connected": False, "last_error": None,
+                                        "last_sync": None, "pushed": 0, "pulled": 0,
+                                        "reconnects": 0, "read_only": False}
+        self._lock = threading.Lock()
+        self._listening: psycopg.Connection | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="team-sync", daemon=True)
+        self._thread.start()
+
+    def kick(self) -> None:
+        """Something was written locally: push it soon."""
+        self._wake.set()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+        self.sync.close()
+
+    def status(self) -> dict[str, Any]:
+        with self._lock:
+            return dict(self._status)
+
+    def alive(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def _run(self) -> None:
+        backoff = config.TEAM_RECONNECT_MIN_S
+        while not self._stop.is_set():
+            self._wake.clear()
+            try:
+                self._listen()
+                report = self.sync.sync_once()
+            except Exception as e:  # never let the sync take the server down
+                message = e.message if isinstance(e, EngineError) else str(e)
+                if not isinstance(e, (EngineError, psycopg.Error)):
+                    log.exception("team sync failed")
+                elif backoff == config.TEAM_RECONNECT_MIN_S:   # the first failure of a streak
+                    log.warning("team store: %s (retrying)", message)
+                self._set(connected=False, last_error=message)
+                self._listening = None
+                self.sync.close()
+                self._stop.wait(backoff)
+                backoff = min(backoff * 2, config.TEAM_RECONNECT_MAX_S)
+                continue
+            with self._lock:
+                if backoff != config.TEAM_RECONNECT_MIN_S:
+                    self._status["reconnects"] += 1
+                self._status.update(connected=True, last_error=None, last_sync=time.time(),
+                                    read_only=report.read_only, head=report.head,
+                                    position=report.position, unpushed=report.unpushed)
+                self._status["pushed"] += report.pushed
+                self._status["pulled"] += report.pulled
+            backoff = config.TEAM_RECONNECT_MIN_S
+            if report.pulled and self.on_change is not None:
+                try:
+                    self.on_change(report.pulled)
+                except Exception:
+                    log.exception("team change callback failed")
+            try:
+                self._wait()
+            except psycopg.Error as e:     # the connection broke while idle: reconnect now
+                log.debug("team store connection lost while waiting: %s", e)
+                self._listening = None
+                self.sync.close()
+
+    def _listen(self) -> None:
+        """LISTEN on the sync's connection (again after a reconnect) before syncing, so an
+        event committed after the fetch always arrives as a notification."""
+        remote = self.sync.remote()
+        if self._listening is not remote.conn:
+            # notifications that arrive while the connection runs the sync's queries are
+            # kept by psycopg (>= 3.2) and returned first by the next notifies()
+            remote.conn.execute(f"LISTEN {channel(remote.repo_id)}")
+            self._listening = remote.conn
+
+    def _wait(self) -> None:
+        """Until a notification, a kick, the poll period or stop; then a short pause so a
+        burst is synced as one batch."""
+        conn = self._listening
+        deadline = time.monotonic() + self.poll_seconds
+        while not self._wake.is_set() and not self._stop.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            if conn is None:
+                self._wake.wait(left)
+                break
+            for _ in conn.notifies(timeout=min(left, config.TEAM_COALESCE_S), stop_after=1):
+                self._wake.set()
+        if not self._stop.is_set():
+            if conn is not None:
+                for _ in conn.notifies(timeout=config.TEAM_COALESCE_S):
+                    pass   # gather the rest of the burst
+            else:
+                self._stop.wait(config.TEAM_COALESCE_S)
+
+    def _set(self, **values: Any) -> None:
+        with self._lock:
+            self._status.update(values)
+
+    def _repo_id(self) -> int | None:
+        remote = self.sync._remote
+        return remote.repo_id if remote is not None else None
+
+
+__all__ = ["SyncReport", "SyncTask", "TeamSync"]
