@@ -6,13 +6,12 @@ them in `.neuralmind.toml` (see `load_workspace_config`).
 
 from __future__ import annotations
 
-import logging
-import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-log = logging.getLogger("neuralmind.config")
+if TYPE_CHECKING:
+    from typing import Any
 
 # --- Walk -----------------------------------------------------------------------------------
 MAX_FILE_BYTES = 1024 * 1024  # larger files are skipped (reason "too_large")
@@ -136,6 +135,39 @@ FLUSH_IDLE_SECONDS = 2.0
 # on the engine thread) started between two quick saves made the second one wait for it.
 EMBED_IDLE_SECONDS = 0.3
 
+# --- Agent hooks (neuralmind/hooks, engine/agent_context.py) ----------------------------------
+# What a prompt gets pushed: a one-line-per-file index and the top hit's key lines. 400 tokens is
+# ~0.3% of a 128k window per turn; the seed's per-turn recall (top 10 one-liners + the best hit)
+# measured about the same.
+HOOK_PROMPT_BUDGET = 400
+HOOK_PROMPT_FILES = 8          # index lines (files) at most; a ninth file is rarely opened
+HOOK_PROMPT_MEMORY = 3         # memory lines (decisions, atoms) at most
+HOOK_KEY_LINES = 8             # the top hit's lines shown
+HOOK_RELATIVE_FLOOR = 0.35     # files scoring under this share of the best are noise in a push
+HOOK_MIN_PROMPT_TERMS = 2      # "yes, go on", "thanks": no task terms, nothing to retrieve for
+HOOK_SEARCH_FILES = 5          # files named beside a grep/glob the agent runs
+# The hook waits this long for the warm server, then gives up silently: the agent's turn must
+# not stall behind a busy engine thread (a first answer after a restart can take ~1 s).
+HOOK_SERVER_TIMEOUT_SECONDS = 2.0
+HOOK_LOG_MAX_BYTES = 256 * 1024   # .neuralmind/hooks.log is rotated (one old copy) past this
+
+# --- The retrieval probe (engine/probe.py, `neuralmind probe`, `doctor`) --------------------------
+PROBE_SAMPLE = 200             # symbols asked by `neuralmind probe`: MRR stable to ~±0.03
+DOCTOR_PROBE_SAMPLE = 40       # doctor's quick look (~2-4 s warm on a laptop)
+PROBE_K = 10                   # a symbol ranked below this counts as not found (RR 0)
+PROBE_MIN_DOC_WORDS = 3        # a docstring with fewer search terms left is no question
+PROBE_QUESTION_CHARS = 300     # the first paragraph, cut here: a question, not an essay
+PROBE_MIN_GROUP = 3            # a directory or community needs this many probes to be judged
+# Below this MRR doctor warns. Healthy indexes measured 0.6-0.9 (BENCHMARKS.md, "Probe");
+# a missing or stale vector index falls to ~0.3-0.4, keyword-only.
+PROBE_HEALTHY_MRR = 0.5
+
+# --- MCP tool profiles (neuralmind/mcp/profiles.py) ---------------------------------------------
+# Tool definitions are paid for on every agent turn: `default` must stay <= 2,500 o200k tokens
+# and `minimal` <= 1,000 (benchmarks/tool_list_bench.py asserts both).
+DEFAULT_TOOL_PROFILE = "default"
+TOOL_LIST_BUDGETS = {"minimal": 1_000, "default": 2_500}
+
 # --- Decisions ---------------------------------------------------------------------------------
 MAX_SCAN_COMMITS = 50          # commits scanned one by one for one HEAD move: a long pull scans its tip
 
@@ -186,6 +218,8 @@ class WorkspaceConfig:
     max_embedded_nodes: int = MAX_EMBEDDED_NODES              # the rest at file level
     editor_state: bool = True                                 # agents may see and steer the editor
     team_dsn: str = ""                                        # team store, never with a password
+    mcp_tools: str = DEFAULT_TOOL_PROFILE                     # minimal | default | all | a,b,c
+    hook_budget: int = HOOK_PROMPT_BUDGET                     # tokens a prompt hook may add
 
     def update(self, values: dict[str, Any]) -> list[str]:
         """Apply known keys with type checks; return a warning per rejected key."""
@@ -213,6 +247,12 @@ def load_workspace_config(root: Path) -> WorkspaceConfig:
     cfg = WorkspaceConfig()
     path = Path(root) / ".neuralmind.toml"
     if path.is_file():
+        # ~5 ms of CPU each that the hook client's fast path (which imports this module for
+        # two constants and reads no settings) does not pay
+        import logging
+        import tomllib
+
+        log = logging.getLogger("neuralmind.config")
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except (OSError, tomllib.TOMLDecodeError) as e:

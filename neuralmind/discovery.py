@@ -1,7 +1,10 @@
-"""The discovery file `.neuralmind/mcp.json`: where a live MCP endpoint of a workspace is.
+"""The discovery files: where a live loopback endpoint of a workspace is.
 
-Written (owner-only, atomically) by the process serving MCP over HTTP, removed when
-it stops. Readers never trust it blindly: an endpoint is live only if its pid runs
+`.neuralmind/mcp.json` names the editor's server (MCP and the hook route);
+`.neuralmind/hooks.json` names an agent's own `neuralmind mcp` process, which serves
+the hook route (and MCP) on loopback too, so hooks are answered warm when no editor
+runs, while other agents never bridge to a process that ends with its session. Each is
+written (owner-only, atomically) by the process serving, removed when it stops. Readers never trust it blindly: an endpoint is live only if its pid runs
 AND its health route accepts the token and names the same workspace. Light on
 purpose (stdlib only): `neuralmind mcp` reads it before deciding whether it needs
 the MCP SDK at all.
@@ -10,7 +13,6 @@ the MCP SDK at all.
 from __future__ import annotations
 
 import contextlib
-import http.client
 import json
 import logging
 import os
@@ -19,11 +21,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from neuralmind.hookwire import DISCOVERY_NAME, HOOKS_DISCOVERY_NAME  # noqa: F401 - re-exported
 from neuralmind.statedir import atomic_write_json, state_dir
 
 log = logging.getLogger("neuralmind.mcp")
 
-DISCOVERY_NAME = "mcp.json"
 HEALTH_PATH = "/neuralmind/health"
 CLI_PATH = "/neuralmind/cli"          # plain JSON: the CLI's consulting commands, warm
 MCP_PATH = "/mcp"
@@ -44,21 +46,21 @@ class Discovery:
                 "token": self.token, "root": self.root, "read_only": self.read_only}
 
 
-def discovery_path(root: Path) -> Path:
-    return state_dir(Path(root), create=False) / DISCOVERY_NAME
+def discovery_path(root: Path, name: str = DISCOVERY_NAME) -> Path:
+    return state_dir(Path(root), create=False) / name
 
 
-def write_discovery(root: Path, entry: Discovery) -> Path:
+def write_discovery(root: Path, entry: Discovery, name: str = DISCOVERY_NAME) -> Path:
     """Atomically, mode 0600 (mkstemp's), so other local users cannot read the token."""
-    path = state_dir(Path(root)) / DISCOVERY_NAME
+    path = state_dir(Path(root)) / name
     atomic_write_json(path, entry.to_json())
     os.chmod(path, 0o600)
     return path
 
 
-def read_discovery(root: Path) -> Discovery | None:
+def read_discovery(root: Path, name: str = DISCOVERY_NAME) -> Discovery | None:
     """The recorded endpoint, or None when there is none or the file is unreadable."""
-    path = discovery_path(root)
+    path = discovery_path(root, name)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         return Discovery(url=str(data["url"]), pid=int(data["pid"]), token=str(data["token"]),
@@ -71,11 +73,11 @@ def read_discovery(root: Path) -> Discovery | None:
         return None
 
 
-def remove_discovery(root: Path, token: str | None = None) -> bool:
+def remove_discovery(root: Path, token: str | None = None, name: str = DISCOVERY_NAME) -> bool:
     """Remove the file; with `token`, only if it is still ours (another server may own it now)."""
-    path = discovery_path(root)
+    path = discovery_path(root, name)
     if token is not None:
-        current = read_discovery(root)
+        current = read_discovery(root, name)
         if current is None or current.token != token:
             return False
     with contextlib.suppress(FileNotFoundError):
@@ -103,6 +105,9 @@ def probe(entry: Discovery, root: Path, timeout: float = PROBE_TIMEOUT_SECONDS) 
     parts = urlsplit(entry.url)
     if parts.scheme != "http" or parts.hostname not in ("127.0.0.1", "localhost"):
         return f"{entry.url} is not a loopback http endpoint"
+    # ~15 ms of imports (email, ssl) the hook client's fast path reads this module without
+    import http.client
+
     conn = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=timeout)
     try:
         conn.request("GET", HEALTH_PATH, headers={"Authorization": f"Bearer {entry.token}"})

@@ -4,8 +4,10 @@ and polling for conditions that become true asynchronously (no fixed sleeps)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -77,6 +79,28 @@ def make_repo(root: Path) -> Path:
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "initial")
     return root.resolve()
+
+
+EDITOR_SERVER = [sys.executable, "-m", "neuralmind.cli.server_cmds", "--stdio"]
+SERVER_ENV = {**os.environ, **GIT_ENV, "ORT_DISABLE_TELEMETRY": "1", "NEURALMIND_LOG": "info"}
+
+
+def _frame(obj: dict[str, Any]) -> bytes:
+    body = json.dumps(obj).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def start_editor_server(root: Path) -> subprocess.Popen[bytes]:
+    """The editor's real `neuralmind-lsp` on `root`, initialized (its MCP endpoint on by
+    default); stdin stays open: closing it is a bare EOF."""
+    proc = subprocess.Popen(EDITOR_SERVER, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=SERVER_ENV, cwd=root)
+    assert proc.stdin is not None
+    proc.stdin.write(_frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "processId": None, "rootUri": root.resolve().as_uri(), "capabilities": {}}}))
+    proc.stdin.write(_frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+    proc.stdin.flush()
+    return proc
 
 
 async def eventually(check: Callable[[], Awaitable[Any]], timeout: float = 30.0,

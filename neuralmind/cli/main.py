@@ -24,7 +24,10 @@ from neuralmind.cli import (
     decision_cmds,
     doctor_cmds,
     graph_cmds,
+    hook_cmds,
+    init_cmds,
     mcp_cmds,
+    probe_cmds,
     query_cmds,
     review_cmds,
     server_cmds,
@@ -38,7 +41,7 @@ log = logging.getLogger("neuralmind.cli")
 
 # Command groups, in the order `--help` lists them.
 COMMAND_GROUPS = (graph_cmds, query_cmds, review_cmds, synapse_cmds, decision_cmds, server_cmds,
-                  mcp_cmds, doctor_cmds, team_cmds)
+                  mcp_cmds, init_cmds, hook_cmds, probe_cmds, doctor_cmds, team_cmds)
 
 
 def build_parser() -> argparse.ArgumentParser:

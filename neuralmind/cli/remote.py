@@ -1,8 +1,8 @@
 """Ask the warm server: the CLI's consulting commands through a running NeuralMind server.
 
 When the editor's server (or any `neuralmind-lsp`) serves the workspace, its
-discovery file (`.neuralmind/mcp.json`) names a loopback endpoint and a token; a
-command POSTs there (`mcp/cli_route.py`) and prints the answer the server computed
+discovery file (`.neuralmind/mcp.json`) names a loopback endpoint and a token (else an
+agent's own `neuralmind mcp`, `.neuralmind/hooks.json`, is asked); a command POSTs there (`mcp/cli_route.py`) and prints the answer the server computed
 with its index, model and learned state already in memory, instead of loading them
 (see BENCHMARKS.md "Cold CLI"). Stdlib only, so this path imports nothing heavy.
 
@@ -22,7 +22,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from neuralmind.cli.common import root_argument
-from neuralmind.discovery import CLI_PATH, pid_alive, read_discovery
+from neuralmind.discovery import (
+    CLI_PATH,
+    DISCOVERY_NAME,
+    HOOKS_DISCOVERY_NAME,
+    pid_alive,
+    read_discovery,
+)
 from neuralmind.errors import EngineError
 
 log = logging.getLogger("neuralmind.cli")
@@ -44,15 +50,25 @@ def from_server(args: argparse.Namespace, method: str, params: dict[str, Any]) -
 
 
 def ask_server(root: Path, method: str, params: dict[str, Any]) -> Any | None:
-    """The running server's result for `method`, or None when no server answered
-    (the caller then answers from disk). Raises the server's EngineError as is."""
-    entry = read_discovery(root)
+    """The running server's result for `method` (the editor's, else an agent's own
+    `neuralmind mcp`), or None when none answered (the caller then answers from disk).
+    Raises the server's EngineError as is."""
+    body = json.dumps({"method": method, "params": params}).encode()
+    for name in (DISCOVERY_NAME, HOOKS_DISCOVERY_NAME):
+        answered, result = _ask(root, name, body)
+        if answered:
+            return result
+    return None
+
+
+def _ask(root: Path, name: str, body: bytes) -> tuple[bool, Any]:
+    """(True, result) when the server of discovery file `name` answered for `root`."""
+    entry = read_discovery(root, name)
     if entry is None or not pid_alive(entry.pid):
-        return None
+        return False, None
     parts = urlsplit(entry.url)
     if parts.scheme != "http" or parts.hostname not in ("127.0.0.1", "localhost"):
-        return None
-    body = json.dumps({"method": method, "params": params}).encode()
+        return False, None
     conn = http.client.HTTPConnection(parts.hostname, parts.port or 80,
                                       timeout=CONNECT_TIMEOUT_SECONDS)
     try:
@@ -65,7 +81,7 @@ def ask_server(root: Path, method: str, params: dict[str, Any]) -> Any | None:
         raw = resp.read()
     except (OSError, http.client.HTTPException) as e:
         log.info("the server at %s did not answer (%s); answering from disk", entry.url, e)
-        return None
+        return False, None
     finally:
         conn.close()
     try:
@@ -74,13 +90,13 @@ def ask_server(root: Path, method: str, params: dict[str, Any]) -> Any | None:
     except (ValueError, KeyError, TypeError):
         log.info("the server at %s answered HTTP %s without JSON; answering from disk",
                  entry.url, resp.status)
-        return None
+        return False, None
     if served != root.resolve():
         log.info("the server at %s serves %s, not %s; answering from disk", entry.url,
                  served, root)
-        return None
+        return False, None
     if "error" in answer:
         error = answer["error"]
         raise EngineError(str(error.get("code", "internal_error")), str(error.get("message")))
     log.info("answered by the running server (pid %d)", entry.pid)
-    return answer.get("result")
+    return True, answer.get("result")

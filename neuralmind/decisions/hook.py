@@ -46,27 +46,47 @@ def _block(project: str) -> str:
     ]) + "\n"
 
 
-def install_hook(root: Path) -> HookReport:
-    """Install or refresh the scan block in the repository's post-commit hook (GitError if no repo)."""
+def hook_location(root: Path) -> tuple[Path, str]:
+    """(the repository's post-commit hook file, the project's path below the top)
+    (GitError when `root` is not in a git repository)."""
     git = Git(Path(root))
     git.toplevel()
-    project = git.prefix().rstrip("/") or "."
-    path = git.git_path("hooks/post-commit")
+    return git.git_path("hooks/post-commit"), git.prefix().rstrip("/") or "."
+
+
+def with_block(existing: str | None, project: str) -> tuple[str, str]:
+    """(the hook's text with the project's scan block in it, the action: created | added |
+    updated | unchanged); everything else in an existing hook is kept as it is."""
     block = _block(project)
     begin, end = BEGIN.format(project=project), END.format(project=project)
-    existing = path.read_text(encoding="utf-8") if path.is_file() else None
     if existing is None:
-        text, action = "#!/bin/sh\n" + block, "created"
-    elif begin in existing and end in existing:
+        return "#!/bin/sh\n" + block, "created"
+    if begin in existing and end in existing:
         head, rest = existing.split(begin, 1)
         tail = rest.split(end, 1)[1].removeprefix("\n")
         text = head + block + tail
-        action = "unchanged" if text == existing else "updated"
-    else:
-        sep = "" if existing.endswith("\n") or not existing else "\n"
-        text, action = existing + sep + block, "added"
-        if not existing.startswith("#!"):
-            text = "#!/bin/sh\n" + text
+        return text, "unchanged" if text == existing else "updated"
+    sep = "" if existing.endswith("\n") or not existing else "\n"
+    text = existing + sep + block
+    if not existing.startswith("#!"):
+        text = "#!/bin/sh\n" + text
+    return text, "added"
+
+
+def without_block(existing: str, project: str) -> str:
+    """The hook's text with the project's scan block taken out (unchanged without one)."""
+    begin, end = BEGIN.format(project=project), END.format(project=project)
+    if begin not in existing or end not in existing:
+        return existing
+    head, rest = existing.split(begin, 1)
+    return head + rest.split(end, 1)[1].removeprefix("\n")
+
+
+def install_hook(root: Path) -> HookReport:
+    """Install or refresh the scan block in the repository's post-commit hook (GitError if no repo)."""
+    path, project = hook_location(root)
+    existing = path.read_text(encoding="utf-8") if path.is_file() else None
+    text, action = with_block(existing, project)
     if text != existing:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")

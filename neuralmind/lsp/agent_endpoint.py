@@ -62,7 +62,7 @@ class AgentEndpoints(Feature):
             log.warning("stopping the MCP endpoint: %s", e)
 
     async def restart(self) -> None:
-        """The `mcp` or `mcp_read_only` setting changed."""
+        """The `mcp`, `mcp_read_only` or `mcp_tools` setting changed."""
         await self.stop()
         if self.server.config.mcp:
             await self.start()

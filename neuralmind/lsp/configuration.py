@@ -22,7 +22,8 @@ from neuralmind.lsp.server import Feature
 log = logging.getLogger("neuralmind.lsp")
 
 SECTION = "neuralmind"
-EDITOR_KEYS = ("budget", "exclude", "learning", "debounce_seconds", "mcp", "mcp_read_only")
+EDITOR_KEYS = ("budget", "exclude", "learning", "debounce_seconds", "mcp", "mcp_read_only",
+               "mcp_tools")
 
 
 def _snake(key: str) -> str:
@@ -88,7 +89,7 @@ class Configuration(Feature):
         _, changed = service.update_config(valid)
         for problem in problems:
             server.warn_user(problem)
-        if changed & {"mcp", "mcp_read_only"}:
+        if changed & {"mcp", "mcp_read_only", "mcp_tools"}:
             await server.get_feature(AgentEndpoints).restart()
         if changed:
             log.info("settings changed: %s", ", ".join(sorted(changed)))

@@ -82,25 +82,27 @@ def _modern_version(msg: dict[str, Any]) -> str | None:
 class Bridge:
     """One agent's stdio session forwarded to one HTTP endpoint."""
 
-    def __init__(self, url: str, token: str, out: BinaryIO, read_only: bool = False) -> None:
+    def __init__(self, url: str, token: str, out: BinaryIO, read_only: bool = False,
+                 allowed: set[str] | None = None) -> None:
         parts = urlsplit(url)
         self.host, self.port, self.path = parts.hostname or "127.0.0.1", parts.port or 80, parts.path
         self.token = token
         self.out = out
         self.read_only = read_only
+        self.allowed = allowed               # a tool profile narrowing the server's list
         self.session_id: str | None = None
         self.version: str | None = None      # negotiated by the initialize handshake
         self._write_lock = threading.Lock()
         self._local = threading.local()
         self._pool = ThreadPoolExecutor(MAX_WORKERS, thread_name_prefix="mcp-bridge")
-        self._list_requests: set[Any] = set()   # tools/list ids whose answer a read-only bridge filters
+        self._list_requests: set[Any] = set()   # tools/list ids whose answer the bridge filters
         self._recording: set[str] | None = None  # the server's recording tools, once listed
         self.failed = False
 
     # --- stdout -------------------------------------------------------------------------
     def emit(self, payload: str | dict[str, Any]) -> None:
         text = payload if isinstance(payload, str) else json.dumps(payload, separators=(",", ":"))
-        if self.read_only and isinstance(payload, str) and self._list_requests:
+        if isinstance(payload, str) and self._list_requests:
             text = self._filter_tools(text)
         data = text.replace("\n", " ").encode("utf-8") + b"\n"
         with self._write_lock:
@@ -120,7 +122,8 @@ class Bridge:
         self._list_requests.discard(msg["id"])
         tools = msg["result"].get("tools") or []
         self._learn_roles(tools)
-        msg["result"]["tools"] = [t for t in tools if not _records(t)]
+        msg["result"]["tools"] = [t for t in tools if not (self.read_only and _records(t))
+                                  and (self.allowed is None or t.get("name") in self.allowed)]
         return json.dumps(msg, separators=(",", ":"))
 
     def _learn_roles(self, tools: list[dict[str, Any]]) -> None:
@@ -174,27 +177,35 @@ class Bridge:
         self._end_session()
 
     def _refused_locally(self, msg: dict[str, Any]) -> bool:
-        """A read-only bridge to a read-write server filters the recording tools itself."""
-        if not self.read_only:
+        """A read-only bridge to a read-write server filters the recording tools itself; a
+        bridge with a tool profile, the tools outside it."""
+        if not self.read_only and self.allowed is None:
             return False
         method, params = msg.get("method"), msg.get("params") or {}
         if method == "tools/list" and "id" in msg:
             self._list_requests.add(msg["id"])
-        if method == "tools/call":
+        if method == "tools/call" and self.allowed is not None \
+                and params.get("name") not in self.allowed:
+            self._refuse(msg, "invalid_argument", f"unknown tool {params.get('name')!r} (not "
+                                                  "in this server's tool profile)")
+            return True
+        if method == "tools/call" and self.read_only:
             recording = self._recording_tools(msg)
             if recording is not None and params.get("name") not in recording:
                 return False
-            name = str(params.get("name"))
-            text = read_only_refusal(name)
-            result: dict[str, Any] = {
-                "content": [{"type": "text", "text": f"error [read_only]: {text}"}],
-                "structuredContent": {"error": {"code": "read_only", "message": text}},
-                "isError": True}
-            if _modern_version(msg):
-                result["resultType"] = "complete"      # required by the 2026 result envelope
-            self.emit({"jsonrpc": "2.0", "id": msg.get("id"), "result": result})
+            self._refuse(msg, "read_only", read_only_refusal(str(params.get("name"))))
             return True
         return False
+
+    def _refuse(self, msg: dict[str, Any], code: str, text: str) -> None:
+        """A tool error result, as the server's own refusals are shaped."""
+        result: dict[str, Any] = {
+            "content": [{"type": "text", "text": f"error [{code}]: {text}"}],
+            "structuredContent": {"error": {"code": code, "message": text}},
+            "isError": True}
+        if _modern_version(msg):
+            result["resultType"] = "complete"      # required by the 2026 result envelope
+        self.emit({"jsonrpc": "2.0", "id": msg.get("id"), "result": result})
 
     # --- HTTP ---------------------------------------------------------------------------
     def _conn(self) -> http.client.HTTPConnection:

@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from neuralmind.errors import EngineError, InvalidArgument
-from neuralmind.mcp.asgi import Receive, Scope, Send, plain
+from neuralmind.mcp.asgi import Receive, Scope, Send, plain, read_body
 
 if TYPE_CHECKING:
     from neuralmind.service.engine_service import EngineService
@@ -73,7 +73,7 @@ class CliRoute:
         if scope.get("method") != "POST":
             await plain(send, 405, b"POST a JSON request", [(b"allow", b"POST")])
             return
-        body = await _read_body(receive)
+        body = await read_body(receive, MAX_BODY_BYTES)
         if body is None:
             await plain(send, 413, b"request too large")
             return
@@ -102,19 +102,3 @@ class CliRoute:
             return 500, out
         return 200, out
 
-
-async def _read_body(receive: Receive) -> bytes | None:
-    """The whole request body; None past MAX_BODY_BYTES."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            return b"".join(chunks)
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            return None
-        chunks.append(chunk)
-        if not message.get("more_body"):
-            return b"".join(chunks)

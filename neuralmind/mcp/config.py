@@ -8,12 +8,11 @@ at every start, so clients should not store it.
 
 from __future__ import annotations
 
-import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
 from neuralmind.discovery import DISCOVERY_NAME, live_endpoint
+from neuralmind.launcher import neuralmind_argv
 
 CLIENTS = ("claude", "cursor", "vscode", "generic")
 WHERE = {
@@ -27,10 +26,7 @@ WHERE = {
 
 def stdio_command(root: Path, read_only: bool = False) -> list[str]:
     """The argv an agent spawns: the installed `neuralmind`, else this interpreter."""
-    beside = Path(sys.executable).parent / "neuralmind"     # the venv's script, PATH or not
-    exe = str(beside) if beside.is_file() else shutil.which("neuralmind")
-    base = [exe] if exe else [sys.executable, "-m", "neuralmind.cli.main"]
-    return [*base, "mcp", str(root)] + (["--read-only"] if read_only else [])
+    return [*neuralmind_argv(), "mcp", str(root)] + (["--read-only"] if read_only else [])
 
 
 def snippet(root: Path, client: str, read_only: bool = False) -> dict[str, Any]:

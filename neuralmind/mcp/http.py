@@ -34,6 +34,7 @@ from urllib.parse import urlsplit
 
 from neuralmind.discovery import (
     CLI_PATH,
+    DISCOVERY_NAME,
     HEALTH_PATH,
     MCP_PATH,
     Discovery,
@@ -41,8 +42,10 @@ from neuralmind.discovery import (
     write_discovery,
 )
 from neuralmind.heap import no_gc
+from neuralmind.hookwire import HOOK_PATH
 from neuralmind.mcp.asgi import ASGIApp, Receive, Scope, Send, plain
 from neuralmind.mcp.cli_route import CliRoute
+from neuralmind.mcp.hook_route import HookRoute, hook_route
 from neuralmind.mcp.lazyapp import LazyApp
 
 if TYPE_CHECKING:
@@ -63,15 +66,17 @@ class Guard:
 
     Also answers the health route the stdio bridge probes (token required too), so
     a stale discovery file can be told from a live one without speaking MCP, and the
-    CLI's route (`cli_route.py`, plain JSON). Only the MCP path reaches the app:
-    anything else is answered here, so that neither a refusal nor a probe nor a stray
-    path builds the (lazy) app.
+    CLI's route (`cli_route.py`, plain JSON) and the hook route agent hooks POST to
+    (`hook_route.py`). Only the MCP path reaches the app: anything else is answered
+    here, so that neither a refusal nor a probe nor a hook nor a stray path builds the
+    (lazy) app.
     """
 
     def __init__(self, app: ASGIApp, token: str, port: int, health: dict[str, Any],
-                 cli: ASGIApp | None = None) -> None:
+                 cli: ASGIApp | None = None, hook: HookRoute | None = None) -> None:
         self.app = app
         self.cli = cli
+        self.hook = hook
         self.token = token.encode()
         self.hosts = {f"{h}:{port}".encode() for h in LOOPBACK_HOSTS}
         self.health = json.dumps(health).encode()
@@ -103,6 +108,9 @@ class Guard:
             return
         if path == CLI_PATH and self.cli is not None:
             await self.cli(scope, receive, send)
+            return
+        if path == HOOK_PATH and self.hook is not None:
+            await self.hook(scope.get("method", ""), receive, send)
             return
         if path != MCP_PATH:
             await plain(send, 404, f"not found: MCP is served at {MCP_PATH}".encode())
@@ -143,6 +151,7 @@ class McpEndpoint:
     app: LazyApp = field(repr=False)
     _server: Any = field(repr=False)
     _task: asyncio.Task[None] = field(repr=False)
+    discovery_name: str = field(default=DISCOVERY_NAME, repr=False)
     _stopped: bool = field(default=False, repr=False)
 
     @property
@@ -159,7 +168,7 @@ class McpEndpoint:
             return
         self._stopped = True
         if self.discovery_file is not None:
-            remove_discovery(self.root, self.token)
+            remove_discovery(self.root, self.token, self.discovery_name)
         await self.app.refuse_new()
         self._server.should_exit = True
         done, _ = await asyncio.wait({self._task}, timeout=STOP_TIMEOUT_SECONDS)
@@ -188,7 +197,8 @@ def _bind(host: str, port: int) -> socket.socket:
 
 
 async def serve_http(service: EngineService, host: str = "127.0.0.1", port: int = 0,
-                     read_only: bool = False, write_discovery_file: bool = True) -> McpEndpoint:
+                     read_only: bool = False, write_discovery_file: bool = True,
+                     discovery_name: str = DISCOVERY_NAME) -> McpEndpoint:
     """Serve MCP for `service` on 127.0.0.1:`port` (0: ephemeral) on the running loop.
 
     Read-only when asked, or when the workspace setting `mcp_read_only` says so. Only
@@ -212,7 +222,8 @@ async def serve_http(service: EngineService, host: str = "127.0.0.1", port: int 
     app = LazyApp(_app_factory(service, read_only, port), stop_timeout=APP_STOP_TIMEOUT_SECONDS)
     health = {"name": "neuralmind", "root": str(service.root), "pid": os.getpid(),
               "read_only": read_only}
-    config = uvicorn.Config(Guard(app, token, port, health, CliRoute(service)), log_config=None,
+    guard = Guard(app, token, port, health, CliRoute(service), hook_route(service))
+    config = uvicorn.Config(guard, log_config=None,
                             log_level="warning", access_log=False, lifespan="on",
                             timeout_graceful_shutdown=0.3, ws="none", loop="none")
     # serve() would load the config on the loop: importing the HTTP protocol (h11 or
@@ -228,13 +239,14 @@ async def serve_http(service: EngineService, host: str = "127.0.0.1", port: int 
         sock.close()
         raise
     endpoint = McpEndpoint(url=url, token=token, root=service.root, read_only=read_only,
-                           discovery_file=None, app=app, _server=server, _task=task)
+                           discovery_file=None, app=app, _server=server, _task=task,
+                           discovery_name=discovery_name)
     if write_discovery_file:
         entry = Discovery(url=url, pid=os.getpid(), token=token,
                           protocol_version=protocol_version, root=str(service.root),
                           read_only=read_only)
         try:
-            endpoint.discovery_file = write_discovery(service.root, entry)
+            endpoint.discovery_file = write_discovery(service.root, entry, discovery_name)
         except OSError:           # an endpoint nobody can find must not keep running
             await endpoint.stop()
             raise

@@ -15,9 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp_types import Tool as MCPTool
+from mcp_types import ToolAnnotations
 from pydantic import ValidationError
 
 from neuralmind import __version__
+from neuralmind.mcp.listing import first_paragraph, lean_annotations, lean_schema
+from neuralmind.mcp.profiles import select
 from neuralmind.mcp.roles import read_only_refusal
 from neuralmind.mcp.tools import NeuralMindTools, error_result
 
@@ -26,30 +30,42 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("neuralmind.mcp")
 
-INSTRUCTIONS = """\
-NeuralMind knows this code base: a code graph, hybrid search, associations learned from \
-how the project is edited, and recorded design decisions. Use it to read less and to \
-avoid undoing deliberate choices.
-- Session start: call neuralmind_wakeup once (project identity and map, ~600 tokens).
-- Before reading files for a task: call neuralmind_query with the task in plain words; it \
-returns the relevant code with file:line in ~1,500 tokens (pass include_wakeup=false once you \
-have the wake-up pack). Open whole files only if that is not enough. neuralmind_search just \
-locates symbols.
-- Before editing a file a past decision may govern, or changing an approach: call \
-neuralmind_decisions_query (or neuralmind_memory_search -> neuralmind_memory_timeline -> \
-neuralmind_memory_get for a cheap, progressive look).
-- After changing a file: neuralmind_next_likely lists the files that usually change with it; \
-before finishing the change, neuralmind_review lists the files it probably misses and the \
-decisions it puts at risk.
-- To see what the user is looking at: neuralmind_editor_state; to show them code: neuralmind_reveal.
-- After finishing a task: call neuralmind_feedback on the hits that helped (or misled); \
-record non-obvious choices with neuralmind_decision_record.
-- If results look empty or stale: neuralmind_status.
-Paths are relative to the workspace root; errors carry a code (invalid_argument, \
-invalid_path, not_indexed, not_found, semantic_unavailable, read_only, store_unavailable)."""
+def instructions(tools: list[str], read_only: bool = False) -> str:
+    """The MCP `instructions`: when to call which tool, in three lines, naming only the
+    tools this server lists."""
+    have = set(tools)
 
-READ_ONLY_NOTE = ("\nThis server is read-only: recording tools (feedback, decision recording) "
-                  "are refused.")
+    def named(*names: str) -> str:
+        return " or ".join(n for n in names if n in have)
+
+    lines = ["NeuralMind knows this code base: its graph, search, what is edited together, "
+             "recorded decisions."]
+    start = []
+    if "neuralmind_wakeup" in have:
+        start.append("Session start: neuralmind_wakeup.")
+    if "neuralmind_query" in have:
+        start.append("Before reading files for a task: neuralmind_query with the task "
+                     "(include_wakeup=false after the wakeup), then open only what it names.")
+    if start:
+        lines.append(" ".join(start))
+    before = named("neuralmind_recall", "neuralmind_decisions_query", "neuralmind_memory_search")
+    after = named("neuralmind_review", "neuralmind_next_likely")
+    done = named("neuralmind_feedback")
+    record = named("neuralmind_remember", "neuralmind_decision_record")
+    editor = [n for n in ("neuralmind_editor_state", "neuralmind_reveal") if n in have]
+    rest = ([f"Before changing a design: {before}."] if before else []) + \
+        ([f"After edits: {after}."] if after else []) + \
+        ([f"After a task: {done} on the hits that helped or misled"
+          + (f"; {record} for non-obvious choices." if record else ".")] if done else []) + \
+        ([f"The user's editor: {' and '.join(editor)}."] if editor else [])
+    if rest:
+        lines.append(" ".join(rest))
+    if read_only:
+        lines.append(READ_ONLY_NOTE)
+    return "\n".join(lines)
+
+
+READ_ONLY_NOTE = "This server is read-only: recording tools are refused."
 
 
 class NeuralMindMCP(MCPServer):
@@ -63,6 +79,15 @@ class NeuralMindMCP(MCPServer):
     def __init__(self, tools: NeuralMindTools, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.neuralmind_tools = tools
+
+    async def list_tools(self) -> list[MCPTool]:
+        """The lean listing agents pay for on every turn (see `listing.py`)."""
+        return [t.model_copy(update={
+            "description": first_paragraph(t.description or ""),
+            "input_schema": lean_schema(t.input_schema),
+            "output_schema": None,
+            "annotations": ToolAnnotations(**lean_annotations(t.name in self.neuralmind_tools.CONSULTING_TOOLS)),
+        }) for t in await super().list_tools()]
 
     async def serve_streams(self, read_stream: Any, write_stream: Any) -> None:
         """Serve one connection over message streams (stdio with descriptors we own)."""
@@ -114,15 +139,39 @@ def _root_logging_untouched() -> Iterator[None]:
         root.setLevel(level)
 
 
-def build_mcp_server(service: EngineService, read_only: bool = False) -> NeuralMindMCP:
-    """The MCP server over `service`; `read_only` lists and serves only consulting tools."""
-    tools = NeuralMindTools(service, read_only=read_only)
+def build_mcp_server(service: EngineService, read_only: bool = False,
+                     tools: str | None = None) -> NeuralMindMCP:
+    """The MCP server over `service`: the tools of profile `tools` (default: the workspace
+    setting `mcp_tools`, see `profiles.py`); `read_only` keeps only consulting tools.
+    ValueError for an unknown profile or tool."""
+    toolset = NeuralMindTools(service, read_only=read_only)
+    functions = toolset.functions()
+    available = [n for n, _, _ in functions]
+    try:
+        chosen = set(select(tools or service.config.mcp_tools, available))
+    except ValueError as e:
+        if tools:                       # asked for explicitly: the caller says so
+            raise
+        log.warning("the mcp_tools setting: %s; serving the default profile", e)
+        chosen = set(select("default", available))
+    names = [n for n, _, _ in functions if n in chosen]
     with _root_logging_untouched():
-        server = NeuralMindMCP(tools, name="neuralmind", title="NeuralMind",
-                               instructions=INSTRUCTIONS + (READ_ONLY_NOTE if read_only else ""),
+        server = NeuralMindMCP(toolset, name="neuralmind", title="NeuralMind",
+                               instructions=instructions(names, read_only),
                                version=__version__, log_level="WARNING")
-    for name, fn, hints in tools.functions():
-        server.add_tool(fn, name=name, description=inspect.cleandoc(fn.__doc__ or ""),
-                        annotations=hints, structured_output=True)
+    for name, fn, hints in functions:
+        if name in chosen:
+            server.add_tool(fn, name=name, description=inspect.cleandoc(fn.__doc__ or ""),
+                            annotations=hints, structured_output=True)
     return server
 
+
+
+async def wire_tool_list(service: EngineService, read_only: bool = False,
+                         tools: str | None = None) -> tuple[list[dict[str, Any]], str]:
+    """The tool list exactly as `tools/list` sends it, and the instructions (for measuring
+    and for the snapshot test; the service need not be started)."""
+    server = build_mcp_server(service, read_only=read_only, tools=tools)
+    listed = await server.list_tools()
+    return ([t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed],
+            server.instructions or "")

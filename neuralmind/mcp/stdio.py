@@ -5,7 +5,8 @@ running pid whose endpoint accepts the token), stdio is bridged to it: same
 index, same learned associations, no second copy in memory. Otherwise this
 process runs an EngineService over the same on-disk state (no LSP) and serves the
 same tools itself, polling for the files the agent changes (see `watch`) since no
-editor reports them. One line on stderr says which. stdout carries only protocol
+editor reports them; it also serves the hook route on loopback (`.neuralmind/hooks.json`)
+so the agent's hooks are answered by this warm process. One line on stderr says which. stdout carries only protocol
 frames: fds 0/1 are taken private first, fd 1 then points at stderr.
 """
 
@@ -20,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from neuralmind.config import load_workspace_config
-from neuralmind.discovery import live_endpoint
+from neuralmind.discovery import HOOKS_DISCOVERY_NAME, live_endpoint
 from neuralmind.mcp.bridge import Bridge
+from neuralmind.mcp.profiles import wanted
 from neuralmind.stdio import claim_stdio
 
 log = logging.getLogger("neuralmind.mcp")
@@ -32,26 +34,32 @@ def notice(text: str) -> None:
     sys.stderr.flush()
 
 
-def run_stdio(root: Path, read_only: bool = False) -> int:
-    """Serve one agent on this process's stdio until EOF; returns the exit code."""
+def run_stdio(root: Path, read_only: bool = False, tools: str | None = None) -> int:
+    """Serve one agent on this process's stdio until EOF; returns the exit code. `tools`
+    (a profile, see profiles.py) narrows a bridged server's list, or picks a standalone
+    server's; None: the workspace setting."""
+    config = load_workspace_config(root)
+    allowed = wanted(tools or config.mcp_tools)      # ValueError before stdio is taken
     in_fd, out_fd = claim_stdio()
-    read_only = read_only or load_workspace_config(root).mcp_read_only
+    read_only = read_only or config.mcp_read_only
     entry, problem = live_endpoint(root)
     if problem:
         notice(f"ignoring the recorded endpoint: {problem}")
     if entry is not None:
         role = " (read-only)" if read_only else ""
         notice(f"bridging to the running NeuralMind server {entry.url} (pid {entry.pid}){role}")
-        return _bridge(entry.url, entry.token, in_fd, out_fd, read_only)
+        return _bridge(entry.url, entry.token, in_fd, out_fd, read_only,
+                       allowed if tools else None)
     notice(f"no running server for {root}; serving the workspace from this process"
            + (" (read-only)" if read_only else ""))
-    return _standalone(root, in_fd, out_fd, read_only)
+    return _standalone(root, in_fd, out_fd, read_only, tools)
 
 
-def _bridge(url: str, token: str, in_fd: int, out_fd: int, read_only: bool) -> int:
+def _bridge(url: str, token: str, in_fd: int, out_fd: int, read_only: bool,
+            allowed: set[str] | None) -> int:
     stdin = os.fdopen(in_fd, "rb")
     stdout = os.fdopen(out_fd, "wb")
-    bridge = Bridge(url, token, stdout, read_only=read_only)
+    bridge = Bridge(url, token, stdout, read_only=read_only, allowed=allowed)
     try:
         bridge.pump(stdin)
     except KeyboardInterrupt:
@@ -59,9 +67,10 @@ def _bridge(url: str, token: str, in_fd: int, out_fd: int, read_only: bool) -> i
     return 0
 
 
-def _standalone(root: Path, in_fd: int, out_fd: int, read_only: bool) -> int:
+def _standalone(root: Path, in_fd: int, out_fd: int, read_only: bool,
+                tools: str | None) -> int:
     try:
-        code = asyncio.run(_serve_here(root, in_fd, out_fd, read_only))
+        code = asyncio.run(_serve_here(root, in_fd, out_fd, read_only, tools))
     except KeyboardInterrupt:
         code = 130
     logging.shutdown()
@@ -71,7 +80,8 @@ def _standalone(root: Path, in_fd: int, out_fd: int, read_only: bool) -> int:
     os._exit(code)
 
 
-async def _serve_here(root: Path, in_fd: int, out_fd: int, read_only: bool) -> int:
+async def _serve_here(root: Path, in_fd: int, out_fd: int, read_only: bool,
+                      tools: str | None) -> int:
     # standalone only (~0.5 s: the SDK's stdio server, the service, the walker): the
     # bridge to an editor's server, the usual case, must answer at once
     import anyio
@@ -82,11 +92,12 @@ async def _serve_here(root: Path, in_fd: int, out_fd: int, read_only: bool) -> i
     from neuralmind.service.engine_service import EngineService
 
     service = EngineService(root)
-    server = build_mcp_server(service, read_only=read_only)
+    server = build_mcp_server(service, read_only=read_only, tools=tools)
     loop = asyncio.get_running_loop()
     start = loop.create_task(service.start(index=True), name="start")
-    tools = server.neuralmind_tools
-    watcher = AgentEditWatcher(service, lambda: tools.last_session)
+    hooks = loop.create_task(_hook_endpoint(service, read_only), name="hook-endpoint")
+    toolset = server.neuralmind_tools
+    watcher = AgentEditWatcher(service, lambda: toolset.last_session)
     watch = loop.create_task(_watch_after(start, watcher), name="agent-edits")
     stdin = anyio.wrap_file(io.TextIOWrapper(os.fdopen(in_fd, "rb"), encoding="utf-8",
                                              errors="replace"))
@@ -96,6 +107,10 @@ async def _serve_here(root: Path, in_fd: int, out_fd: int, read_only: bool) -> i
             await server.serve_streams(read_stream, write_stream)
     finally:
         watch.cancel()
+        if not hooks.done():
+            hooks.cancel()
+        elif not hooks.cancelled() and hooks.result() is not None:
+            await hooks.result().stop()      # hooks.json goes first
         if not start.done():
             start.cancel()
         try:
@@ -106,6 +121,20 @@ async def _serve_here(root: Path, in_fd: int, out_fd: int, read_only: bool) -> i
         notice(f"cannot open the workspace {root}: {start.exception()}")
         return 1
     return 0
+
+
+async def _hook_endpoint(service: Any, read_only: bool) -> Any:
+    """The hook route on loopback, named by `.neuralmind/hooks.json`: this agent's own hooks
+    are then answered by this warm process (no editor needed). None when it cannot start."""
+    # uvicorn (~50 ms on the engine thread), after the workspace opened
+    from neuralmind.mcp.http import serve_http
+
+    try:
+        return await serve_http(service, read_only=read_only,
+                                discovery_name=HOOKS_DISCOVERY_NAME)
+    except Exception as e:  # the stdio server works without it: hooks then read the disk
+        log.warning("no hook endpoint: %s", e)
+        return None
 
 
 async def _watch_after(start: asyncio.Task[None], watcher: Any) -> None:

@@ -55,12 +55,10 @@ LAST_HITS_KEPT = 10            # feedback context: the session's last query hits
 # search is unavailable, use keyword".
 CODE_ALIASES = {"model_unavailable": "semantic_unavailable"}
 
-Question = Annotated[str, Field(min_length=1, max_length=MAX_QUESTION_CHARS,
-                                description="a natural-language question or task description")]
-Budget = Annotated[int | None, Field(ge=MIN_BUDGET, le=MAX_BUDGET, description=(
-    "token budget for the context (default: the workspace setting, 1500)"))]
-FilePath = Annotated[str, Field(min_length=1, max_length=MAX_PATH_CHARS, description=(
-    "a file inside the workspace: relative to its root, or absolute"))]
+Question = Annotated[str, Field(min_length=1, max_length=MAX_QUESTION_CHARS)]
+Budget = Annotated[int | None, Field(ge=MIN_BUDGET, le=MAX_BUDGET, description="tokens")]
+FilePath = Annotated[str, Field(min_length=1, max_length=MAX_PATH_CHARS,
+                                description="workspace-relative or absolute")]
 Item = Annotated[str, Field(max_length=MAX_ITEM_CHARS)]
 Items = Annotated[list[Item] | None, Field(max_length=MAX_LIST_ITEMS)]
 Status = Literal["ACTIVE", "STALE", "INVALIDATED", "ALL"]
@@ -148,10 +146,10 @@ class NeuralMindTools:
     @tool(CONSULTING)
     async def neuralmind_wakeup(self, budget: Budget = None) -> Annotated[
             CallToolResult, schemas.ContextPack]:
-        """The project's orientation pack: identity (L0) and a map of its parts (L1).
+        """The project's identity and map of its parts (~600 tokens): call once per session.
 
-        Call once at the start of a session, before anything else; ~600 tokens that replace
-        reading the README and browsing directories."""
+        L0 + L1 of the context layers; it replaces reading the README and browsing
+        directories."""
         async def call() -> CallToolResult:
             out = await self.service.wakeup(budget)
             if not out["layers"].get("L1"):
@@ -164,12 +162,11 @@ class NeuralMindTools:
     async def neuralmind_query(
             self, question: Question, budget: Budget = None,
             include_wakeup: Annotated[bool, Field(description=(
-                "false when this session already has neuralmind_wakeup's pack: the whole "
-                "budget then goes to code"))] = True,
+                "false once you have the wakeup pack"))] = True,
             ctx: Context | None = None) -> Annotated[CallToolResult, schemas.ContextPack]:
-        """The code relevant to a question or task, within a token budget (default 1500).
+        """The code a task needs, with file:line, in ~1,500 tokens: call before reading files.
 
-        Call before reading files for a task: it returns the relevant symbols with file:line,
+        It returns the relevant symbols with file:line,
         signatures, docstrings and code lines, ranked by hybrid search and by what this project
         learned from past edits. Read whole files only if the pack is not enough. The question
         is remembered, so feedback and later edits improve future answers."""
@@ -188,11 +185,11 @@ class NeuralMindTools:
 
     @tool(CONSULTING)
     async def neuralmind_search(self, question: Question, k: Annotated[int, Field(
-            ge=1, le=MAX_SEARCH_K, description="how many hits")] = 10) -> Annotated[
+            ge=1, le=MAX_SEARCH_K)] = 10) -> Annotated[
             CallToolResult, schemas.SearchResult]:
-        """Ranked symbols and files for a query (hybrid semantic + keyword), without code.
+        """Locate symbols and files for a query (ranked, without code).
 
-        Use it to locate things (where is X defined, what handles Y) when a full context
+        Hybrid semantic + keyword search. Use it to locate things (where is X defined, what handles Y) when a full context
         pack is more than you need."""
         async def call() -> CallToolResult:
             out = await self.service.search(question, k)
@@ -204,9 +201,9 @@ class NeuralMindTools:
 
     @tool(CONSULTING)
     async def neuralmind_next_likely(self, file: FilePath, k: Annotated[int, Field(
-            ge=1, le=MAX_NEXT_K, description="how many files")] = 5) -> Annotated[
+            ge=1, le=MAX_NEXT_K)] = 5) -> Annotated[
             CallToolResult, schemas.NextLikely]:
-        """Files most likely to be touched together with, or right after, a file.
+        """Files usually changed together with, or right after, a file.
 
         Learned from this project's edit history and from questions that led to edits. Call
         after changing a file to see what usually changes with it (tests, callers, configs)."""
@@ -219,9 +216,9 @@ class NeuralMindTools:
 
     @tool(CONSULTING)
     async def neuralmind_status(self) -> Annotated[CallToolResult, schemas.Status]:
-        """Index freshness and size: files, nodes, embeddings, pending changes, learning.
+        """Index freshness and size: call when answers look stale or empty.
 
-        Call when answers look stale or empty, or to see whether indexing is still running."""
+        Files, nodes, embeddings, pending changes, learning. Call when answers look stale or empty, or to see whether indexing is still running."""
         async def call() -> CallToolResult:
             out = await self.service.status()
             out["read_only"] = self.read_only
@@ -230,13 +227,10 @@ class NeuralMindTools:
 
     @tool(CONSULTING)
     async def neuralmind_decisions_query(
-            self, question: Question, mode: Annotated[Mode, Field(description=(
-                "keyword (FTS5), semantic (embeddings) or hybrid (default)"))] = None,
-            status: Annotated[Status, Field(description="which decisions to search")] = "ACTIVE",
+            self, question: Question, mode: Mode = None, status: Status = "ACTIVE",
             limit: Annotated[int, Field(ge=1, le=50)] = 10) -> Annotated[
             CallToolResult, schemas.DecisionQuery]:
-        """Recorded design decisions relevant to a question, with rationale and rejected
-        alternatives.
+        """Recorded design decisions (rationale, rejected alternatives) bearing on a question.
 
         Call before editing a file or changing an approach that a past decision may govern
         (why is X done this way? was Y tried?), so you do not undo a deliberate choice."""
@@ -251,9 +245,9 @@ class NeuralMindTools:
             self, query: Question, limit: Annotated[int, Field(ge=1, le=50)] = 10,
             status: Status = "ACTIVE", mode: Mode = None) -> Annotated[
             CallToolResult, schemas.MemorySearch]:
-        """Step 1 of progressive decision retrieval: compact rows (~60 tokens each).
+        """Search recorded decisions as compact rows (~60 tokens each).
 
-        Pick candidates here, then neuralmind_memory_get for full records, or
+        Step 1 of progressive retrieval: pick candidates here, then neuralmind_memory_get for full records, or
         neuralmind_memory_timeline for what was decided around one."""
         async def call() -> CallToolResult:
             out = await self.service.memory_search(query, limit=limit, status=status, mode=mode)
@@ -262,16 +256,15 @@ class NeuralMindTools:
 
     @tool(CONSULTING)
     async def neuralmind_memory_timeline(
-            self, decision_id: Annotated[str | None, Field(
-                max_length=100, description="a decision id (or unique prefix)")] = None,
+            self, decision_id: Annotated[str | None, Field(max_length=100)] = None,
             query: Annotated[str | None, Field(max_length=MAX_QUESTION_CHARS, description=(
-                "instead of an id: anchor on the best match for this query"))] = None,
+                "instead of an id"))] = None,
             before: Annotated[int, Field(ge=0, le=20)] = 3,
             after: Annotated[int, Field(ge=0, le=20)] = 3,
             mode: Mode = None) -> Annotated[CallToolResult, schemas.MemoryTimeline]:
-        """Step 2: the decisions recorded just before and after one (by id or by query).
+        """The decisions recorded just before and after one (by id or by query).
 
-        Shows the context a decision was made in: what it replaced, what followed."""
+        Step 2 of progressive retrieval. Shows the context a decision was made in: what it replaced, what followed."""
         async def call() -> CallToolResult:
             if not (decision_id or "").strip() and not (query or "").strip():
                 raise InvalidArgument("give a decision_id or a query")
@@ -282,11 +275,11 @@ class NeuralMindTools:
 
     @tool(CONSULTING)
     async def neuralmind_memory_get(self, ids: Annotated[list[Annotated[str, Field(
-            max_length=100)]], Field(min_length=1, max_length=20, description=(
-                "decision ids from neuralmind_memory_search (at most 20)"))]) -> Annotated[
+            max_length=100)]], Field(min_length=1, max_length=20)]) -> Annotated[
             CallToolResult, schemas.MemoryGet]:
-        """Step 3: full decision records (rationale, rejected alternatives, evidence) for a
-        shortlist of ids."""
+        """Full decision records (rationale, rejected alternatives, evidence) for ids.
+
+        Step 3 of progressive retrieval, for a shortlist of at most 20 ids."""
         async def call() -> CallToolResult:
             out = await self.service.memory_get(ids)
             return ok_result(out, render.memory_get(out))
@@ -315,16 +308,14 @@ class NeuralMindTools:
     # --- recording tools ----------------------------------------------------------------
     @tool(RECORDING)
     async def neuralmind_feedback(
-            self, node_id: Annotated[str, Field(min_length=1, max_length=MAX_PATH_CHARS, description=(
-                "a hit id from neuralmind_query/neuralmind_search (`path::Qualified.name`)"))],
-            positive: Annotated[bool, Field(description=(
-                "true: it was useful; false: it was noise"))] = True,
+            self, node_id: Annotated[str, Field(min_length=1, max_length=MAX_PATH_CHARS,
+                                                description="a hit id")],
+            positive: Annotated[bool, Field(description="false: it was noise")] = True,
             context: Annotated[list[Annotated[str, Field(max_length=MAX_PATH_CHARS)]] | None,
                                Field(max_length=50, description=(
-                                   "node ids used together with it (default: the hits of "
-                                   "your last query)"))] = None,
+                                   "ids used with it (default: your last hits)"))] = None,
             ctx: Context | None = None) -> Annotated[CallToolResult, schemas.FeedbackResult]:
-        """Tell NeuralMind which retrieved code was useful (or not) after finishing a task.
+        """Say which retrieved code helped (or misled) after a task.
 
         Positive feedback strengthens the node's associations with what it was used with, so
         the next similar question ranks it higher; negative feedback weakens them."""
@@ -345,22 +336,18 @@ class NeuralMindTools:
     @tool(RECORDING)
     async def neuralmind_decision_record(
             self, title: Annotated[str, Field(min_length=1, max_length=MAX_TITLE_CHARS)],
-            rationale: Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS, description=(
-                "why: the constraint, the evidence, the trade-off"))],
-            files: Annotated[Items, Field(description="files this decision governs")] = None,
-            symbols: Annotated[Items, Field(description=(
-                "symbols it governs, as path::Qualified.name (narrower than files)"))] = None,
-            rejected: Annotated[Items, Field(description="alternatives considered and why not")
-                                ] = None,
-            evidence: Annotated[Items, Field(description="benchmarks, issues, links")] = None,
+            rationale: Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS)],
+            files: Annotated[Items, Field(description="files it governs")] = None,
+            symbols: Annotated[Items, Field(description="path::Qualified.name")] = None,
+            rejected: Annotated[Items, Field(description="alternatives and why not")] = None,
+            evidence: Items = None,
             decision_type: Annotated[str | None, Field(max_length=50, description=(
-                "architecture (default), api, performance, security, ..."))] = None,
+                "architecture (default), api, ..."))] = None,
             confidence: Annotated[float, Field(ge=0.0, le=1.0)] = 0.8,
             tags: Items = None) -> Annotated[CallToolResult, schemas.Decision]:
-        """Record a design decision so later sessions (yours, other agents', the developer's)
-        know why the code is the way it is.
+        """Record a design decision so later sessions know why the code is this way.
 
-        Call after making a non-obvious choice (an approach picked over alternatives, a
+        Later sessions: yours, other agents', the developer's. Call after making a non-obvious choice (an approach picked over alternatives, a
         constraint discovered). It is anchored to the current commit; when a later commit
         changes a governed file the decision is flagged STALE in the editor."""
         async def call() -> CallToolResult:

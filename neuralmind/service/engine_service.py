@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from neuralmind.config import CLOSE_TIMEOUT_SECONDS, WorkspaceConfig, load_workspace_config
 from neuralmind.engine.paths import confine
 from neuralmind.errors import EngineError
+from neuralmind.service.agent_hooks import AgentHookRequests
 from neuralmind.service.attention import AttentionRequests, EditorLink
 from neuralmind.service.decision_requests import DecisionRequests
 from neuralmind.service.engine_thread import EngineThread
@@ -60,7 +61,7 @@ def _open_workspace(root: Path, config: WorkspaceConfig) -> Workspace:
     return Workspace.open_for_serving(root, config)
 
 
-class EngineService(DecisionRequests, AttentionRequests):
+class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests):
     """One workspace served asynchronously; see the module docstring for the rules."""
 
     def __init__(self, root: Path, config: WorkspaceConfig | None = None, *,
@@ -72,6 +73,7 @@ class EngineService(DecisionRequests, AttentionRequests):
         self._ws: Workspace | None = None
         self._opened: asyncio.Future[None] | None = None
         self._listeners: list[ServiceListener] = []
+        self.agent_turns: dict[str, dict[str, None]] = {}   # agent session -> files its turn edited
         self._thread = EngineThread()
         self.indexing = BackgroundIndexing(self.root, self._thread, self.workspace,
                                            self.config_values, log_file, self._notify,

@@ -19,7 +19,12 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_support import CLI, ENV
 
-from neuralmind.discovery import discovery_path, live_endpoint, read_discovery
+from neuralmind.discovery import (
+    HOOKS_DISCOVERY_NAME,
+    discovery_path,
+    live_endpoint,
+    read_discovery,
+)
 from neuralmind.mcp import config
 from neuralmind.mcp.http import McpEndpoint, serve_http
 from neuralmind.service.engine_service import EngineService
@@ -216,6 +221,20 @@ async def test_cli_falls_back_to_disk_when_the_server_refuses_the_token(
         path.write_text(json.dumps({**data, "token": "not-the-token"}))
         code, out, err = await cli(repo, "search", "invoice total", ".", "--json")
     assert code == 0 and SERVED not in err, err
+    assert json.loads(out)["hits"][0]["file"] == "app/billing.py"
+
+
+async def test_cli_asks_an_agents_own_server_when_no_editor_serves(
+        endpoint: McpEndpoint, repo: Path) -> None:
+    path = discovery_path(repo)
+    hooks = discovery_path(repo, HOOKS_DISCOVERY_NAME)
+    with preserved_discovery(repo):
+        path.rename(hooks)          # only an agent's `neuralmind mcp` runs for the workspace
+        try:
+            code, out, err = await cli(repo, "search", "invoice total", ".", "--json")
+        finally:
+            hooks.unlink()
+    assert code == 0 and SERVED in err, err
     assert json.loads(out)["hits"][0]["file"] == "app/billing.py"
 
 

@@ -107,7 +107,7 @@ async def test_only_an_authenticated_mcp_request_imports_the_sdk(tmp_path: Path)
             listed = await client.list_tools()
             tools = [t.model_dump(mode="json", by_alias=True, exclude_none=True)
                      for t in listed.tools]
-            snapshot = json.loads(SNAPSHOT.read_text(encoding="utf-8"))["read_write"]
+            snapshot = json.loads(SNAPSHOT.read_text(encoding="utf-8"))["default"]
             assert client.instructions == snapshot["instructions"]
             assert tools == snapshot["tools"]
             after = await h.ask()

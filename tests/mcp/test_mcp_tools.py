@@ -5,6 +5,9 @@ is compared with tests/mcp/fixtures/tool_list.json so that changes are deliberat
 after an intended change, regenerate it with
 
     NEURALMIND_UPDATE_TOOL_LIST=1 pytest tests/mcp/test_mcp_tools.py -k tool_list
+
+The snapshot records each profile's cost in o200k tokens, so growth shows in review, and
+the test holds the profiles to their budgets (config.TOOL_LIST_BUDGETS).
 """
 
 from __future__ import annotations
@@ -20,7 +23,10 @@ from mcp_support import error_code, eventually, make_repo
 from mcp_types import Implementation
 from pydantic import TypeAdapter
 
+from neuralmind.config import TOOL_LIST_BUDGETS
 from neuralmind.mcp import schemas
+from neuralmind.mcp.listing import tool_tokens
+from neuralmind.mcp.profiles import select
 from neuralmind.mcp.server import build_mcp_server
 from neuralmind.mcp.tools import NeuralMindTools
 from neuralmind.service.engine_service import EngineService
@@ -33,34 +39,55 @@ UPDATE_ENV = "NEURALMIND_UPDATE_TOOL_LIST"
 
 async def call(service: EngineService, name: str, args: dict[str, Any],
                read_only: bool = False) -> Any:
-    async with Client(build_mcp_server(service, read_only=read_only)) as client:
+    async with Client(build_mcp_server(service, read_only=read_only, tools="all")) as client:
         return await client.call_tool(name, args)
 
 
-async def tool_list(service: EngineService, read_only: bool) -> dict[str, Any]:
-    async with Client(build_mcp_server(service, read_only=read_only)) as client:
+async def tool_list(service: EngineService, read_only: bool, tools: str) -> dict[str, Any]:
+    """The list as a client receives it, and what it costs in o200k tokens."""
+    async with Client(build_mcp_server(service, read_only=read_only, tools=tools)) as client:
         listed = await client.list_tools()
-        return {"instructions": client.instructions,
-                "tools": [t.model_dump(mode="json", by_alias=True, exclude_none=True)
-                          for t in listed.tools]}
+        out = {"instructions": client.instructions,
+               "tools": [t.model_dump(mode="json", by_alias=True, exclude_none=True)
+                         for t in listed.tools]}
+    out["tokens"] = tool_tokens(out["tools"], out["instructions"] or "")
+    return out
 
 
-async def test_tool_list_matches_the_snapshot(service: EngineService) -> None:
-    current = {"read_write": await tool_list(service, False),
-               "read_only": await tool_list(service, True)}
+async def test_tool_list_matches_the_snapshot_and_the_budgets(service: EngineService) -> None:
+    current = {"default": await tool_list(service, False, "default"),
+               "default_read_only": await tool_list(service, True, "default"),
+               "minimal": await tool_list(service, False, "minimal"),
+               "all": await tool_list(service, False, "all")}
     text = json.dumps(current, indent=2, sort_keys=True) + "\n"
     if os.environ.get(UPDATE_ENV):
         SNAPSHOT.write_text(text, encoding="utf-8")
     assert SNAPSHOT.exists(), f"no snapshot: run with {UPDATE_ENV}=1"
     assert json.loads(SNAPSHOT.read_text(encoding="utf-8")) == json.loads(text), (
         f"the MCP tool list changed; if intended, regenerate with {UPDATE_ENV}=1")
-    names = [t["name"] for t in current["read_write"]["tools"]]
-    assert sorted(names) == sorted(NeuralMindTools.CONSULTING_TOOLS + NeuralMindTools.RECORDING_TOOLS)
-    assert all(t.get("outputSchema") for t in current["read_write"]["tools"])
-    assert [t["name"] for t in current["read_only"]["tools"]] == list(NeuralMindTools.CONSULTING_TOOLS)
+    declared = list(NeuralMindTools.ROLES)
+    for profile in ("default", "minimal", "all"):
+        names = [t["name"] for t in current[profile]["tools"]]
+        assert names == select(profile, declared)
+        assert not any("outputSchema" in t for t in current[profile]["tools"])
+    assert [t["name"] for t in current["all"]["tools"]] == declared
+    assert [t["name"] for t in current["default_read_only"]["tools"]] == [
+        n for n in select("default", declared) if n in NeuralMindTools.CONSULTING_TOOLS]
+    for profile, budget in TOOL_LIST_BUDGETS.items():
+        assert current[profile]["tokens"]["total"] <= budget, (profile, current[profile]["tokens"])
     for phrase in ("neuralmind_wakeup", "Before reading files", "neuralmind_feedback",
                    "neuralmind_decisions_query"):
-        assert phrase in current["read_write"]["instructions"]
+        assert phrase in current["default"]["instructions"]
+    assert len(current["default"]["instructions"].splitlines()) == 3
+
+
+async def test_an_unknown_profile_or_tool_is_refused(service: EngineService) -> None:
+    for spec in ("everything", "wakeup,no_such_tool"):
+        with pytest.raises(ValueError, match="unknown tool"):
+            build_mcp_server(service, tools=spec)
+    server = build_mcp_server(service, tools="wakeup, neuralmind_query")
+    assert [t.name for t in await server.list_tools()] == ["neuralmind_wakeup",
+                                                            "neuralmind_query"]
 
 
 async def test_query_returns_the_relevant_code_with_hit_ids(service: EngineService) -> None:

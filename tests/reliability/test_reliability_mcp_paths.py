@@ -45,7 +45,8 @@ async def test_paths_outside_the_root_are_refused_and_never_read(small_repo: Pat
                       encoding="utf-8")
     (small_repo / "leak.py").symlink_to(canary)
     (small_repo / "leakdir").symlink_to(outside)
-    params = StdioServerParameters(command=CLI[0], args=[*CLI[1:], "mcp", str(small_repo)],
+    params = StdioServerParameters(command=CLI[0],
+                                   args=[*CLI[1:], "mcp", str(small_repo), "--tools", "all"],
                                    env={k: v for k, v in ENV.items() if isinstance(v, str)},
                                    cwd=str(small_repo))
     answers: list[str] = []

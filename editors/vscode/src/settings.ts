@@ -12,6 +12,7 @@ export const SERVER_KEYS = {
   mcp: "mcp",
   mcpReadOnly: "mcp_read_only",
   editorState: "editor_state",
+  mcpTools: "mcp_tools",
 } as const;
 
 export type ClientSettingName = keyof typeof SERVER_KEYS;
@@ -24,6 +25,7 @@ export interface ServerSettings {
   mcp?: boolean;
   mcp_read_only?: boolean;
   editor_state?: boolean;
+  mcp_tools?: string;
 }
 
 export interface Mapped {
@@ -74,6 +76,11 @@ export function mapSettings(get: (name: ClientSettingName) => unknown): Mapped {
   if (editorState !== undefined && editorState !== null) {
     if (typeof editorState === "boolean") settings.editor_state = editorState;
     else bad("editorState", "true or false", editorState);
+  }
+  const tools = get("mcpTools");
+  if (tools !== undefined && tools !== null) {
+    if (typeof tools === "string" && tools.trim()) settings.mcp_tools = tools.trim();
+    else bad("mcpTools", "minimal, default, all or tool names", tools);
   }
   return { settings, problems };
 }

@@ -66,7 +66,7 @@ before(async () => {
   try {
     // Every setting the extension forwards, mapped from VS Code's names by the real module.
     const { settings } = mapSettings(
-      (name) => ({ budget: 1200, exclude: ["build/**"], learning: true, debounceSeconds: 0.2, mcp: false, mcpReadOnly: false, editorState: true })[name],
+      (name) => ({ budget: 1200, exclude: ["build/**"], learning: true, debounceSeconds: 0.2, mcp: false, mcpReadOnly: false, editorState: true, mcpTools: "default" })[name],
     );
     session = await Session.start(found.command!, root, settings);
   } catch (e) {

@@ -7,7 +7,7 @@ const from = (values: Partial<Record<ClientSettingName, unknown>>) => (name: Cli
 
 test("every setting maps to its snake_case server key", () => {
   const { settings, problems } = mapSettings(
-    from({ budget: 900, exclude: [" dist/** ", "", "*.min.js"], learning: false, debounceSeconds: 0.5, mcp: false, mcpReadOnly: true, editorState: false }),
+    from({ budget: 900, exclude: [" dist/** ", "", "*.min.js"], learning: false, debounceSeconds: 0.5, mcp: false, mcpReadOnly: true, editorState: false, mcpTools: " minimal " }),
   );
   assert.deepEqual(problems, []);
   assert.deepEqual(settings, {
@@ -18,16 +18,17 @@ test("every setting maps to its snake_case server key", () => {
     mcp: false,
     mcp_read_only: true,
     editor_state: false,
+    mcp_tools: "minimal",
   });
   assert.deepEqual(initializationOptions(settings), { neuralmind: settings });
   assert.deepEqual(didChangeConfigurationParams(settings), { settings: { neuralmind: settings } });
 });
 
 test("ill-typed values are dropped with a message naming the setting", () => {
-  const { settings, problems } = mapSettings(from({ budget: -5, exclude: "dist/**", learning: "yes", debounceSeconds: Number.NaN, mcp: 1, mcpReadOnly: "no", editorState: "on" }));
+  const { settings, problems } = mapSettings(from({ budget: -5, exclude: "dist/**", learning: "yes", debounceSeconds: Number.NaN, mcp: 1, mcpReadOnly: "no", editorState: "on", mcpTools: "" }));
   assert.deepEqual(settings, {});
-  assert.equal(problems.length, 7);
-  for (const name of ["budget", "exclude", "learning", "debounceSeconds", "mcp", "mcpReadOnly", "editorState"]) {
+  assert.equal(problems.length, 8);
+  for (const name of ["budget", "exclude", "learning", "debounceSeconds", "mcp", "mcpReadOnly", "editorState", "mcpTools"]) {
     assert.ok(problems.some((p) => p.startsWith(`neuralmind.${name} `)), name);
   }
 });

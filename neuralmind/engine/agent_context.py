@@ -1,0 +1,173 @@
+"""What each agent hook event gets pushed: one function per event over a Workspace.
+
+The same functions answer inside the warm server (on its engine thread, through
+`EngineService.agent_hook`) and in a hook process without a server (over the on-disk
+index), so an agent sees the same text either way. Learning from hook events is not
+here: the server feeds its live sessions, a lone hook process writes the journal
+(`agent_journal.py`).
+
+Each event's text is assembled from parts that are one call each, so that the memory
+(#16: standing directives, recall of memory atoms) and review (#17: missed files,
+decisions at risk) components plug in without touching the events:
+`directives_block`, `memory_lines`, `review_block` (wired to #17's `Workspace.review`).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from neuralmind.config import (
+    HOOK_MIN_PROMPT_TERMS,
+    HOOK_PROMPT_FILES,
+    HOOK_PROMPT_MEMORY,
+    HOOK_SEARCH_FILES,
+    MAX_QUESTION_CHARS,
+    QUERY_HITS,
+)
+from neuralmind.context.prompt_index import ranked_files, render_prompt_index
+from neuralmind.errors import EngineError
+from neuralmind.hookwire import COMPACT, EDIT, PROMPT, SEARCH, SESSION_START, STOP, HookRequest
+from neuralmind.index.tokens import code_tokens
+from neuralmind.review.report import render_text
+
+if TYPE_CHECKING:
+    from neuralmind.engine.workspace import Workspace
+
+log = logging.getLogger("neuralmind.engine")
+
+# Words of a grep/glob pattern worth searching for: identifiers, not regex or glob syntax.
+_PATTERN_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+_PATTERN_NOISE = frozenset({"def", "class", "function", "import", "from", "return", "const",
+                            "let", "var", "self", "this", "true", "false", "null", "none"})
+_EXTENSION = re.compile(r"\.([A-Za-z0-9]{1,5})\b")
+# Conversation, not a task: a prompt made only of these (and stopwords) retrieves noise.
+_CHAT_WORDS = frozenset(["yes", "yeah", "yep", "no", "nope", "ok", "okay", "sure", "thanks", "thank", "please", "go", "on", "continue", "proceed", "next", "again", "good", "great", "fine", "nice", "cool", "perfect", "right", "now", "let", "just", "also", "done", "looks", "sound", "sounds", "do", "it", "that", "this", "stop", "wait", "hi", "hello", "hey", "agree", "agreed", "lgtm", "ship"])
+
+
+# --- the parts ---------------------------------------------------------------------------------
+def directives_block(ws: Workspace) -> str:
+    """The standing directives (pinned preference atoms), the rules an agent must keep
+    across sessions and compactions. Memory (#16) owns them; none before it lands."""
+    return ""
+
+
+def memory_lines(ws: Workspace, question: str) -> list[str]:
+    """One line per memory item relevant to `question`: today the recorded decisions
+    (keyword search, ACTIVE and STALE); memory atoms (#16) when recall lands."""
+    if not (ws.state / "memory.db").is_file():      # never create a store from a hook
+        return []
+    try:
+        rows = ws.decisions.memory_search(question, limit=HOOK_PROMPT_MEMORY, status="ALL",
+                                          mode="keyword")["results"]
+    except Exception as e:  # memory fails open: the file index is still worth pushing
+        log.info("decisions unavailable to the prompt hook: %s", e)
+        return []
+    out = []
+    for r in rows:
+        if r["status"] == "INVALIDATED":
+            continue
+        where = f" ({', '.join(r['files'])})" if r["files"] else ""
+        stale = " [STALE]" if r["status"] == "STALE" else ""
+        out.append(f"decision {r['id'][:8]}{stale}: {r['title']}{where}")
+    return out
+
+
+def review_block(ws: Workspace, files: list[str]) -> str:
+    """What the files a turn changed may have missed (#17's review of the pending change,
+    narrowed to this turn's files): files that usually change with them but were not
+    touched, and the decisions they put at risk. "" when there is nothing to act on: at
+    a Stop, any text makes the agent go on working."""
+    turn = set(files)
+    try:
+        out = ws.review().to_json()
+    except EngineError as e:            # outside git, or git failing: nothing to review
+        log.info("no review for the stop hook: %s", e)
+        return ""
+    out["missing"] = [m for m in out["missing"]
+                      if any(b["changed_file"] in turn for b in m["because"])]
+    out["decisions_at_risk"] = [d for d in out["decisions_at_risk"] if d["file"] in turn]
+    if not out["missing"] and not out["decisions_at_risk"]:
+        return ""
+    return ("NeuralMind's review of the files this turn changed:\n" + render_text(out) +
+            "\nCheck these before you finish, or say why they do not apply.")
+
+
+# --- the events --------------------------------------------------------------------------------
+def session_start(ws: Workspace, req: HookRequest) -> str:
+    """The wake-up pack (identity and map) and the standing directives."""
+    pack = ws.wakeup().context
+    return "\n\n".join(p for p in (pack, directives_block(ws)) if p)
+
+
+def task_terms(prompt: str) -> set[str]:
+    """The prompt's search terms that are not conversation ("yes, go on", "thanks")."""
+    return {t for t in code_tokens(prompt) if t not in _CHAT_WORDS}
+
+
+def prompt_answer(ws: Workspace, req: HookRequest) -> tuple[str, list[str]]:
+    """The prompt's index (see `prompt`) and its top hits' node ids, which the caller
+    records as the question's hits so the edits that follow are learned as its answer."""
+    question = req.prompt.strip()[:MAX_QUESTION_CHARS]
+    if question.startswith("/") or len(task_terms(question)) < HOOK_MIN_PROMPT_TERMS:
+        return "", []
+    budget = req.budget or ws.config.hook_budget
+    hits, files, _, _ = ws._rank(question, QUERY_HITS)
+    text = render_prompt_index(ws.root, hits, files, memory_lines(ws, question), question,
+                               budget)
+    return text, [h.node.id for h in hits[:HOOK_PROMPT_FILES]]
+
+
+def prompt(ws: Workspace, req: HookRequest) -> str:
+    """The files and memory the prompt needs, one line each, and the top hit's key lines."""
+    return prompt_answer(ws, req)[0]
+
+
+def pattern_question(pattern: str) -> str:
+    """The words of a grep regex or a glob worth a search ("" when there are none)."""
+    words = [w for w in _PATTERN_WORD.findall(_EXTENSION.sub(" ", pattern))
+             if w.lower() not in _PATTERN_NOISE]
+    return " ".join(dict.fromkeys(words))
+
+
+def search(ws: Workspace, req: HookRequest) -> str:
+    """Beside a grep/glob: the files the engine ranks first for the same words."""
+    question = pattern_question(req.pattern)[:MAX_QUESTION_CHARS]
+    if not question:
+        return ""
+    hits, ranked, _, _ = ws._rank(question, QUERY_HITS)
+    files = ranked_files(hits, ranked, HOOK_SEARCH_FILES)
+    if not files:
+        return ""
+    rows = [f"- {f}" + (f": {', '.join(symbols)}" if symbols else "") for f, symbols in files]
+    return f"NeuralMind's best files for `{question}`:\n" + "\n".join(rows)
+
+
+def compact(ws: Workspace, req: HookRequest) -> str:
+    """Before a compaction: the directives, so the rules survive it."""
+    return directives_block(ws)
+
+
+def stop(ws: Workspace, req: HookRequest) -> str:
+    """At the end of a turn that changed files: the review of those files."""
+    if req.stop_active or not req.files:
+        return ""
+    return review_block(ws, req.files)
+
+
+def edit(ws: Workspace, req: HookRequest) -> str:
+    """Edits only teach (the caller records them); nothing to say."""
+    return ""
+
+
+HANDLERS: dict[str, Callable[[Workspace, HookRequest], str]] = {
+    SESSION_START: session_start, PROMPT: prompt, SEARCH: search, EDIT: edit,
+    COMPACT: compact, STOP: stop,
+}
+
+
+def answer(ws: Workspace, req: HookRequest) -> str:
+    """The text for one hook event ("" when there is nothing worth adding)."""
+    return HANDLERS[req.event](ws, req)
