@@ -330,6 +330,13 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         results["cold_asked_files"] = asked
         results["cold_asked_files_semantic_s"] = (
             await asked_files_semantic(c, len(asked)) - t_spawn) if asked else None
+        if args.first_answer_only:      # how far the build was then, and stop there
+            status = await c.request("neuralmind/status", {})
+            results.update({k: status.get(k) for k in ("nodes", "embedded_nodes",
+                                                         "semantic_coverage", "attention")})
+            results["load_average"] = os.getloadavg()
+            results["cold_shutdown_s"] = await c.stop()
+            return results
         await c.wait_indexed()
         results["cold_full_index_s"] = time.perf_counter() - t_spawn
         build_end = time.monotonic()
@@ -441,6 +448,8 @@ def main() -> int:
                         help="skip the cold start: reuse the indexed copy a run with --tmp left")
     parser.add_argument("--question", default=QUESTIONS[0],
                         help="the question asked while the cold index runs")
+    parser.add_argument("--first-answer-only", action="store_true",
+                        help="stop the cold run once the asked-about files are semantic")
     parser.add_argument("--json", default=None, help="also write the figures to this file")
     parser.add_argument("--server-log", default=None, help="append the servers' stderr here")
     args = parser.parse_args()

@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from neuralmind.errors import EngineError, InvalidArgument
-from neuralmind.mcp.asgi import Receive, Scope, Send, plain, read_body
+from neuralmind.mcp.asgi import Receive, Scope, Send, plain, posted_body
 
 if TYPE_CHECKING:
     from neuralmind.service.engine_service import EngineService
@@ -70,12 +70,8 @@ class CliRoute:
         self.service = service
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope.get("method") != "POST":
-            await plain(send, 405, b"POST a JSON request", [(b"allow", b"POST")])
-            return
-        body = await read_body(receive, MAX_BODY_BYTES)
+        body = await posted_body(scope.get("method", ""), receive, send, MAX_BODY_BYTES)
         if body is None:
-            await plain(send, 413, b"request too large")
             return
         status, answer = await self.answer(body)
         await plain(send, status, json.dumps(answer).encode(), JSON_HEADERS)

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from neuralmind.hookwire import HookRequest, WireError
-from neuralmind.mcp.asgi import Receive, Send, plain, read_body
+from neuralmind.mcp.asgi import Receive, Send, plain, posted_body
 
 if TYPE_CHECKING:
     from neuralmind.service.engine_service import EngineService
@@ -34,12 +34,8 @@ def hook_route(service: EngineService) -> HookRoute:
     """The ASGI handler of the hook route for `service`."""
 
     async def route(method: str, receive: Receive, send: Send) -> None:
-        if method != "POST":
-            await plain(send, 405, b"POST a hook request", [(b"allow", b"POST")])
-            return
-        body = await read_body(receive, MAX_BODY_BYTES)
+        body = await posted_body(method, receive, send, MAX_BODY_BYTES)
         if body is None:
-            await plain(send, 413, b"a hook request is at most 1 MB")
             return
         try:
             req = HookRequest.from_json(json.loads(body or b"null"))
