@@ -66,8 +66,13 @@ def cmd_query(args: argparse.Namespace) -> int:
     out = from_server(args, "query", {"question": args.question, "budget": args.budget,
                                       "explain": args.explain})
     if out is None:
+        # the event bus only when this process answers (the warm path imports no engine)
+        from neuralmind.engine.activity import publish_query
+
         ws = _built_workspace(args.path)
-        out = ws.query(args.question, budget=args.budget, explain=args.explain).to_json()
+        result = ws.query(args.question, budget=args.budget, explain=args.explain)
+        publish_query(ws.graph, args.question, result, "cli")
+        out = result.to_json()
     _mode_notice(out["mode"], out.get("notice", ""))
     if args.json:
         print_json(out)

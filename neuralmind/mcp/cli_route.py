@@ -47,7 +47,7 @@ def _int(params: dict[str, Any], key: str, default: int | None) -> int | None:
 
 async def _query(service: EngineService, p: dict[str, Any]) -> Any:
     return await service.query(_text(p, "question"), _int(p, "budget", None),
-                               explain=bool(p.get("explain")))
+                               explain=bool(p.get("explain")), source="cli")
 
 
 async def _search(service: EngineService, p: dict[str, Any]) -> Any:

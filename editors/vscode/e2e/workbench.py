@@ -146,9 +146,18 @@ class Workbench:
         return int(m.group(1)) if m else 0
 
     def type_at_end(self, text: str) -> None:
+        """Types at the end of the active editor; waits for the last typed line to show, so a
+        keystroke that landed elsewhere (a widget still closing) fails here, not later."""
         self.editor().locator(".view-lines").click()
         self.page.keyboard.press("Control+End")
         self.page.keyboard.type(text)
+        last = [line for line in text.splitlines() if line.strip()][-1].strip()
+        lines = self.editor().locator(".view-lines")
+        try:
+            wait_until(f"the editor to show {last!r}", lambda: last in lines.inner_text().replace("\xa0", " "), timeout=15)
+        except AssertionError:
+            self.screenshot("typing-lost")
+            raise
 
     def go_to_line(self, line: int) -> None:
         self.editor().locator(".view-lines").click()
