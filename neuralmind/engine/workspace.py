@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 from neuralmind import heap
 from neuralmind.config import (
-    ATTENTION_NEIGHBOURS,
     DEFAULT_BUDGET,
     MAX_BUDGET,
     MAX_NEXT_K,
@@ -35,7 +34,7 @@ from neuralmind.config import (
 from neuralmind.context.pack import ContextResult, RankedHit, assemble
 from neuralmind.context.retrieve import rank
 from neuralmind.context.tokens import count_tokens
-from neuralmind.engine import activity, boards, brain, navigation
+from neuralmind.engine import activity, boards, brain, coverage, navigation
 from neuralmind.engine.attention import Attention
 from neuralmind.engine.paths import confine
 from neuralmind.errors import InvalidArgument, NotFound
@@ -348,7 +347,7 @@ class Workspace:
         graph = self.graph
         return self.index.embed_pending(graph, attention=attention,
                                         limit=self.config.max_embedded_nodes or None,
-                                        importance=lambda i: _referenced(graph, i),
+                                        importance=lambda i: coverage.referenced(graph, i),
                                         progress=progress, saved=saved)
 
     def refresh_index(self) -> None:
@@ -356,22 +355,6 @@ class Workspace:
         only the vectors are read again when only they changed)."""
         if "index" in self.__dict__ and self.index.reload_if_changed():
             heap.return_freed_memory()
-
-    def nearby_files(self, rel: str, k: int = ATTENTION_NEIGHBOURS) -> list[str]:
-        """Files an edit of `rel` is likely to touch next: its import neighbours, then the
-        files of its folder."""
-        graph = self.graph
-        linked = [e.target for e in graph.out_edges(rel) if e.kind == "imports"]
-        linked += [e.source for e in graph.in_edges(rel) if e.kind == "imports"]
-        folder = rel.rpartition("/")[0]
-        linked += sorted(f for f in graph.files if f.rpartition("/")[0] == folder)
-        return [f for f in dict.fromkeys(linked) if f != rel and f in graph.files][:k]
-
-    def semantic_files(self, files: Sequence[str]) -> int:
-        """How many of `files` are indexed with no node waiting for its vector."""
-        index, graph = self.index, self.graph
-        return sum(1 for f in files if f in graph.files
-                   and not any(index.waiting(n.id) for n in graph.nodes_by_file(f)))
 
     def embed_nodes(self, node_ids: list[str]) -> None:
         """Add the vectors of nodes `update_files` re-indexed by keyword only."""
@@ -512,8 +495,3 @@ class Workspace:
         flush_event_log(0.2)
         return [e.to_json() for e in read_events(self.root, limit=limit)]
 
-
-def _referenced(graph: Graph, node_id: str) -> int:
-    """How often other code refers to a node (calls, imports, inheritance): what the cap
-    keeps a vector for first."""
-    return sum(e.count for e in graph.in_edges(node_id) if e.kind != "contains")

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from neuralmind.config import CLOSE_TIMEOUT_SECONDS, WorkspaceConfig, load_workspace_config
-from neuralmind.engine import activity
+from neuralmind.engine import activity, coverage
 from neuralmind.engine.paths import confine
 from neuralmind.errors import EngineError
 from neuralmind.events import bus, publish
@@ -269,7 +269,7 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
 
         async def near() -> None:
             try:
-                files = await self._thread.run(ws.nearby_files, rel)
+                files = await self._thread.run(lambda: coverage.nearby_files(ws.graph, rel))
             except EngineError:
                 return          # shutting down
             self.focus.edited(rel, files)
@@ -351,7 +351,8 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
     # --- status -------------------------------------------------------------------------
     async def status(self) -> dict[str, Any]:
         focus = self.focus.files()
-        counts, semantic = await self._call(lambda ws: (ws.counts(), ws.semantic_files(focus)))
+        counts, semantic = await self._call(lambda ws: (
+            ws.counts(), coverage.semantic_files(ws.graph, ws.index, focus)))
         counts["attention"] = {"files": len(focus), "semantic": semantic}
         extra: dict[str, Any] = {}
         if self.loop_monitor is not None:

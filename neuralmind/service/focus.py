@@ -53,7 +53,7 @@ class Focus:
         return rel in self._edited
 
     def edited(self, rel: str, near: Iterable[str] = ()) -> None:
-        """`rel` is being edited; `near`: the files around it (`Workspace.nearby_files`)."""
+        """`rel` is being edited; `near`: the files around it (`engine/coverage.py`)."""
         self._edited = list(dict.fromkeys([rel, *self._edited]))[:MAX_ATTENTION_FILES]
         self._near = list(dict.fromkeys([*near, *self._near]))[:MAX_ATTENTION_FILES]
         self._publish()

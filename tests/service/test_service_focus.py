@@ -13,7 +13,7 @@ from pathlib import Path
 
 from sample_workspace import make_repo
 
-from neuralmind.engine import Workspace
+from neuralmind.engine import Workspace, coverage
 from neuralmind.service.focus import Focus
 
 
@@ -49,8 +49,12 @@ def test_the_build_worker_embeds_the_attention_files_first_and_past_the_cap(
     ws = Workspace(root)
     users = {n.id for n in ws.graph.nodes_by_file("app/users.py")}
     assert saved and saved[-1] == ws.index.vector_count == len(users) + 1
-    assert all(not ws.index.waiting(i) for i in users) and ws.semantic_files(
-        ["app/users.py", "app/billing.py"]) == 2       # no node waits: the rest is file-level
+    assert all(not ws.index.waiting(i) for i in users)
+    # no node waits: the rest is represented at file level
+    assert coverage.semantic_files(ws.graph, ws.index, ["app/users.py", "app/billing.py"]) == 2
+    # an edit of users.py brings its folder next (no imports in this repo)
+    assert coverage.nearby_files(ws.graph, "app/users.py", 2) == ["app/__init__.py",
+                                                                  "app/billing.py"]
     counts = ws.counts()
     assert counts["embeddings_pending"] == 0
     assert counts["file_level_nodes"] == len(ws.graph.nodes) - len(users) - 1
