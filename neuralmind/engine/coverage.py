@@ -8,9 +8,10 @@ every node embedded (status), and how much other code refers to a node (what the
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
+from neuralmind import heap
 from neuralmind.config import ATTENTION_NEIGHBOURS
 
 if TYPE_CHECKING:
@@ -37,3 +38,30 @@ def semantic_files(graph: Graph, index: SearchIndex, files: Sequence[str]) -> in
 def referenced(graph: Graph, node_id: str) -> int:
     """How often other code refers to a node (calls, imports, inheritance)."""
     return sum(e.count for e in graph.in_edges(node_id) if e.kind != "contains")
+
+
+def embed_pending(graph: Graph, index: SearchIndex, max_nodes: int,
+                  attention: Callable[[], Sequence[str]] = tuple,
+                  progress: Callable[[int, int], None] | None = None,
+                  saved: Callable[[int], None] | None = None) -> int:
+    """Embed what the last full update left pending: `attention()`'s files first, then
+    every file, then the other symbols, up to `max_nodes` vectors (0: no cap; see
+    index/embed_order.py)."""
+    return index.embed_pending(graph, attention=attention, limit=max_nodes or None,
+                               importance=lambda i: referenced(graph, i),
+                               progress=progress, saved=saved)
+
+
+def refresh_index(index: SearchIndex) -> None:
+    """Load what another process wrote to the search index (a build's vector slices:
+    only the vectors are read again when only they changed)."""
+    if index.reload_if_changed():
+        heap.return_freed_memory()
+
+
+def semantic_counts(index: SearchIndex) -> dict[str, Any]:
+    """The status fields of semantic coverage."""
+    nodes, vectors = index.node_count, index.vector_count
+    # nodes left to their file's vector by max_embedded_nodes
+    return {"file_level_nodes": max(0, nodes - vectors - index.pending),
+            "semantic_coverage": round(vectors / nodes, 4) if nodes else 0.0}

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,7 @@ from neuralmind.config import (
     MIN_BUDGET,
     QUERY_HITS,
     REVIEW_MIN_CONFIDENCE,
+    TEAM_DSN_ENV,
     WAKEUP_BUDGET,
     WorkspaceConfig,
     load_workspace_config,
@@ -52,6 +54,8 @@ if TYPE_CHECKING:
     from neuralmind.review.cochange import CommitHistory
     from neuralmind.review.report import Review
     from neuralmind.synapse.layer import SynapseLayer
+    from neuralmind.team.service import Team
+    from neuralmind.team.sync import SyncTask
 
 log = logging.getLogger("neuralmind.engine")
 
@@ -87,10 +91,7 @@ class Workspace:
         A full build also seeds the synapse layer with cold-start priors (the call and
         import structure, git co-change, an optional bundle); seeding fails open.
         """
-        # the builder (tree-sitter, worker pools: ~50 ms of imports) only when building: a
-        # cold CLI query answers without it
-        from neuralmind.graph.build import GraphBuilder
-
+        from neuralmind.graph.build import GraphBuilder  # ~50 ms: a cold query needs none
         before = self.graph if changed is not None else None
         report = GraphBuilder(self.root, self.config).build(changed=changed, progress=progress,
                                                             previous=self._graph)
@@ -100,7 +101,8 @@ class Workspace:
             self._seed_synapses(report.graph, bootstrap)
             self.index.update(report.graph, embed=False)
             if embed:
-                self.embed_pending(progress=embed_progress)
+                coverage.embed_pending(report.graph, self.index, self.config.max_embedded_nodes,
+                                       progress=embed_progress)
             return report
         touched = set(report.reextracted) | set(report.removed)
         ids = {n.id for p in touched for g in (before, report.graph) for n in g.nodes_by_file(p)}
@@ -203,7 +205,32 @@ class Workspace:
         layer = SynapseLayer(self.state, self.root)
         # a replayed or editor session that names a question learns from that question's hits
         layer.hits_provider = lambda q: [h.node.id for h in self.search(q, k=5)[0]]
+        layer.share = self.team_configured()
         return layer
+
+    # --- the team brain ------------------------------------------------------------------
+    def team_configured(self) -> bool:
+        """A team store is configured (the environment or `team_dsn`): learning on the
+        default branch is shared. Checked without loading the team component."""
+        return bool(os.environ.get(TEAM_DSN_ENV, "").strip() or self.config.team_dsn.strip())
+
+    @functools.cached_property
+    def team(self) -> Team:
+        # psycopg and the team component (~60 ms) load only when a team is used
+        from neuralmind.team.service import Team
+
+        return Team(self.root, synapses=self._synapses_or_none)
+
+    def team_sync_task(self, on_change: Callable[[int], None] | None = None) -> SyncTask | None:
+        """A server's team sync (not started) when a store is configured, woken by every
+        local shared write; EngineError when the folder has no repository identity."""
+        if not self.team_configured():
+            return None
+        task = self.team.sync_task(on_change)
+        layer = self._synapses_or_none()
+        if task is not None and layer is not None:
+            layer.on_share = task.kick
+        return task
 
     @functools.cached_property
     def decisions(self) -> DecisionStore:
@@ -279,7 +306,6 @@ class Workspace:
         changed, keyword side only (searchable by name on return). Returns the report and
         those node ids; `index.update(report.graph, ids, embed=True)` adds their vectors."""
         from neuralmind.graph.build import GraphBuilder  # with the first save (see build)
-
         before = {n.id for p in paths for n in self.graph.nodes_by_file(p)}
         report = GraphBuilder(self.root, self.config).build(changed=paths, previous=self.graph)
         self._graph = report.graph
@@ -293,7 +319,6 @@ class Workspace:
     def validate(self) -> list[str]:
         """Violations of the IR contract in the stored graph (empty when it is valid)."""
         from neuralmind.graph.validate import validate_graph  # the extractor's helpers, rarely
-
         return validate_graph(self.graph, self.root)
 
     # --- serving: the EngineService's jobs on its engine thread -----------------------------
@@ -311,7 +336,6 @@ class Workspace:
         """Load the embedding model and the budget tokenizer before the first question, and
         the resolution state saves patch before the first save (~1.5 s on Django)."""
         from neuralmind.graph.build import prepare_incremental  # serving builds on saves
-
         prepare_incremental(self.graph)
         try:
             count_tokens("warm up")
@@ -338,24 +362,6 @@ class Workspace:
             self.index.flush()
         heap.settle_after_saves()
 
-    def embed_pending(self, attention: Callable[[], Sequence[str]] = tuple,
-                      progress: Callable[[int, int], None] | None = None,
-                      saved: Callable[[int], None] | None = None) -> int:
-        """Embed what the last full update left pending: `attention()`'s files first, then
-        every file, then the other symbols, up to `max_embedded_nodes` vectors (see
-        index/embed_order.py)."""
-        graph = self.graph
-        return self.index.embed_pending(graph, attention=attention,
-                                        limit=self.config.max_embedded_nodes or None,
-                                        importance=lambda i: coverage.referenced(graph, i),
-                                        progress=progress, saved=saved)
-
-    def refresh_index(self) -> None:
-        """Load what another process wrote to the search index (a build's vector slices:
-        only the vectors are read again when only they changed)."""
-        if "index" in self.__dict__ and self.index.reload_if_changed():
-            heap.return_freed_memory()
-
     def embed_nodes(self, node_ids: list[str]) -> None:
         """Add the vectors of nodes `update_files` re-indexed by keyword only."""
         self.index.update(self.graph, changed_node_ids=node_ids, embed=True)
@@ -368,7 +374,6 @@ class Workspace:
         if "neuralmind.graph.big_file_worker" not in sys.modules:
             return                       # never imported: no worker was ever started
         from neuralmind.graph import big_file_worker  # imported already (line above)
-
         big_file_worker.shutdown()
 
     # --- navigation (the editor's hover, workspace symbols, decision diagnostics) ---------------
@@ -447,14 +452,10 @@ class Workspace:
     def counts(self) -> dict[str, Any]:
         """Sizes and model state, without loading anything that is not loaded yet."""
         index = self.index
-        nodes, vectors = index.node_count, index.vector_count
         return {"files": len(self.graph.files), "nodes": len(self.graph.nodes),
-                "indexed_nodes": nodes, "embedded_nodes": vectors,
+                "indexed_nodes": index.node_count, "embedded_nodes": index.vector_count,
                 "embeddings_pending": index.pending, "model_state": index.model_state,
-                "model_error": index.model_error,
-                # nodes left to their file's vector by max_embedded_nodes
-                "file_level_nodes": max(0, nodes - vectors - index.pending),
-                "semantic_coverage": round(vectors / nodes, 4) if nodes else 0.0}
+                "model_error": index.model_error, **coverage.semantic_counts(index)}
 
     # --- the observatory's views (neuralmind/observatory) --------------------------------------
     def ask(self, question: str, budget: int | None = None) -> dict[str, Any]:
@@ -494,4 +495,3 @@ class Workspace:
         """The newest `limit` events of the log, oldest first (every process's)."""
         flush_event_log(0.2)
         return [e.to_json() for e in read_events(self.root, limit=limit)]
-

@@ -85,7 +85,7 @@ class Attention:
 def run(root: Path, config_values: dict[str, Any], embed: bool, out: Any,
         attention: Attention | None = None) -> int:
     # after fd 1 became stderr (main): nothing the engine's imports print reaches the pipe
-    from neuralmind.engine import Workspace
+    from neuralmind.engine import Workspace, coverage
 
     emit = _Emitter(out)
     config = load_workspace_config(root)
@@ -98,9 +98,11 @@ def run(root: Path, config_values: dict[str, Any], embed: bool, out: Any,
         graph = report.graph
         emit.send("graph_ready", files=len(graph.files), nodes=len(graph.nodes))
         if embed:
-            ws.embed_pending(attention=(attention or Attention()).files,
-                             progress=lambda done, total: emit.progress("embed", done, total),
-                             saved=lambda vectors: emit.send("vectors_saved", vectors=vectors))
+            coverage.embed_pending(
+                graph, ws.index, ws.config.max_embedded_nodes,
+                attention=(attention or Attention()).files,
+                progress=lambda done, total: emit.progress("embed", done, total),
+                saved=lambda vectors: emit.send("vectors_saved", vectors=vectors))
         emit.send("done", files=len(graph.files), nodes=len(graph.nodes),
                   seconds=round(time.monotonic() - started, 3))
         return 0

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from neuralmind.engine import coverage
 from neuralmind.service.child_build import ChildBuild
 from neuralmind.service.events import IndexingState
 
@@ -127,5 +128,5 @@ class BackgroundIndexing:
 
 def _refreshed_coverage(ws: Workspace) -> float:
     """Load the vectors the build wrote; the share of nodes that have one now."""
-    ws.refresh_index()
+    coverage.refresh_index(ws.index)
     return float(ws.counts()["semantic_coverage"])
