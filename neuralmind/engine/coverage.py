@@ -15,6 +15,7 @@ from neuralmind import heap
 from neuralmind.config import ATTENTION_NEIGHBOURS
 
 if TYPE_CHECKING:
+    from neuralmind.config import WorkspaceConfig
     from neuralmind.graph.store import Graph
     from neuralmind.index.search_index import SearchIndex
 
@@ -40,14 +41,15 @@ def referenced(graph: Graph, node_id: str) -> int:
     return sum(e.count for e in graph.in_edges(node_id) if e.kind != "contains")
 
 
-def embed_pending(graph: Graph, index: SearchIndex, max_nodes: int,
-                  attention: Callable[[], Sequence[str]] = tuple,
+def embed_pending(graph: Graph, index: SearchIndex, config: WorkspaceConfig,
                   progress: Callable[[int, int], None] | None = None,
+                  attention: Callable[[], Sequence[str]] = tuple,
                   saved: Callable[[int], None] | None = None) -> int:
     """Embed what the last full update left pending: `attention()`'s files first, then
-    every file, then the other symbols, up to `max_nodes` vectors (0: no cap; see
-    index/embed_order.py)."""
-    return index.embed_pending(graph, attention=attention, limit=max_nodes or None,
+    every file, then the other symbols, up to `config.max_embedded_nodes` vectors (0: no
+    cap; see index/embed_order.py)."""
+    return index.embed_pending(graph, attention=attention,
+                               limit=config.max_embedded_nodes or None,
                                importance=lambda i: referenced(graph, i),
                                progress=progress, saved=saved)
 

@@ -99,8 +99,7 @@ def run(root: Path, config_values: dict[str, Any], embed: bool, out: Any,
         emit.send("graph_ready", files=len(graph.files), nodes=len(graph.nodes))
         if embed:
             coverage.embed_pending(
-                graph, ws.index, ws.config.max_embedded_nodes,
-                attention=(attention or Attention()).files,
+                graph, ws.index, ws.config, attention=(attention or Attention()).files,
                 progress=lambda done, total: emit.progress("embed", done, total),
                 saved=lambda vectors: emit.send("vectors_saved", vectors=vectors))
         emit.send("done", files=len(graph.files), nodes=len(graph.nodes),

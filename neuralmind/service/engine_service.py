@@ -36,6 +36,7 @@ from neuralmind.events.log import enable_event_log, flush_event_log
 from neuralmind.service.agent_hooks import AgentHookRequests
 from neuralmind.service.attention import AttentionRequests, EditorLink
 from neuralmind.service.decision_requests import DecisionRequests
+from neuralmind.service.dreaming import IdleDreams
 from neuralmind.service.engine_thread import EngineThread
 from neuralmind.service.events import ServiceListener
 from neuralmind.service.focus import Focus
@@ -43,6 +44,7 @@ from neuralmind.service.freshness import Freshness
 from neuralmind.service.indexing import BackgroundIndexing
 from neuralmind.service.learning import Learning, record_query
 from neuralmind.service.loop_monitor import LoopMonitor
+from neuralmind.service.memory_requests import MemoryRequests
 from neuralmind.service.observatory_requests import ObservatoryRequests
 from neuralmind.service.observe import IndexEvents
 from neuralmind.service.scans import DecisionScans
@@ -77,7 +79,7 @@ def _answer(ws: Workspace, question: str, budget: int | None, explain: bool,
     return result
 
 
-class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
+class EngineService(DecisionRequests, MemoryRequests, AttentionRequests, AgentHookRequests,
                     ObservatoryRequests):
     """One workspace served asynchronously; see the module docstring for the rules."""
 
@@ -102,6 +104,7 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
         self.scans = DecisionScans(self._thread, self.workspace,
                                    lambda: self._notify("decisions_changed"))
         self.focus = Focus(self.indexing.attend)
+        self.dreams = IdleDreams(self._thread, self.workspace, self.config)
         self.team = TeamSyncJob(self._thread, self.workspace,
                                 lambda n: self._notify("decisions_changed"))
         self.loop_monitor = LoopMonitor() if LoopMonitor.wanted() else None
@@ -129,6 +132,7 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
 
     async def _call(self, fn: Callable[[Workspace], T]) -> T:
         """`fn(workspace)` on the engine thread, once the workspace is open."""
+        self.dreams.touch()
         ws = await self.workspace()
         return await self._thread.run(fn, ws)
 
@@ -167,6 +171,7 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
             self.scans.watch(self.root)
         self._thread.spawn(self._thread.run(ws.warm_up), "warm-up")
         self.scans.spawn()
+        self.dreams.start()
         self._thread.spawn(self.team.start(), "team-sync")
         if index:
             self.reindex()
@@ -178,6 +183,7 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
         deadline = time.monotonic() + CLOSE_TIMEOUT_SECONDS
         queued, last_edits = self.learning.take_unsent()
         await self.scans.stop()
+        self.dreams.stop()
         if self.loop_monitor is not None:
             await self.loop_monitor.stop()
         await self.indexing.stop()
@@ -232,6 +238,7 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
     # --- documents ----------------------------------------------------------------------
     async def did_open(self, path: str, session: str = "editor") -> str:
         rel = self.resolve(path)
+        self.dreams.touch()
         self._activate(session, rel)
         self.learning.debouncer(session).event("open", rel)
         self.focus.opened(rel)
@@ -239,6 +246,7 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
 
     async def did_change(self, path: str, session: str = "editor") -> str:
         rel = self.resolve(path)
+        self.dreams.touch()
         self._activate(session, rel)
         self.learning.debouncer(session).edit(rel)
         self.buffer_changed(rel)
@@ -254,6 +262,7 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
 
     async def did_save(self, path: str, session: str = "editor") -> str:
         rel = self.resolve(path)
+        self.dreams.touch()
         self.freshness.schedule([rel])      # queued first: freshness before learning
         self.learning.debouncer(session).event("save", rel)
         self.buffer_clean(rel)
@@ -314,6 +323,7 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
                     source: str | None = None) -> dict[str, Any]:
         """`session` learns from the question; `source` (default: the session) names the
         asker in the `query` event."""
+        self.dreams.touch()
         ws = await self.workspace()
         result = await self._thread.run(_answer, ws, question, budget, explain, include_wakeup,
                                         source or session or "service")
