@@ -1,6 +1,7 @@
 """Answers stamped with their freshness and scored by use: a mixin of `Workspace`.
 
-What every adapter calls to stamp an answer (engine/freshness.py) and to record, credit
+Unsaved editor buffers extracted in place of their files (`set_buffer`), what every
+adapter calls to stamp an answer (engine/freshness.py) and to record, credit
 and report answers (engine/use.py), kept out of workspace.py, which holds the behaviour
 and stays under 500 lines.
 """
@@ -17,6 +18,7 @@ from neuralmind.engine.use import AnswerUse
 
 if TYPE_CHECKING:
     from neuralmind.config import WorkspaceConfig
+    from neuralmind.graph.build import BuildReport
     from neuralmind.graph.store import Graph
     from neuralmind.synapse.layer import SynapseLayer
 
@@ -29,7 +31,31 @@ class FreshAnswers:
     learned: Path
     config: WorkspaceConfig
     graph: Graph
+    _buffers: dict[str, str]
     _synapses_or_none: Callable[[], SynapseLayer | None]
+    update_files: Callable[..., tuple[BuildReport, list[str]]]
+
+    # --- unsaved buffers -------------------------------------------------------------------
+    def set_buffer(self, rel: str, text: str) -> bool:
+        """Extract an editor's unsaved `text` of `rel` in place of the file: its names are
+        searchable on return (keyword side; embeddings follow on save). False, and the file
+        is served again, when the text is the file's; False for a file not on disk (a new
+        buffer is indexed when first saved)."""
+        try:
+            disk = (self.root / rel).read_bytes()
+        except OSError:
+            return False
+        if disk == text.encode("utf-8", "surrogatepass"):
+            self.drop_buffer(rel)
+            return False
+        self._buffers[rel] = text
+        self.update_files([rel], texts={rel: text})
+        return True
+
+    def drop_buffer(self, rel: str) -> None:
+        """The buffer closed unsaved, or equals the file again: serve the file on disk."""
+        if self._buffers.pop(rel, None) is not None or rel in self.graph.buffers:
+            self.update_files([rel])
 
     # --- freshness (engine/freshness.py) -------------------------------------------------------
     def stamp_answer(self, out: dict[str, Any], *, head: str | None, dirty: list[str] | None,

@@ -9,21 +9,34 @@ cost the hook nothing). A stale or unreadable file is simply rendered again.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 from neuralmind import __version__
 
 CACHE_NAME = "session_start.md"
-_INPUTS = ("graph.db", "memory.db", "../.neuralmind.toml")
+_INPUTS = ("graph.db", "../.neuralmind.toml")
+# memory.db is in WAL mode: a pin or a new atom reaches memory.db-wal first
+_MEMORY_INPUTS = ("memory.db", "memory.db-wal")
+
+
+def _learned(state: Path) -> Path:
+    """The folder memory.db is in: the learned folder `learned.json` records (repo/learned.py;
+    read here without git), else `.neuralmind/` itself."""
+    try:
+        return Path(json.loads((state / "learned.json").read_text(encoding="utf-8"))["dir"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return state
 
 
 def key(state: Path) -> str:
     """What the pack depends on: NeuralMind's version and each input's size and mtime."""
     parts = [__version__]
-    for name in _INPUTS:
+    learned = _learned(state)
+    for path in [state / n for n in _INPUTS] + [learned / n for n in _MEMORY_INPUTS]:
         try:
-            st = os.stat(state / name)
+            st = os.stat(path)
             parts.append(f"{st.st_size}:{st.st_mtime_ns}")
         except OSError:
             parts.append("-")

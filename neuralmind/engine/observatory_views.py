@@ -17,8 +17,8 @@ from neuralmind.events.log import flush_event_log, read_events
 
 if TYPE_CHECKING:
     from neuralmind.context.pack import ContextResult
-    from neuralmind.decisions.store import DecisionStore
     from neuralmind.graph.store import Graph
+    from neuralmind.memory.decisions.store import DecisionStore
     from neuralmind.synapse.layer import SynapseLayer
 
 

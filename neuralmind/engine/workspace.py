@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,31 +30,31 @@ from neuralmind.config import (
     REVIEW_MIN_CONFIDENCE,
     TEAM_DSN_ENV,
     WAKEUP_BUDGET,
+    WAKEUP_MEMORY_SHARE,
     WorkspaceConfig,
     load_workspace_config,
 )
 from neuralmind.context.pack import ContextResult, RankedHit, assemble
 from neuralmind.context.retrieve import rank
 from neuralmind.context.tokens import count_tokens
-from neuralmind.engine import navigation
+from neuralmind.engine import coverage, memory_ops, navigation
 from neuralmind.engine.attention import Attention
 from neuralmind.engine.fresh_answers import FreshAnswers
 from neuralmind.engine.observatory_views import ObservatoryViews
 from neuralmind.engine.paths import confine
+from neuralmind.engine.workspace_memory import WorkspaceMemory
 from neuralmind.errors import InvalidArgument, NotFound
-from neuralmind.graph import big_file_worker
-from neuralmind.graph.build import BuildReport, GraphBuilder, prepare_incremental
 from neuralmind.graph.store import Graph, graph_path, load_graph, stored_token
-from neuralmind.graph.validate import validate_graph
 from neuralmind.repo.learned import learned_dir
 from neuralmind.statedir import state_dir
 
 if TYPE_CHECKING:
-    from neuralmind.decisions.invalidation import ScanReport
-    from neuralmind.decisions.store import DecisionStore
+    from neuralmind.graph.build import BuildReport
     from neuralmind.graph.model import Node
     from neuralmind.index.file_rank import RankedFile
     from neuralmind.index.search_index import SearchIndex
+    from neuralmind.memory.decisions.store import DecisionStore
+    from neuralmind.memory.store import MemoryStore
     from neuralmind.review.cochange import CommitHistory
     from neuralmind.review.report import Review
     from neuralmind.synapse.layer import SynapseLayer
@@ -65,7 +66,7 @@ log = logging.getLogger("neuralmind.engine")
 ProgressFn = Callable[[str, int, int], None]  # (phase, done, total)
 
 
-class Workspace(FreshAnswers, ObservatoryViews):
+class Workspace(FreshAnswers, ObservatoryViews, WorkspaceMemory):
     """The engine for one project root."""
 
     def __init__(self, root: Path, config: WorkspaceConfig | None = None) -> None:
@@ -95,6 +96,7 @@ class Workspace(FreshAnswers, ObservatoryViews):
         A full build also seeds the synapse layer with cold-start priors (the call and
         import structure, git co-change, an optional bundle); seeding fails open.
         """
+        from neuralmind.graph.build import GraphBuilder  # ~50 ms: a cold query needs none
         before = self.graph if changed is not None else None
         report = GraphBuilder(self.root, self.config).build(changed=changed, progress=progress,
                                                             previous=self._graph)
@@ -102,7 +104,9 @@ class Workspace(FreshAnswers, ObservatoryViews):
         embed_progress = (lambda done, total: progress("embed", done, total)) if progress else None
         if before is None:
             self._seed_synapses(report.graph, bootstrap)
-            self.index.update(report.graph, embed=embed, progress=embed_progress)
+            self.index.update(report.graph, embed=False)
+            if embed:
+                coverage.embed_pending(report.graph, self.index, self.config, embed_progress)
             return report
         touched = set(report.reextracted) | set(report.removed)
         ids = {n.id for p in touched for g in (before, report.graph) for n in g.nodes_by_file(p)}
@@ -176,11 +180,14 @@ class Workspace(FreshAnswers, ObservatoryViews):
         return result
 
     def wakeup(self, budget: int | None = None) -> ContextResult:
-        """L0 + L1: what an agent should know at the start of a session."""
+        """L0 + L1, and what memory adds (directives, open loops, stale decisions on recently
+        edited files, active hubs) within its share of the same budget."""
         budget = self._check_budget(budget,
                                     default=self.config.budget * WAKEUP_BUDGET // DEFAULT_BUDGET)
         mode = "keyword" if self.index.model_error or not self.index.vector_count else "hybrid"
-        return assemble(self.root, self.graph, None, [], mode, budget=budget)
+        block = memory_ops.wakeup_block(self.memory, self.config, int(budget * WAKEUP_MEMORY_SHARE))
+        result = assemble(self.root, self.graph, None, [], mode, budget=budget - block.tokens)
+        return memory_ops.with_memory(result, block)
 
     def _check_budget(self, budget: int | None, default: int | None = None) -> int:
         b = budget if budget is not None else (default or self.config.budget)
@@ -239,10 +246,15 @@ class Workspace(FreshAnswers, ObservatoryViews):
         return task
 
     @functools.cached_property
-    def decisions(self) -> DecisionStore:
-        from neuralmind.decisions.store import DecisionStore  # ~0.12 s, on first use
+    def memory(self) -> MemoryStore:
+        from neuralmind.memory.store import MemoryStore  # ~0.12 s, on first use
 
-        return DecisionStore(self.root, directory=self.learned)
+        return MemoryStore(self.root, directory=self.learned)
+
+    @property
+    def decisions(self) -> DecisionStore:
+        """Decisions are memory: the same store, seen through its decision API."""
+        return self.memory
 
     # --- learning ------------------------------------------------------------------------
     def editing_event(self, session: str, kind: str, file: str, query: str | None = None) -> None:
@@ -314,6 +326,7 @@ class Workspace(FreshAnswers, ObservatoryViews):
         those node ids; `index.update(report.graph, ids, embed=True)` adds their vectors.
         `texts`: unsaved buffers extracted instead of their files (see `set_buffer`); a
         path without a text is read from disk (a save: its buffer is the file again)."""
+        from neuralmind.graph.build import GraphBuilder  # with the first save (see build)
         if stored_token(self.state) not in (None, self.graph.token):
             self.swap_in()  # another process wrote a generation: graph and index together
         for p in paths:
@@ -332,30 +345,9 @@ class Workspace(FreshAnswers, ObservatoryViews):
         self.index.update(report.graph, changed_node_ids=ids, embed=False)
         return report, ids
 
-    # --- unsaved buffers -------------------------------------------------------------------
-    def set_buffer(self, rel: str, text: str) -> bool:
-        """Extract an editor's unsaved `text` of `rel` in place of the file: its names are
-        searchable on return (keyword side; embeddings follow on save). False, and the file
-        is served again, when the text is the file's; False for a file not on disk (a new
-        buffer is indexed when first saved)."""
-        try:
-            disk = (self.root / rel).read_bytes()
-        except OSError:
-            return False
-        if disk == text.encode("utf-8", "surrogatepass"):
-            self.drop_buffer(rel)
-            return False
-        self._buffers[rel] = text
-        self.update_files([rel], texts={rel: text})
-        return True
-
-    def drop_buffer(self, rel: str) -> None:
-        """The buffer closed unsaved, or equals the file again: serve the file on disk."""
-        if self._buffers.pop(rel, None) is not None or rel in self.graph.buffers:
-            self.update_files([rel])
-
     def validate(self) -> list[str]:
         """Violations of the IR contract in the stored graph (empty when it is valid)."""
+        from neuralmind.graph.validate import validate_graph  # the extractor's helpers, rarely
         return validate_graph(self.graph, self.root)
 
     # --- serving: the EngineService's jobs on its engine thread -----------------------------
@@ -373,6 +365,7 @@ class Workspace(FreshAnswers, ObservatoryViews):
     def warm_up(self) -> None:
         """Load the embedding model and the budget tokenizer before the first question, and
         the resolution state saves patch before the first save (~1.5 s on Django)."""
+        from neuralmind.graph.build import prepare_incremental  # serving builds on saves
         prepare_incremental(self.graph)
         try:
             count_tokens("warm up")
@@ -411,7 +404,8 @@ class Workspace(FreshAnswers, ObservatoryViews):
     def close() -> None:
         """Stop the big-file worker process (shared by the process; stops a big extraction
         under way and reaps the worker)."""
-        big_file_worker.shutdown()
+        if (worker := sys.modules.get("neuralmind.graph.big_file_worker")) is not None:
+            worker.shutdown()             # (never imported: no worker ever ran)
 
     # --- navigation (the editor's hover, workspace symbols, decision diagnostics) ---------------
     def node_at(self, rel: str, line: int) -> Node | None:
@@ -421,7 +415,9 @@ class Workspace(FreshAnswers, ObservatoryViews):
     def hover(self, rel: str, line: int, k: int = 5) -> dict[str, Any]:
         """The innermost symbol at 1-based `line`, the decisions governing it, its strongest
         associations."""
-        return navigation.hover(self.graph, self.decisions, self._synapses_or_none(), rel, line, k)
+        out = navigation.hover(self.graph, self.decisions, self._synapses_or_none(), rel, line, k)
+        out["memories"] = memory_ops.hover_memories(self.memory, out.get("symbol"))
+        return out
 
     def symbols(self, query: str, limit: int) -> list[dict[str, Any]]:
         """Workspace symbols: name matches first (exact, prefix, substring), then search hits."""
@@ -433,12 +429,6 @@ class Workspace(FreshAnswers, ObservatoryViews):
         governed symbol in the current graph (None when unknown)."""
         return navigation.file_decisions(self.decisions, rel, statuses)
 
-    # --- decisions after HEAD moved ------------------------------------------------------------
-    def scan_commits(self, previous: str | None) -> list[ScanReport]:
-        """Mark STALE what the commits HEAD moved over since `previous` changed (HEAD alone when
-        None); the last report's `commit` is the new HEAD (an `error` outside git)."""
-        return self.decisions.scan_since(previous)
-
     # --- review of the pending change -----------------------------------------------------------
     def review(self, base: str | None = None, buffers: Mapping[str, str | None] | None = None,
                min_confidence: float | None = None) -> Review:
@@ -447,7 +437,7 @@ class Workspace(FreshAnswers, ObservatoryViews):
         or the merge base with a ref) plus `buffers`: unsaved editor buffers, path -> text
         (None: unsaved, text unknown; the disk is read). EngineError outside git."""
         # the review's modules load with the first review (~5 ms), not with every command
-        from neuralmind.decisions.git import Git
+        from neuralmind.memory.git import Git
         from neuralmind.review.changes import change_set
         from neuralmind.review.cochange import CommitHistory, SessionHistory
         from neuralmind.review.report import review
@@ -492,4 +482,4 @@ class Workspace(FreshAnswers, ObservatoryViews):
         return {"files": len(self.graph.files), "nodes": len(self.graph.nodes),
                 "indexed_nodes": index.node_count, "embedded_nodes": index.vector_count,
                 "embeddings_pending": index.pending, "model_state": index.model_state,
-                "model_error": index.model_error}
+                "model_error": index.model_error, **coverage.semantic_counts(index)}

@@ -34,12 +34,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from neuralmind.decisions.git import GitError
-from neuralmind.decisions.hook import hook_location, with_block, without_block
 from neuralmind.engine import agent_context
 from neuralmind.errors import InvalidArgument
 from neuralmind.hooks.agents import hook_settings
 from neuralmind.launcher import neuralmind_argv
+from neuralmind.memory.decisions.hook import hook_location, with_block, without_block
+from neuralmind.memory.git import GitError
 from neuralmind.statedir import atomic_write_json, state_dir
 
 if TYPE_CHECKING:
@@ -490,7 +490,7 @@ def gather(ws: Workspace) -> Learned:
     """What the workspace has learned, for the instructions block and the memory export
     (writes `.neuralmind/SYNAPSE_MEMORY.md` on the way, as `neuralmind memory export`)."""
     out = Learned(directives=agent_context.directives_block(ws))
-    if (ws.state / "memory.db").is_file():
+    if (ws.learned / "memory.db").is_file():
         active = ws.decisions.decisions("ACTIVE")[-MAX_EXPORTED_DECISIONS:]
         out.decisions = [f"- {d.title} ({', '.join(d.files_affected[:3]) or 'no files'}; "
                          f"{d.created_at[:10]}, id {d.id[:8]})" for d in reversed(active)]

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from neuralmind.service.use import recall_hits
 
 if TYPE_CHECKING:
-    from neuralmind.decisions.store import DecisionStore
+    from neuralmind.memory.decisions.store import DecisionStore
     from neuralmind.service.use import UseTracking
 
 T = TypeVar("T")

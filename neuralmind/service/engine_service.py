@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from neuralmind.config import CLOSE_TIMEOUT_SECONDS, WorkspaceConfig, load_workspace_config
-from neuralmind.engine import activity
+from neuralmind.engine import activity, coverage
 from neuralmind.engine.freshness import stamp
 from neuralmind.engine.paths import confine
 from neuralmind.errors import EngineError
@@ -40,12 +40,15 @@ from neuralmind.service.agent_hooks import AgentHookRequests
 from neuralmind.service.attention import AttentionRequests, EditorLink
 from neuralmind.service.buffers import Buffers
 from neuralmind.service.decision_requests import DecisionRequests
+from neuralmind.service.dreaming import IdleDreams
 from neuralmind.service.engine_thread import EngineThread
 from neuralmind.service.events import ServiceListener
+from neuralmind.service.focus import Focus
 from neuralmind.service.freshness import Freshness
 from neuralmind.service.indexing import BackgroundIndexing
 from neuralmind.service.learning import Learning, record_query
 from neuralmind.service.loop_monitor import LoopMonitor
+from neuralmind.service.memory_requests import MemoryRequests
 from neuralmind.service.observatory_requests import ObservatoryRequests
 from neuralmind.service.observe import IndexEvents
 from neuralmind.service.scans import DecisionScans
@@ -83,7 +86,7 @@ def _published_query(ws: Workspace, question: str, budget: int | None, explain: 
     return result
 
 
-class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
+class EngineService(DecisionRequests, MemoryRequests, AttentionRequests, AgentHookRequests,
                     ObservatoryRequests):
     """One workspace served asynchronously; see the module docstring for the rules."""
 
@@ -111,6 +114,8 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
         self.use = UseTracking(self.root, self._thread, self.workspace)
         self.worktree = WorkTree(self.root, self._thread, self.workspace, self.freshness.schedule,
                                  self.indexing.request, self._head_moved)
+        self.focus = Focus(self.indexing.attend)
+        self.dreams = IdleDreams(self._thread, self.workspace, self.config)
         self.team = TeamSyncJob(self._thread, self.workspace,
                                 lambda n: self._notify("decisions_changed"))
         self.loop_monitor = LoopMonitor() if LoopMonitor.wanted() else None
@@ -138,6 +143,7 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
 
     async def _call(self, fn: Callable[[Workspace], T]) -> T:
         """`fn(workspace)` on the engine thread, once the workspace is open."""
+        self.dreams.touch()
         ws = await self.workspace()
         return await self._thread.run(fn, ws)
 
@@ -176,6 +182,7 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
         self.use.start()
         self._thread.spawn(self._thread.run(ws.warm_up), "warm-up")
         self.scans.spawn()
+        self.dreams.start()
         self._thread.spawn(self.team.start(), "team-sync")
         if index:
             self.reindex()
@@ -187,6 +194,7 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
         deadline = time.monotonic() + CLOSE_TIMEOUT_SECONDS
         queued, last_edits = self.learning.take_unsent()
         await self.worktree.stop()
+        self.dreams.stop()
         if self.loop_monitor is not None:
             await self.loop_monitor.stop()
         await self.indexing.stop()
@@ -257,8 +265,10 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
         if text is not None:
             self.buffers.opened(rel, text)
         self.use.used("open", rel)
+        self.dreams.touch()
         self._activate(session, rel)
         self.learning.debouncer(session).event("open", rel)
+        self.focus.opened(rel)
         return rel
 
     async def did_change(self, path: str, session: str = "editor",
@@ -268,9 +278,11 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
         if edits:
             self.buffers.changed(rel, edits)
         self.use.used("edit", rel)
+        self.dreams.touch()
         self._activate(session, rel)
         self.learning.debouncer(session).edit(rel)
         self.buffer_changed(rel)
+        self._focus_edit(rel)
         return rel
 
     def _activate(self, session: str, rel: str) -> None:
@@ -282,12 +294,14 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
 
     async def did_save(self, path: str, session: str = "editor") -> str:
         rel = self.resolve(path)
+        self.dreams.touch()
         self.freshness.schedule([rel])      # queued first: freshness before learning
         self.buffers.saved(rel)
         self.use.used("edit", rel)
         self.worktree.touched()
         self.learning.debouncer(session).event("save", rel)
         self.buffer_clean(rel)
+        self._focus_edit(rel)
         return rel
 
     async def did_close(self, path: str, session: str = "editor") -> str:
@@ -295,7 +309,24 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
         self.buffers.closed(rel)
         self.learning.flush_edit(session)
         self.buffer_clean(rel)
+        self.focus.closed(rel)
         return rel
+
+    def _focus_edit(self, rel: str) -> None:
+        """The first edit of a file brings it and the files near it to the build's front."""
+        if self.focus.is_edited(rel) or self._ws is None:
+            return
+        self.focus.edited(rel)
+        ws = self._ws
+
+        async def near() -> None:
+            try:
+                files = await self._thread.run(lambda: coverage.nearby_files(ws.graph, rel))
+            except EngineError:
+                return          # shutting down
+            self.focus.edited(rel, files)
+
+        self._thread.spawn(near(), "attention")
 
     async def files_changed(self, paths: Iterable[str]) -> list[str]:
         """Files changed outside the editor (watched files, git checkout, generators)."""
@@ -350,14 +381,18 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
         """`session` learns from the question; `source` (default: the session) names the
         asker in the `query` event."""
         ids: list[str] = []
+        files: list[str] = []
         asker = source or session or "service"
+        self.dreams.touch()
 
         def compute(ws: Workspace) -> dict[str, Any]:
             result = _published_query(ws, question, budget, explain, include_wakeup, asker)
             ids.extend(h.node.id for h in result.hits)
+            files.extend(f.file for f in result.files)
             return result.to_json()
 
         out = await self._answer(compute)
+        self.focus.asked(files)
         self.use.answered("context", session, question, out)
         if session and self.config.learning:
             ws = await self.workspace()
@@ -369,14 +404,18 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
         return await self._answer(lambda ws: ws.wakeup(budget).to_json())
 
     async def search(self, question: str, k: int = 10) -> dict[str, Any]:
+        files: list[str] = []
+
         def compute(ws: Workspace) -> dict[str, Any]:
             hits, mode, notice = ws.search(question, k)
+            files.extend(h.node.file for h in hits)
             out: dict[str, Any] = {"mode": mode, "hits": [h.to_json() for h in hits]}
             if notice:
                 out["notice"] = notice
             return out
 
         out = await self._answer(compute)
+        self.focus.asked(files)
         self.use.answered("search", None, question, out)
         return out
 
@@ -408,7 +447,10 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
 
     # --- status -------------------------------------------------------------------------
     async def status(self) -> dict[str, Any]:
-        counts = await self._call(lambda ws: ws.counts())
+        focus = self.focus.files()
+        counts, semantic = await self._call(lambda ws: (
+            ws.counts(), coverage.semantic_files(ws.graph, ws.index, focus)))
+        counts["attention"] = {"files": len(focus), "semantic": semantic}
         extra: dict[str, Any] = {}
         if self.loop_monitor is not None:
             extra["event_loop"] = self.loop_monitor.to_json()

@@ -15,6 +15,8 @@ from conftest import clone
 from raw_lsp import SERVER_ENV, RawServer, uri
 from sample_workspace import git
 
+from neuralmind.repo.learned import HOME_ENV
+
 TAX = "app/tax.py"
 REPORT = "app/report.py"
 SOURCES = {TAX: "def vat(amount):\n    return amount * 0.2\n",
@@ -68,9 +70,9 @@ def stop(server: RawServer) -> None:
 
 @pytest.fixture
 def servers(team_db: str, team_clones: tuple[Path, Path]) -> Iterator[tuple[RawServer, ...]]:
-    env = {"NEURALMIND_TEAM_DSN": team_db}
-    alice = start(team_clones[0], env)
-    bob = start(team_clones[1], env)
+    # two developers, two machines: clones on one machine share learned memory (#17)
+    alice, bob = (start(p, {"NEURALMIND_TEAM_DSN": team_db,
+                            HOME_ENV: str(p.parent / f"{p.name}-home")}) for p in team_clones)
     try:
         yield alice, bob
     finally:
