@@ -479,14 +479,10 @@ class Workspace(WorkspaceMemory):
     def brain_node(self, node_id: str) -> dict[str, Any]:
         """One node with its decisions, memory atoms, synapses, next-likely files and symbols."""
         out = brain.node_detail(self.graph, self.decisions, self._synapses_or_none(), node_id)
-        out["memory"] = memory_ops.node_memories(self.memory, self.graph, out)
-        return out
+        return {**out, "memory": memory_ops.node_memories(self.memory, self.graph, out)}
 
     def decision_board(self) -> dict[str, Any]:
         return boards.decision_board(self.decisions)
-
-    def memory_board(self) -> dict[str, Any]:
-        return boards.memory_board(self.memory, self.directives)
 
     def dream_diary(self) -> dict[str, Any]:
         return boards.dream_diary(self.state)
