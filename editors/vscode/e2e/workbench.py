@@ -97,6 +97,17 @@ class Workbench:
         rows = widget.locator(".quick-input-list .monaco-list-row")
         return [rows.nth(i).get_attribute("aria-label") or "" for i in range(rows.count())]
 
+    def pick_containing(self, text: str) -> None:
+        """Clicks the first row of the open quick pick whose label contains `text`."""
+        rows = self.quick_input().locator(".quick-input-list .monaco-list-row")
+
+        def row() -> Locator | None:
+            for i in range(rows.count()):
+                if text in (rows.nth(i).get_attribute("aria-label") or ""):
+                    return rows.nth(i)
+            return None
+        wait_until(f"a row naming {text!r}", row).click()
+
     def choose(self, label: str) -> None:
         """Filters a quick pick by `label` and picks the row labelled exactly so."""
         self.quick_input().locator("input").fill(label)
