@@ -228,8 +228,8 @@ def test_next_likely_after_editing_two_files(wb: Workbench):
 
 
 def test_missed_file_warning_opens_its_partner(wb: Workbench):
-    """tax.py and rates.py changed together in every commit: editing tax.py alone (unsaved)
-    warns that rates.py is probably missed, and the quick fix opens it."""
+    """tax.py and rates.py changed together in every commit: editing tax.py alone warns that
+    rates.py is probably missed, and the quick fix opens it."""
     wb.open_file("shop/tax.py")
     wb.type_at_end("\n# a new region\n")
     missed = wait_until("the missed partner in Problems", lambda: [
@@ -267,8 +267,11 @@ SIGNATURE = "def refresh_session_token(session):"
 
 def test_editor_state_reaches_the_server_with_the_decision_at_risk(wb: Workbench, project: Project):
     """The editor's state (active file, selection, open files, the active file's diagnostics)
-    reaches the server, where an agent reads it; an unsaved edit of the file an ACTIVE decision
-    governs shows among them as the review's decision-at-risk hint."""
+    reaches the server, where an agent reads it; an edit of the file an ACTIVE decision governs
+    shows among them as the review's decision-at-risk hint. (The browser workbench auto-saves
+    after a delay by default: the server's own review reads unsaved files from disk, so in a
+    desktop VS Code with auto-save off the hint waits for the save; "Review changes" sends
+    the buffers and needs no save.)"""
     wb.open_file("shop/session.py")
     wb.type_at_end("\nTOKEN_BYTES = 16\n")  # code, not a comment: comments put nothing at risk
     wb.go_to_line(6)
