@@ -65,6 +65,13 @@ local function edit(rel)
   vim.cmd.edit(vim.fn.fnameescape(ws .. "/" .. rel))
 end
 
+--- Records a decision governing `rel` and opens it: the record and the buffer.
+local function record_and_edit(title, rationale, rel)
+  local record = sync("neuralmind/decisions/record", { title = title, rationale = rationale, files = { rel } })
+  edit(rel)
+  return record, vim.api.nvim_get_current_buf()
+end
+
 local ok = step("setup", function()
   nm.setup({ settings = { debounce_seconds = 0.2, mcp = true, budget = 1200 }, editor_state_debounce_ms = 50 })
   edit("billing/invoice.py")
@@ -169,13 +176,8 @@ if ok then
   end)
 
   step("stale", function()
-    local record = sync("neuralmind/decisions/record", {
-      title = "Session tokens are 16 random bytes",
-      rationale = "Shorter tokens failed the security review.",
-      files = { "auth/session.py" },
-    })
-    edit("auth/session.py")
-    local buf = vim.api.nvim_get_current_buf()
+    local record, buf = record_and_edit("Session tokens are 16 random bytes",
+      "Shorter tokens failed the security review.", "auth/session.py")
     -- The user edits the governed file, saves, and commits from a terminal.
     vim.api.nvim_buf_set_lines(buf, -1, -1, false, { "", "", "def drop_session(session):", "    session.token = None" })
     vim.cmd.write()
@@ -286,13 +288,8 @@ if ok then
   -- decision at risk (Hint), whose code actions re-affirm it, then supersede it. The edits are
   -- saved: the server's own review knows which buffers are unsaved, not their text.
   step("review_diagnostics", function()
-    local record = sync("neuralmind/decisions/record", {
-      title = "Invoice totals round to cents",
-      rationale = "Accounting reconciles to two decimals.",
-      files = { "billing/invoice.py" },
-    })
-    edit("billing/invoice.py")
-    local buf = vim.api.nvim_get_current_buf()
+    local record, buf = record_and_edit("Invoice totals round to cents",
+      "Accounting reconciles to two decimals.", "billing/invoice.py")
     local function ours(code)
       for _, d in ipairs(vim.diagnostic.get(buf)) do
         if d.source == "neuralmind" and d.code == code then

@@ -19,8 +19,9 @@ from pathlib import Path
 from agent import call_tool
 from codeserver import CodeServer, cmdline, descendants
 from conftest import Console, package_version
+from playwright.sync_api import BrowserContext
 from project import ACTIVE_TITLE, INVALIDATED_TITLE, STALE_TITLE, Project
-from workbench import Workbench, wait_until
+from workbench import TIMEOUT_S, Workbench, wait_until
 
 STATUS = "neuralmind.neuralmind"
 INDEXED = re.compile(r"NeuralMind: ([\d,]+) nodes indexed")
@@ -324,6 +325,34 @@ def test_review_changes_supersedes_a_decision_at_risk(wb: Workbench, project: Pr
     assert recorded[ACTIVE_TITLE]["status"] == "INVALIDATED"
     assert recorded[SUPERSEDING]["status"] == "ACTIVE"
     assert recorded[SUPERSEDING]["files_affected"] == ["shop/session.py"]
+
+
+OBSERVATORY_LINK = re.compile(r"http://127\.0\.0\.1:\d+/observatory/login\?ticket=[\w-]+")
+
+
+def test_open_observatory_gives_a_one_time_link(wb: Workbench, context: BrowserContext):
+    """In a browser-hosted window the server's one-time login link is shown to copy (code-server
+    would proxy a loopback link to a Host the endpoint refuses); opened on this machine it logs
+    in once and shows the observatory."""
+    wb.clear_notifications()
+    wb.run_command("NeuralMind: Open observatory")
+    toast = wb.toast("the observatory is served on the server machine's loopback")
+    link = OBSERVATORY_LINK.search(wb.toast_message(toast))
+    assert link, wb.toast_message(toast)
+    wb.screenshot("observatory-link")
+    toast.locator(".monaco-button", has_text="Copy link").click()
+    wait_until("the link on the clipboard", lambda: wb.clipboard() == link.group(0))
+    page = context.new_page()
+    try:
+        first = page.goto(link.group(0))
+        assert first is not None and first.status == 200 and "/observatory/" in page.url
+        page.wait_for_function("() => document.body.dataset.brain === 'painted'",
+                               timeout=TIMEOUT_S * 1000)
+        page.screenshot(path=str(wb.shots / "observatory.png"))
+        again = page.goto(link.group(0))
+        assert again is not None and again.status == 401, "the link works once"
+    finally:
+        page.close()
 
 
 def test_copy_mcp_configuration(wb: Workbench, project: Project):
