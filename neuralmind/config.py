@@ -249,3 +249,59 @@ def load_workspace_config(root: Path) -> WorkspaceConfig:
         for problem in cfg.update({k: v for k, v in section.items() if k != "project"}):
             log.warning("%s: %s", path, problem)
     return cfg
+
+# --- Events (neuralmind/events: the bus and its JSON-lines bridge) ------------------------------
+# events.jsonl is rotated (to events.jsonl.1) past this size: ~25k events of ~300 bytes, days of
+# editing and agent work, while reading the recent tail for the Debug and Savings views stays
+# a few milliseconds.
+EVENT_LOG_MAX_BYTES = 8 * 1024 * 1024
+# How often a serving process polls the log for other processes' events while a page
+# watches: 100 ms keeps a pulse from a CLI or hook process well under the 250 ms target,
+# and a stat() ten times a second costs nothing measurable.
+EVENT_TAIL_INTERVAL_SECONDS = 0.1
+# A poll reads at most this much of the log: a backlog (a page opened after a burst) is
+# republished in slices, so no single read holds the GIL for long.
+EVENT_TAIL_MAX_READ = 256 * 1024
+# Foreign event ids remembered to drop duplicates (a log re-read after a rotation).
+EVENT_SEEN_IDS = 4096
+# Index progress is published at most this often: a build reports every file, a pulse per
+# file would flood the page and the log.
+INDEX_EVENT_INTERVAL_SECONDS = 0.25
+# "Tokens replaced" by a context pack: the whole files its hits point into, as an agent would
+# otherwise read them, estimated from their size: o200k averages 4.36 bytes per token over
+# this repository's and Django's Python (counting every file per query would cost ms).
+BYTES_PER_TOKEN = 4.36
+# Files of a query's hits counted as served (and as replaced): the ones a pack shows first.
+QUERY_EVENT_FILES = 8
+# A served file counts as used when its session opens, edits or saves it this soon after the
+# question (precision by use, the Savings view): one task's worth of work.
+USE_WINDOW_SECONDS = 30 * 60
+
+# --- Observatory (neuralmind/observatory: the brain in a browser page) ---------------------
+# The Brain view draws files, each linked to its few strongest structural neighbours: on
+# Django (2.9k files, ~40k cross-file links) 3 per file keeps ~6k edges, which the page
+# renders at once and which still show the clusters.
+BRAIN_EDGES_PER_FILE = 3
+# Learned synapses drawn on the Brain view, strongest first.
+BRAIN_SYNAPSES = 1500
+# Symbols listed for one file when the page drills into it (a generated module may hold
+# thousands; a drill-down wants the ones a person can read through).
+BRAIN_FILE_SYMBOLS = 300
+# Events the Debug view loads from the log when it opens.
+DEBUG_RECENT_EVENTS = 300
+# A login link works once, within this time: long enough to switch to the browser, short
+# enough that one found later in a terminal's scrollback is useless.
+OBSERVATORY_TICKET_SECONDS = 300.0
+# Login links and browser sessions one server keeps (the oldest goes first).
+OBSERVATORY_MAX_TICKETS = 32
+OBSERVATORY_MAX_SESSIONS = 32
+# An idle event stream sends a comment this often, so a dead connection is noticed and
+# proxies or the browser do not time it out.
+OBSERVATORY_HEARTBEAT_SECONDS = 15.0
+# Events waiting for one slow page; past this the oldest are dropped (it is a live view).
+OBSERVATORY_CLIENT_QUEUE = 2000
+# Largest request body (the Ask view's question; MAX_QUESTION_CHARS is 10k characters).
+OBSERVATORY_MAX_BODY = 64 * 1024
+# Events waiting for the log's writer thread; past this the oldest are dropped (a stalled
+# disk must not grow memory: ~300 bytes each, so at most ~3 MB).
+EVENT_LOG_MAX_QUEUED = 10_000

@@ -28,6 +28,8 @@ log = logging.getLogger("neuralmind.mcp")
 
 HEALTH_PATH = "/neuralmind/health"
 MCP_PATH = "/mcp"
+OBSERVATORY_PATH = "/observatory"              # the page, on the same loopback endpoint
+OBSERVATORY_LOGIN_PATH = "/neuralmind/observatory"   # POST with the token: a login URL
 PROBE_TIMEOUT_SECONDS = 1.0
 
 
@@ -125,6 +127,30 @@ def probe(entry: Discovery, root: Path, timeout: float = PROBE_TIMEOUT_SECONDS) 
     if Path(served).resolve() != Path(root).resolve():
         return f"{entry.url} serves another workspace ({served})"
     return None
+
+
+def observatory_login(entry: Discovery, view: str | None = None,
+                      timeout: float = PROBE_TIMEOUT_SECONDS) -> str:
+    """A one-time login URL of the observatory the endpoint serves (OSError when refused)."""
+    # deferred as in `probe`: the hook client's fast path reads this module without it
+    import http.client
+
+    parts = urlsplit(entry.url)
+    conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port or 80,
+                                      timeout=timeout)
+    path = OBSERVATORY_LOGIN_PATH + (f"?view={view}" if view else "")
+    try:
+        conn.request("POST", path, headers={"Authorization": f"Bearer {entry.token}"})
+        resp = conn.getresponse()
+        body = resp.read()
+    finally:
+        conn.close()
+    if resp.status != 200:
+        raise OSError(f"{entry.url} gave no login URL (HTTP {resp.status}: {body[:200]!r})")
+    try:
+        return str(json.loads(body)["url"])
+    except (ValueError, KeyError, TypeError):
+        raise OSError(f"{entry.url} answered something else than a login URL") from None
 
 
 def live_endpoint(root: Path) -> tuple[Discovery | None, str | None]:

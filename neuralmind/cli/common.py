@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from neuralmind import engine  # `engine.Workspace` is imported on first use (~50 ms)
 from neuralmind.errors import InvalidArgument
+from neuralmind.events.log import enable_event_log
 
 if TYPE_CHECKING:
     from neuralmind.engine import Workspace
@@ -26,8 +27,11 @@ def root_argument(path: str | None) -> Path:
 
 
 def open_workspace(path: str | None) -> Workspace:
-    """The Workspace of the PATH argument."""
-    return engine.Workspace(root_argument(path))
+    """The Workspace of the PATH argument; what the command does reaches the project's event
+    log (a running observatory shows it)."""
+    root = root_argument(path)
+    enable_event_log(root, "cli")
+    return engine.Workspace(root)
 
 
 def print_json(obj: Any) -> None:

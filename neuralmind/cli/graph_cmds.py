@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from neuralmind.cli.common import Progress, open_workspace, print_json
+from neuralmind.events import publish
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -64,6 +65,8 @@ def cmd_build(args: argparse.Namespace) -> int:
     d = report.to_json()
     d["total_seconds"] = round(time.perf_counter() - started, 3)  # graph + search index
     d["embedded_nodes"] = ws.index.vector_count
+    publish("index", phase="built", files=len(ws.graph.files), nodes=len(ws.graph.nodes),
+            seconds=d["total_seconds"])
     if args.json:
         print_json(d)
         return 0

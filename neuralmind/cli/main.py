@@ -30,6 +30,7 @@ from neuralmind.cli import (
     probe_cmds,
     query_cmds,
     review_cmds,
+    serve_cmds,
     server_cmds,
     synapse_cmds,
     team_cmds,
@@ -41,7 +42,7 @@ log = logging.getLogger("neuralmind.cli")
 
 # Command groups, in the order `--help` lists them.
 COMMAND_GROUPS = (graph_cmds, query_cmds, review_cmds, synapse_cmds, decision_cmds, server_cmds,
-                  mcp_cmds, init_cmds, hook_cmds, probe_cmds, doctor_cmds, team_cmds)
+                  mcp_cmds, serve_cmds, init_cmds, hook_cmds, probe_cmds, doctor_cmds, team_cmds)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from neuralmind.cli.common import Progress, open_workspace, print_json
+from neuralmind.engine.activity import publish_query
 
 if TYPE_CHECKING:
     from neuralmind.engine import Workspace
@@ -55,6 +56,7 @@ def _mode_notice(mode: str, notice: str) -> None:
 def cmd_query(args: argparse.Namespace) -> int:
     ws = _built_workspace(args.path)
     result = ws.query(args.question, budget=args.budget, explain=args.explain)
+    publish_query(ws.graph, args.question, result, "cli")
     _mode_notice(result.mode, result.notice)
     if args.json:
         print_json(result.to_json())

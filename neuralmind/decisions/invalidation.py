@@ -22,6 +22,7 @@ from neuralmind.config import MAX_SCAN_COMMITS
 from neuralmind.decisions.git import Change, Git, GitError
 from neuralmind.decisions.record import Decision
 from neuralmind.decisions.symbols import Verdict, classify
+from neuralmind.events import publish
 
 if TYPE_CHECKING:
     from neuralmind.decisions.db import DecisionDB
@@ -202,14 +203,19 @@ def _apply(store: DecisionDB, report: ScanReport, new_evidence: dict[str, str]) 
     if not new_evidence and not report.touched:
         return
     touched_line = f"{TOUCHED_PREFIX}{(report.commit or '')[:12]}"
+    staled: list[Decision] = []
     with store.write() as conn:
         for d in store.load(conn, "WHERE status = 'ACTIVE'"):
             if d.id in new_evidence:
                 d.status = "STALE"
                 d.evidence.append(new_evidence[d.id])
                 store.save(conn, d)
+                staled.append(d)
             elif any(o.id == d.id for o in report.touched):
                 mine = next(o for o in report.touched if o.id == d.id)
                 if not any(e.startswith(touched_line) for e in d.evidence):
                     d.evidence.append(f"{touched_line} ({mine.reason})")
                     store.save(conn, d)
+    for d in staled:        # told once the transaction committed
+        publish("decision", change="stale", id=d.id, title=d.title, status=d.status,
+                files=list(d.files_affected), commit=report.commit, reason=new_evidence[d.id])

@@ -33,6 +33,7 @@ from neuralmind.decisions.retrieval import memory_get, memory_search, memory_tim
 from neuralmind.decisions.symbols import governing
 from neuralmind.decisions.transfer import ImportReport, export_text, import_records, parse
 from neuralmind.errors import InvalidArgument
+from neuralmind.events import publish
 from neuralmind.graph.model import file_of
 
 __all__ = ["DecisionNotFound", "DecisionStore"]
@@ -81,6 +82,7 @@ class DecisionStore(DecisionDB):
         if not self.insert(d):
             raise InvalidArgument(f"a decision with id {d.id!r} already exists")
         log.info("recorded decision %s: %s", d.id, d.title)
+        decision_event("recorded", d)
         return d
 
     def amend(self, decision_id: str, title: str | None = None, rationale: str | None = None,
@@ -137,6 +139,7 @@ class DecisionStore(DecisionDB):
             d.status = "INVALIDATED"
             d.evidence.append(f"Invalidated: {reason.strip()}")
             self.save(conn, d)
+        decision_event("invalidated", d)
         return d
 
     def restore(self, decision_id: str, commit: str | None = None) -> Decision:
@@ -164,6 +167,7 @@ class DecisionStore(DecisionDB):
             d.fingerprints = prints
             d.evidence.append(f"Restored at commit {sha[:12]}" if sha else "Restored (no git commit)")
             self.save(conn, d)
+        decision_event("restored", d)
         return d
 
     def reaffirm(self, decision_id: str, contents: dict[str, bytes | None] | None = None,
@@ -270,6 +274,12 @@ class DecisionStore(DecisionDB):
                 return commit
             log.info("no git anchor for the decision: %s", e)
             return None
+
+def decision_event(change: str, d: Decision) -> None:
+    """Tell the event bus (the observatory pulses the files a decision governs)."""
+    publish("decision", change=change, id=d.id, title=d.title, status=d.status,
+            files=list(d.files_affected))
+
 
 def _check_confidence(value: float) -> float:
     try:

@@ -33,10 +33,11 @@ from neuralmind.config import (
 from neuralmind.context.pack import ContextResult, RankedHit, assemble
 from neuralmind.context.retrieve import rank
 from neuralmind.context.tokens import count_tokens
-from neuralmind.engine import navigation
+from neuralmind.engine import activity, boards, brain, navigation
 from neuralmind.engine.attention import Attention
 from neuralmind.engine.paths import confine
 from neuralmind.errors import InvalidArgument, NotFound
+from neuralmind.events.log import flush_event_log, read_events
 from neuralmind.graph import big_file_worker
 from neuralmind.graph.build import BuildReport, GraphBuilder, prepare_incremental
 from neuralmind.graph.store import Graph, graph_path, load_graph
@@ -417,3 +418,42 @@ class Workspace:
                 "indexed_nodes": index.node_count, "embedded_nodes": index.vector_count,
                 "embeddings_pending": index.pending, "model_state": index.model_state,
                 "model_error": index.model_error}
+
+    # --- the observatory's views (neuralmind/observatory) --------------------------------------
+    def ask(self, question: str, budget: int | None = None) -> dict[str, Any]:
+        """The Ask view: the pack an editor or agent would get, with each hit's id and the
+        reasons behind its score, told to the bus like any question (nothing is learned)."""
+        result = self.query(question, budget, explain=True)
+        activity.publish_query(self.graph, question, result, "observatory")
+        out = result.to_json()
+        for shown, hit in zip(out["hits"], result.hits, strict=False):
+            shown["id"] = hit.node.id
+            shown["why"] = hit.why
+        return out
+
+    def brain(self) -> dict[str, Any]:
+        """Communities, files, structural links and learned synapses (the Brain view)."""
+        return brain.brain_graph(self.graph, self._synapses_or_none())
+
+    def brain_node(self, node_id: str) -> dict[str, Any]:
+        """One node with its decisions, synapses, next-likely files and symbols."""
+        return brain.node_detail(self.graph, self.decisions, self._synapses_or_none(), node_id)
+
+    def decision_board(self) -> dict[str, Any]:
+        return boards.decision_board(self.decisions)
+
+    def memory_board(self) -> dict[str, Any]:
+        return boards.memory_board(self.root)
+
+    def dream_diary(self) -> dict[str, Any]:
+        return boards.dream_diary(self.state)
+
+    def savings(self) -> dict[str, Any]:
+        """Tokens served against tokens replaced per day, and precision by use (event log)."""
+        flush_event_log(0.2)          # this process's newest events too
+        return activity.savings(self.root)
+
+    def recent_events(self, limit: int) -> list[dict[str, Any]]:
+        """The newest `limit` events of the log, oldest first (every process's)."""
+        flush_event_log(0.2)
+        return [e.to_json() for e in read_events(self.root, limit=limit)]

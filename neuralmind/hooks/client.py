@@ -166,19 +166,25 @@ def answer_from_disk(root: Path, req: HookRequest) -> str:
         if cached is not None:
             return cached
     # the engine (~0.3 s of imports, then the index) only when no server answered
-    from neuralmind.engine import Workspace, agent_context
+    from neuralmind.engine import Workspace, activity, agent_context
+    from neuralmind.events.log import enable_event_log
 
+    started = time.perf_counter()
+    enable_event_log(root, "hook")       # what this hook did reaches an open observatory
     ws = Workspace(root, config)
     if req.event == PROMPT:
         text, hits = agent_context.prompt_answer(ws, req)
+        activity.publish_prompt(ws.graph, req.prompt, text, hits, f"agent:{session}")
         if config.learning and (text or hits):
             agent_journal.record(state, session, "question", query=req.prompt, hits=hits)
-        return text
-    text = agent_context.answer(ws, req)
-    if req.event == SESSION_START:
-        hook_cache.write(state, text)
-    if req.event == STOP and config.learning:
-        agent_journal.learn(ws)
+    else:
+        text = agent_context.answer(ws, req)
+        if req.event == SESSION_START:
+            hook_cache.write(state, text)
+        if req.event == STOP and config.learning:
+            agent_journal.learn(ws)
+    activity.publish_hook(req.agent, req.event, req.session,
+                          round((time.perf_counter() - started) * 1000, 1), text, "disk")
     return text
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from neuralmind.lsp.server import Feature
 
 if TYPE_CHECKING:
+    from neuralmind.lsp.server import NeuralMindServer
     from neuralmind.service.endpoint import AgentEndpoint
 
 log = logging.getLogger("neuralmind.lsp")
@@ -27,8 +28,15 @@ class AgentEndpoints(Feature):
 
     endpoint: AgentEndpoint | None = None
 
+    def __init__(self, server: NeuralMindServer) -> None:
+        super().__init__(server)
+        self.settled = asyncio.Event()     # the first start attempt ended (or was skipped)
+
     async def ready(self) -> None:
-        await self.start()
+        try:
+            await self.start()
+        finally:
+            self.settled.set()
 
     async def close(self) -> None:
         await self.stop()

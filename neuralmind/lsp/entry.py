@@ -17,6 +17,7 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
+from neuralmind.events import bus
 from neuralmind.log import setup_logging
 from neuralmind.lsp import setup
 from neuralmind.lsp.lifecycle import close_server
@@ -42,6 +43,7 @@ def serve(log_file: str | None, verbosity: int, in_fd: int, out_fd: int,
     """Serve until EOF, `exit` or a fatal write error; then leave the process."""
     setup_logging(verbosity, log_file)
     _quiet_pygls(verbosity)
+    bus.set_label("lsp")
     log = logging.getLogger("neuralmind.lsp")
     # The event loop gives up the GIL at every select() and must win it back from the
     # engine thread (pure-Python resolution, ranking), which keeps it for a whole switch

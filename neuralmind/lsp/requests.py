@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pygls.exceptions import JsonRpcInvalidParams
 
 from neuralmind.config import MAX_BUDGET, MAX_NEXT_K, MAX_QUESTION_CHARS, MAX_SEARCH_K, MIN_BUDGET
+from neuralmind.lsp.agent_endpoint import AgentEndpoints
 from neuralmind.lsp.params import Params, translate_errors
 from neuralmind.lsp.server import Feature
 
@@ -119,6 +120,17 @@ def handlers(server: NeuralMindServer) -> dict[str, Handler]:
         service.reindex()
         return {"started": True}
 
+    async def observatory(p: Params) -> dict[str, Any]:
+        view = p.str("view", max_len=40)
+        await server.ready_service()
+        endpoints = server.get_feature(AgentEndpoints)
+        await endpoints.settled.wait()
+        if endpoints.endpoint is None:
+            raise JsonRpcInvalidParams(message=(
+                "the observatory is served by the loopback endpoint, which is off here "
+                "(turn the `mcp` setting on, or run `neuralmind serve`)"))
+        return {"url": endpoints.endpoint.login_url(view)}
+
     return {
         "neuralmind/context": context,
         "neuralmind/wakeup": wakeup,
@@ -131,6 +143,7 @@ def handlers(server: NeuralMindServer) -> dict[str, Handler]:
         "neuralmind/decisions/query": query,
         "neuralmind/decisions/get": get,
         "neuralmind/decisions/audit": audit,
+        "neuralmind/observatory": observatory,
     }
 
 

@@ -16,6 +16,7 @@ import contextlib
 import inspect
 import logging
 import os
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -35,6 +36,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from neuralmind import __version__
 from neuralmind.config import WorkspaceConfig
 from neuralmind.errors import EngineError
+from neuralmind.events import bus, publish
 from neuralmind.service import EngineService, ServiceListener
 
 if TYPE_CHECKING:
@@ -64,6 +66,23 @@ class NeuralMindProtocol(LanguageServerProtocol):
     handler as a second future under the same id (pygls' builtin generator handler), so
     every future registered here is dropped once it is done, if it is still the one filed
     (tests/lsp/test_lsp_notification_leak.py counts them)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._started: dict[Any, tuple[str, float]] = {}   # request id -> (method, start)
+
+    def _handle_request(self, msg_id: Any, method_name: str, params: Any) -> None:
+        """Requests are timed for the Debug trace (`request` events) while anyone listens."""
+        if bus.active:
+            self._started[msg_id] = (method_name, time.perf_counter())
+        super()._handle_request(msg_id, method_name, params)
+
+    def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        super()._send_response(msg_id, result, error)
+        started = self._started.pop(msg_id, None)
+        if started is not None:
+            publish("request", channel="lsp", method=started[0],
+                    ms=round((time.perf_counter() - started[1]) * 1000, 2), ok=error is None)
 
     def _execute_handler(self, msg_id: Any, handler: Any, callback: Any,
                          args: Any = None, kwargs: Any = None) -> None:

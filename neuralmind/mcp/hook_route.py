@@ -16,6 +16,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from neuralmind.engine.activity import publish_hook
 from neuralmind.hookwire import HookRequest, WireError
 from neuralmind.mcp.asgi import Receive, Send, plain
 
@@ -72,5 +73,8 @@ def hook_route(service: EngineService) -> HookRoute:
         out["root"] = str(service.root)
         out["server_ms"] = round((time.perf_counter() - started) * 1000, 1)
         await plain(send, 200, json.dumps(out).encode(), JSON_TYPE)
+        # the observatory's Debug trace: what the hook pushed, how fast
+        publish_hook(req.agent, req.event, req.session, out["server_ms"],
+                     str(out.get("context") or ""), "server")
 
     return route

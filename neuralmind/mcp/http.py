@@ -30,12 +30,14 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from neuralmind.discovery import (
     DISCOVERY_NAME,
     HEALTH_PATH,
     MCP_PATH,
+    OBSERVATORY_LOGIN_PATH,
+    OBSERVATORY_PATH,
     Discovery,
     remove_discovery,
     write_discovery,
@@ -45,6 +47,7 @@ from neuralmind.hookwire import HOOK_PATH
 from neuralmind.mcp.asgi import ASGIApp, Receive, Scope, Send, plain
 from neuralmind.mcp.hook_route import HookRoute, hook_route
 from neuralmind.mcp.lazyapp import LazyApp
+from neuralmind.observatory.app import ObservatoryApp
 
 if TYPE_CHECKING:
     import uvicorn
@@ -66,13 +69,17 @@ class Guard:
     a stale discovery file can be told from a live one without speaking MCP, and the
     hook route agent hooks POST to (`hook_route.py`). Only the MCP path reaches the
     app: anything else is answered here, so that neither a refusal nor a probe nor a
-    hook nor a stray path builds the (lazy) app.
+    hook nor a stray path builds the (lazy) app. The observatory page (`/observatory`, a
+    browser: session cookie, not the token) passes the Host/Origin checks and goes to its
+    own app; a login URL for it is minted, with the token, at OBSERVATORY_LOGIN_PATH.
     """
 
     def __init__(self, app: ASGIApp, token: str, port: int, health: dict[str, Any],
-                 hook: HookRoute | None = None) -> None:
+                 hook: HookRoute | None = None,
+                 observatory: ObservatoryApp | None = None) -> None:
         self.app = app
         self.hook = hook
+        self.observatory = observatory
         self.token = token.encode()
         self.hosts = {f"{h}:{port}".encode() for h in LOOPBACK_HOSTS}
         self.health = json.dumps(health).encode()
@@ -92,23 +99,40 @@ class Guard:
         if origin is not None and not _loopback_origin(origin):
             await plain(send, 403, b"refused: Origin is not loopback")
             return
+        path = scope.get("path", "")
+        if self.observatory is not None and (path == OBSERVATORY_PATH
+                                             or path.startswith(OBSERVATORY_PATH + "/")):
+            await self.observatory(scope, receive, send)
+            return
         auth = headers.get(b"authorization", b"")
         scheme, _, given = auth.partition(b" ")
         if scheme.lower() != b"bearer" or not hmac.compare_digest(given.strip(), self.token):
             await plain(send, 401, b"a bearer token is required (see .neuralmind/mcp.json)",
                          [(b"www-authenticate", b'Bearer realm="neuralmind"')])
             return
-        path = scope.get("path")
         if path == HEALTH_PATH:
             await plain(send, 200, self.health, [(b"content-type", b"application/json")])
             return
         if path == HOOK_PATH and self.hook is not None:
             await self.hook(scope.get("method", ""), receive, send)
             return
+        if path == OBSERVATORY_LOGIN_PATH and self.observatory is not None:
+            if scope.get("method") != "POST":
+                await plain(send, 405, b"POST for a login URL", [(b"allow", b"POST")])
+                return
+            url = self.observatory.login_url(_query_value(scope, "view"))
+            await plain(send, 200, json.dumps({"url": url}).encode(),
+                        [(b"content-type", b"application/json")])
+            return
         if path != MCP_PATH:
             await plain(send, 404, f"not found: MCP is served at {MCP_PATH}".encode())
             return
         await self.app(scope, receive, send)
+
+
+def _query_value(scope: Scope, name: str) -> str | None:
+    values = parse_qs(scope.get("query_string", b"").decode("latin-1")).get(name)
+    return values[0] if values else None
 
 
 def _loopback_origin(origin: bytes) -> bool:
@@ -142,6 +166,7 @@ class McpEndpoint:
     read_only: bool
     discovery_file: Path | None
     app: LazyApp = field(repr=False)
+    observatory: ObservatoryApp = field(repr=False)
     _server: Any = field(repr=False)
     _task: asyncio.Task[None] = field(repr=False)
     discovery_name: str = field(default=DISCOVERY_NAME, repr=False)
@@ -150,6 +175,10 @@ class McpEndpoint:
     @property
     def port(self) -> int:
         return urlsplit(self.url).port or 0
+
+    def login_url(self, view: str | None = None) -> str:
+        """A one-time login URL of the observatory page served beside MCP."""
+        return self.observatory.login_url(view)
 
     @property
     def app_built(self) -> bool:
@@ -162,6 +191,7 @@ class McpEndpoint:
         self._stopped = True
         if self.discovery_file is not None:
             remove_discovery(self.root, self.token, self.discovery_name)
+        self.observatory.close()            # open event streams end now, not at the timeout
         await self.app.refuse_new()
         self._server.should_exit = True
         done, _ = await asyncio.wait({self._task}, timeout=STOP_TIMEOUT_SECONDS)
@@ -215,8 +245,9 @@ async def serve_http(service: EngineService, host: str = "127.0.0.1", port: int 
     app = LazyApp(_app_factory(service, read_only, port), stop_timeout=APP_STOP_TIMEOUT_SECONDS)
     health = {"name": "neuralmind", "root": str(service.root), "pid": os.getpid(),
               "read_only": read_only}
-    config = uvicorn.Config(Guard(app, token, port, health, hook_route(service)), log_config=None,
-                            log_level="warning", access_log=False, lifespan="on",
+    observatory = ObservatoryApp(service, port)
+    config = uvicorn.Config(Guard(app, token, port, health, hook_route(service), observatory),
+                            log_config=None, log_level="warning", access_log=False, lifespan="on",
                             timeout_graceful_shutdown=0.3, ws="none", loop="none")
     # serve() would load the config on the loop: importing the HTTP protocol (h11 or
     # httptools) and lifespan modules there held the GIL ~60 ms at start-up
@@ -231,8 +262,8 @@ async def serve_http(service: EngineService, host: str = "127.0.0.1", port: int 
         sock.close()
         raise
     endpoint = McpEndpoint(url=url, token=token, root=service.root, read_only=read_only,
-                           discovery_file=None, app=app, _server=server, _task=task,
-                           discovery_name=discovery_name)
+                           discovery_file=None, app=app, observatory=observatory,
+                           _server=server, _task=task, discovery_name=discovery_name)
     if write_discovery_file:
         entry = Discovery(url=url, pid=os.getpid(), token=token,
                           protocol_version=protocol_version, root=str(service.root),

@@ -10,6 +10,7 @@ import contextlib
 import inspect
 import logging
 import sys
+import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,7 @@ from mcp_types import ToolAnnotations
 from pydantic import ValidationError
 
 from neuralmind import __version__
+from neuralmind.events import publish
 from neuralmind.mcp.listing import first_paragraph, lean_annotations, lean_schema
 from neuralmind.mcp.profiles import select
 from neuralmind.mcp.roles import read_only_refusal
@@ -96,6 +98,15 @@ class NeuralMindMCP(MCPServer):
 
     async def call_tool(self, name: str, arguments: dict[str, Any],
                         context: Any = None) -> Any:
+        """A tool call, timed for the Debug trace (a `request` event)."""
+        t0 = time.perf_counter()
+        result = await self._call_tool(name, arguments, context)
+        publish("request", channel="mcp", method=name,
+                ms=round((time.perf_counter() - t0) * 1000, 2),
+                ok=not getattr(result, "is_error", False))
+        return result
+
+    async def _call_tool(self, name: str, arguments: dict[str, Any], context: Any) -> Any:
         tools = self.neuralmind_tools
         if tools.read_only and name in tools.RECORDING_TOOLS:
             return error_result("read_only", read_only_refusal(name))

@@ -22,6 +22,7 @@ from typing import Any
 
 from neuralmind.config import load_workspace_config
 from neuralmind.discovery import HOOKS_DISCOVERY_NAME, live_endpoint
+from neuralmind.events import bus
 from neuralmind.mcp.bridge import Bridge
 from neuralmind.mcp.profiles import wanted
 from neuralmind.stdio import claim_stdio
@@ -91,6 +92,7 @@ async def _serve_here(root: Path, in_fd: int, out_fd: int, read_only: bool,
     from neuralmind.service.agent_edits import AgentEditWatcher
     from neuralmind.service.engine_service import EngineService
 
+    bus.set_label("mcp")
     service = EngineService(root)
     server = build_mcp_server(service, read_only=read_only, tools=tools)
     loop = asyncio.get_running_loop()

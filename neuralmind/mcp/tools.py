@@ -173,7 +173,8 @@ class NeuralMindTools:
         async def call() -> CallToolResult:
             session = None if self.read_only else f"mcp:{_client_name(ctx)}"
             out = await self.service.query(question, budget, session=session,
-                                           include_wakeup=include_wakeup)
+                                           include_wakeup=include_wakeup,
+                                           source=session or "mcp")
             out["hits"] = _with_ids(out["hits"])
             if not out["hits"]:
                 await self._not_indexed()

@@ -37,9 +37,11 @@ def _answer(ws: Workspace, req: HookRequest) -> str:
 
 
 def _prompt(ws: Workspace, req: HookRequest) -> tuple[str, list[str]]:
-    from neuralmind.engine import agent_context  # on the engine thread, as above
+    from neuralmind.engine import activity, agent_context  # on the engine thread, as above
 
-    return agent_context.prompt_answer(ws, req)
+    text, hits = agent_context.prompt_answer(ws, req)
+    activity.publish_prompt(ws.graph, req.prompt, text, hits, learning_session(req))
+    return text, hits
 
 
 def learning_session(req: HookRequest) -> str:

@@ -16,9 +16,12 @@ if TYPE_CHECKING:
 
 
 class AgentEndpoint(Protocol):
-    """A running endpoint: where agents reach it, and how to stop it."""
+    """A running endpoint: where agents reach it, a login URL of the observatory page it
+    also serves, and how to stop it."""
 
     url: str
+
+    def login_url(self, view: str | None = None) -> str: ...
 
     async def close(self) -> None: ...
 

@@ -27,8 +27,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from neuralmind.config import CLOSE_TIMEOUT_SECONDS, WorkspaceConfig, load_workspace_config
+from neuralmind.engine import activity
 from neuralmind.engine.paths import confine
 from neuralmind.errors import EngineError
+from neuralmind.events import bus, publish
+from neuralmind.events.log import enable_event_log, flush_event_log
 from neuralmind.service.agent_hooks import AgentHookRequests
 from neuralmind.service.attention import AttentionRequests, EditorLink
 from neuralmind.service.decision_requests import DecisionRequests
@@ -38,9 +41,12 @@ from neuralmind.service.freshness import Freshness
 from neuralmind.service.indexing import BackgroundIndexing
 from neuralmind.service.learning import Learning, record_query
 from neuralmind.service.loop_monitor import LoopMonitor
+from neuralmind.service.observatory_requests import ObservatoryRequests
+from neuralmind.service.observe import IndexEvents
 from neuralmind.service.scans import DecisionScans
 
 if TYPE_CHECKING:
+    from neuralmind.context.pack import ContextResult
     from neuralmind.engine import Workspace
 
 log = logging.getLogger("neuralmind.service")
@@ -60,7 +66,16 @@ def _open_workspace(root: Path, config: WorkspaceConfig) -> Workspace:
     return Workspace.open_for_serving(root, config)
 
 
-class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests):
+def _answer(ws: Workspace, question: str, budget: int | None, explain: bool,
+            include_wakeup: bool, source: str) -> ContextResult:
+    """A query on the engine thread, told to the event bus with what it served."""
+    result = ws.query(question, budget, explain, include_wakeup)
+    activity.publish_query(ws.graph, question, result, source)
+    return result
+
+
+class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
+                    ObservatoryRequests):
     """One workspace served asynchronously; see the module docstring for the rules."""
 
     def __init__(self, root: Path, config: WorkspaceConfig | None = None, *,
@@ -84,6 +99,9 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests):
         self.scans = DecisionScans(self._thread, self.workspace,
                                    lambda: self._notify("decisions_changed"))
         self.loop_monitor = LoopMonitor() if LoopMonitor.wanted() else None
+        self._active_file: dict[str, str] = {}       # session -> the file it works in
+        enable_event_log(self.root)        # this process's events reach the others' pages
+        self.subscribe(IndexEvents())
         self.editor_link: EditorLink | None = None     # the editor's server, when one is attached
         self.unsaved: dict[str, str | None] = {}        # buffers with unsaved changes -> text
 
@@ -169,6 +187,7 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests):
         self._thread.shutdown()
         if ws is not None:
             ws.close()
+        flush_event_log()       # servers leave with os._exit: no exit handler writes it
 
     # --- configuration ------------------------------------------------------------------
     def update_config(self, values: dict[str, Any]) -> tuple[list[str], set[str]]:
@@ -204,14 +223,23 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests):
     # --- documents ----------------------------------------------------------------------
     async def did_open(self, path: str, session: str = "editor") -> str:
         rel = self.resolve(path)
+        self._activate(session, rel)
         self.learning.debouncer(session).event("open", rel)
         return rel
 
     async def did_change(self, path: str, session: str = "editor") -> str:
         rel = self.resolve(path)
+        self._activate(session, rel)
         self.learning.debouncer(session).edit(rel)
         self.buffer_changed(rel)
         return rel
+
+    def _activate(self, session: str, rel: str) -> None:
+        """The session now works in `rel`: an `editor` event when that changed."""
+        if self._active_file.get(session) != rel:
+            self._active_file[session] = rel
+            if bus.active:
+                publish("editor", session=session, file=rel)
 
     async def did_save(self, path: str, session: str = "editor") -> str:
         rel = self.resolve(path)
@@ -253,9 +281,13 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests):
         return out
 
     async def query(self, question: str, budget: int | None = None, *, session: str | None = None,
-                    explain: bool = False, include_wakeup: bool = True) -> dict[str, Any]:
+                    explain: bool = False, include_wakeup: bool = True,
+                    source: str | None = None) -> dict[str, Any]:
+        """`session` learns from the question; `source` (default: the session) names the
+        asker in the `query` event."""
         ws = await self.workspace()
-        result = await self._thread.run(ws.query, question, budget, explain, include_wakeup)
+        result = await self._thread.run(_answer, ws, question, budget, explain, include_wakeup,
+                                        source or session or "service")
         if session and self.config.learning:
             ids = [h.node.id for h in result.hits]
             self._thread.spawn(self._thread.run(record_query, ws, session, question, ids),

@@ -14,6 +14,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
+from neuralmind.events import bus, publish
 from neuralmind.service.editing import EditDebouncer
 
 if TYPE_CHECKING:
@@ -99,6 +100,8 @@ class Learning:
             deb.window = seconds
 
     def _event(self, session: str, kind: str, rel: str) -> None:
+        if rel and bus.active:
+            publish("file_activity", session=session, action=kind, file=rel)
         if not self._on():
             return
         self.events += 1
@@ -106,6 +109,7 @@ class Learning:
 
     def _batch_done(self, session: str) -> None:
         """A window of quiet: what the session touched is learned as one batch."""
+        publish("file_activity", session=session, action="batch_end")
         if self._on():
             self._enqueue(session, BATCH_END, "")
 

@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from neuralmind import config
+from neuralmind.events import bus, publish
 from neuralmind.graph.model import file_of
 from neuralmind.statedir import STATE_DIR_NAME, atomic_write_bytes
 from neuralmind.statedir import state_dir as state_dir_of
-from neuralmind.synapse import seeding
+from neuralmind.synapse import learned, seeding
 from neuralmind.synapse.export import bundle_bytes, bundle_document, memory_markdown
 from neuralmind.synapse.namespaces import (
     EPHEMERAL,
@@ -42,6 +43,7 @@ MEMORY_NAME = "SYNAPSE_MEMORY.md"
 BUNDLE_NAME = "synapse_bundle.json"
 QUESTION_HITS = 5  # a question's top hits linked to the files it led to
 HITS_CACHE_SIZE = 64  # provided hits per question, so repeated flushes ask once
+SYNAPSE_EVENT_PAIRS = 50  # reinforced pairs an event lists (a page draws them as edges)
 
 
 class SynapseLayer:
@@ -145,7 +147,11 @@ class SynapseLayer:
             hits = batch.hits or self._provided_hits(batch.question)
             hit_files = list(dict.fromkeys(file_of(h) for h in hits))
             pairs += [(h, f) for h in hit_files for f in batch.edited if h != f]
-        self.store.learn_batch(pairs, batch.touched, batch.transitions, self.namespace, batch.ts)
+        n = self.store.learn_batch(pairs, batch.touched, batch.transitions, self.namespace, batch.ts)
+        if n and bus.active:
+            publish("synapse", session=batch.session, namespace=self.namespace, pairs=n,
+                    edges=[list(p) for p in pairs[:SYNAPSE_EVENT_PAIRS]],
+                    files=list(batch.touched))
 
     def _learn_question(self, q: Question) -> None:
         hits = q.hits or self._hits_cache.get(q.query, [])
@@ -170,9 +176,13 @@ class SynapseLayer:
         """Positive: reinforce the node with its context. Negative: weaken its edges in the
         merged namespaces (LTP edges keep their floor and are never deleted)."""
         if positive:
-            return self.store.activate([node_id, *context], self.namespace, now)
-        return self.store.weaken_node(node_id, sorted(self._weights()),
-                                      config.NEGATIVE_FEEDBACK_FACTOR, now)
+            n = self.store.activate([node_id, *context], self.namespace, now)
+        else:
+            n = self.store.weaken_node(node_id, sorted(self._weights()),
+                                       config.NEGATIVE_FEEDBACK_FACTOR, now)
+        publish("synapse", feedback="positive" if positive else "negative", node=node_id,
+                context=list(context), pairs=n, namespace=self.namespace)
+        return n
 
     # --- recall -------------------------------------------------------------------------
     def spread(self, seed_ids: Sequence[str], depth: int = config.SPREAD_DEPTH,
@@ -208,6 +218,12 @@ class SynapseLayer:
         """Strongest merged associations of one node."""
         nbrs = self.store.edges_of([node_id], self._weights(namespaces), now).get(node_id, {})
         return sorted(nbrs.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
+
+    def learned_edges(self, limit: int, now: float | None = None,
+                      ) -> list[tuple[str, str, float, str]]:
+        """The strongest synapses learned from use (every namespace but the structural and
+        co-change priors of `shared`), strongest first."""
+        return learned.strongest(self.store, limit, (SHARED,), now)
 
     def next_likely(self, node_id: str, k: int = 5, now: float | None = None,
                     ) -> list[tuple[str, float]]:

@@ -371,6 +371,40 @@ if ok then
     end, 20), "NeuralMindStatus printed nothing")
     return { text = notes[#notes].msg, statusline = nm.statusline() }
   end)
+
+  step("observatory", function()
+    -- The endpoint is on (`mcp = true`): the page opens, through vim.ui.open.
+    assert(vim.wait(30000, function()
+      return not is_nil(sync("neuralmind/status", vim.empty_dict()).mcp_endpoint)
+    end, 100), "the loopback endpoint is not up")
+    local opened
+    vim.ui.open = function(url)
+      opened = url
+      return nil, nil
+    end
+    vim.cmd("NeuralMindObservatory debug")
+    assert(vim.wait(15000, function()
+      return opened ~= nil
+    end, 20), "NeuralMindObservatory opened nothing")
+    local shown = notes[#notes].msg
+    -- The setting turned off (as a user would): no endpoint, no page, and it says why.
+    local client = assert(nm.client())
+    local settings = { neuralmind = { debounce_seconds = 0.2, mcp = false, budget = 1200 } }
+    if has_011 then
+      client:notify("workspace/didChangeConfiguration", { settings = settings })
+    else
+      client.notify("workspace/didChangeConfiguration", { settings = settings })
+    end
+    assert(vim.wait(30000, function()
+      return is_nil(sync("neuralmind/status", vim.empty_dict()).mcp_endpoint)
+    end, 100), "the endpoint did not stop after mcp = false")
+    local before = #notes
+    vim.cmd("NeuralMindObservatory")
+    assert(vim.wait(15000, function()
+      return #notes > before
+    end, 20), "NeuralMindObservatory said nothing with the endpoint off")
+    return { refused = notes[#notes], opened = opened, shown = shown }
+  end)
 end
 
 results.notes = notes

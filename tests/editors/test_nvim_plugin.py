@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -214,6 +215,14 @@ def test_decisions_fill_the_quickfix_list_and_status_reports(session: dict) -> N
     assert stale[0]["type"] == "W"
     status = ok(session, "status")
     assert "Nodes:" in status["text"] and "Last full build:" in status["text"]
+
+
+def test_observatory_opens_the_servers_login_url(session: dict) -> None:
+    step = ok(session, "observatory")
+    assert step["refused"]["level"] == 4 and "mcp" in step["refused"]["msg"]
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+/observatory/login\?ticket=[\w-]+&view=debug",
+                        step["opened"]), step["opened"]
+    assert "opened" in step["shown"] and step["opened"] in step["shown"]
 
 
 def test_an_agent_sees_the_editors_state_and_reveals_code(session: dict) -> None:

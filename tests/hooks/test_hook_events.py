@@ -15,9 +15,11 @@ import pytest
 from hook_support import ENV, context_of, hook
 from sample_workspace import eventually, git, make_repo, start_editor_server
 
+from neuralmind import hookwire
 from neuralmind.discovery import HOOKS_DISCOVERY_NAME, read_discovery
 from neuralmind.engine import Workspace
 from neuralmind.engine.agent_journal import JOURNAL
+from neuralmind.events.log import read_events
 from neuralmind.hooks import claude, gemini
 
 PROMPT = "how is the invoice total computed with tax"
@@ -55,6 +57,22 @@ def test_prompt_gets_the_ranked_files_and_the_top_hit_lines(built: Path) -> None
     assert lines[1].startswith("- app/billing.py: compute_invoice_total")
     assert "Top hit: `app/billing.py:4-7` compute_invoice_total (function)" in text
     assert "return round(subtotal * (1 + tax_rate), 2)" in text
+
+
+def test_a_hook_answered_from_disk_reaches_the_event_log(built: Path) -> None:
+    """The observatory's Debug trace shows hooks no server answered too (the JSONL bridge)."""
+    out, _ = hook(built, "UserPromptSubmit", {"prompt": PROMPT, "session_id": "disk-trace"})
+    pushed = context_of(out, "UserPromptSubmit")
+    hooks = [e for e in read_events(built, kinds=frozenset({"hook"}))
+             if e.data.get("session") == "disk-trace"]
+    assert len(hooks) == 1 and hooks[0].origin.startswith("hook ")
+    data = hooks[0].data
+    assert (data["agent"], data["event"], data["served_by"]) == ("claude", hookwire.PROMPT, "disk")
+    assert data["chars"] == len(pushed) and data["pushed"] == pushed.splitlines()[0]
+    assert data["ms"] > 0
+    asked = [e.data for e in read_events(built, kinds=frozenset({"query"}))
+             if e.data.get("source") == "agent:claude:disk-trace"]
+    assert len(asked) == 1 and asked[0]["files"][0] == "app/billing.py" and asked[0]["tokens"] > 0
 
 
 def test_prompt_budget_is_kept(built: Path) -> None:

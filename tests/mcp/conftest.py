@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from mcp_support import eventually, make_repo
+from mcp_support import make_repo
+from service_support import indexed_service
 
 from neuralmind.service.engine_service import EngineService
 
@@ -20,13 +21,5 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def service(repo: Path) -> AsyncIterator[EngineService]:
     """Indexed by the service's own background build (real tree-sitter, real model)."""
-    svc = EngineService(repo)
-    await svc.start(index=True, watch_head=False)
-
-    async def indexed() -> bool:
-        status = await svc.status()
-        return status["embedded_nodes"] > 0 and status["indexing"] is None
-
-    await eventually(indexed, 120, "the first index")
-    yield svc
-    await svc.close()
+    async with indexed_service(repo) as svc:
+        yield svc

@@ -12,6 +12,7 @@ export const OWN_COMMANDS = [
   "neuralmind.refreshDecisions",
   "neuralmind.openDecision",
   "neuralmind.copyMcpConfig",
+  "neuralmind.openObservatory",
   "neuralmind.showStatus",
   "neuralmind.showOutput",
   "neuralmind.restartServer",

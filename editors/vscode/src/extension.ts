@@ -7,6 +7,7 @@ import { EditorStateReporter } from "./attention";
 import { DecisionDocuments, DecisionsTree, DECISION_SCHEME } from "./decisionsView";
 import { siblingCli } from "./discovery";
 import { MCP_CLIENTS, McpClient, runMcpConfig } from "./mcpConfig";
+import { copyLinkMessage, OBSERVATORY_METHOD, observatoryUrl } from "./observatory";
 import { ContextResult, DecisionRecord, Methods, NextLikelyItem } from "./protocol";
 import { nextLikelyItems } from "./render";
 import { completeArguments, reviewChanges } from "./review";
@@ -70,6 +71,7 @@ export function activate(context: vscode.ExtensionContext): void {
       await vscode.window.showTextDocument(doc, { preview: true });
     }),
     command("neuralmind.copyMcpConfig", () => copyMcpConfig(servers)),
+    command("neuralmind.openObservatory", () => openObservatory(servers)),
     command("neuralmind.showStatus", () => status.showDetails()),
     command("neuralmind.showOutput", () => output.show()),
     command("neuralmind.restartServer", async () => (await servers.pick())?.restart()),
@@ -156,6 +158,23 @@ async function recordDecision(servers: ServerManager): Promise<boolean> {
 
 function relativeTo(server: FolderServer, uri: vscode.Uri): string {
   return path.relative(server.folder.uri.fsPath, uri.fsPath).split(path.sep).join("/");
+}
+
+async function openObservatory(servers: ServerManager): Promise<void> {
+  const server = await servers.pick();
+  if (!server) return;
+  const url = observatoryUrl(await server.request<unknown>(OBSERVATORY_METHOD, {}));
+  if (vscode.env.uiKind === vscode.UIKind.Web) {
+    const copy = "Copy link";
+    if ((await vscode.window.showInformationMessage(copyLinkMessage(url), copy)) === copy) {
+      await vscode.env.clipboard.writeText(url);
+    }
+    return;
+  }
+  // openExternal forwards the loopback port when the window is remote (SSH, containers).
+  if (!(await vscode.env.openExternal(vscode.Uri.parse(url, true)))) {
+    void vscode.window.showInformationMessage(`NeuralMind: open ${url} in a browser (the link works once).`);
+  }
 }
 
 async function copyMcpConfig(servers: ServerManager): Promise<void> {

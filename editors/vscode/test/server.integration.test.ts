@@ -10,6 +10,7 @@ import { reviewItems, statusView } from "../src/render";
 import { editorStateParams } from "../src/editorState";
 import { didChangeConfigurationParams, mapSettings } from "../src/settings";
 import { commandsToRegister } from "../src/commands";
+import { OBSERVATORY_METHOD } from "../src/observatory";
 import { findServer, git, makeWorkspace, notYetAvailable, Session, until, uriOf } from "./lspHarness";
 
 const FILES: Record<string, string> = {
@@ -206,6 +207,11 @@ live("the server's code-action commands are registered once for all folders, nev
   }
   assert.ok(!first.includes("neuralmind.nextLikely"), "the extension's own command must not be re-registered");
   assert.deepEqual(commandsToRegister(advertised, new Set(first)), [], "a second folder registers nothing again");
+});
+
+live("the observatory request says why there is no page when the loopback endpoint is off", async (s) => {
+  // This session runs with `mcp: false`; the page is served by that endpoint.
+  await assert.rejects(s.request(OBSERVATORY_METHOD, {}), (e: Error) => /mcp/.test(e.message) && /neuralmind serve/.test(e.message));
 });
 
 live("the review names the partner a change left out, takes unsaved buffers, and opens the partner", async (s) => {

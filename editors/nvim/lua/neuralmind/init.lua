@@ -369,6 +369,44 @@ function M.statusline()
   return ("NM %s nodes"):format(st.nodes or "?")
 end
 
+-- :NeuralMindObservatory ---------------------------------------------------------------
+
+--- Whether `url` is a login URL of the observatory on loopback (the only kind opened).
+function M.is_observatory_url(url)
+  if type(url) ~= "string" then
+    return false
+  end
+  for _, host in ipairs({ "127%.0%.0%.1", "localhost" }) do
+    if url:match("^http://" .. host .. ":%d+/observatory/login%?") then
+      return true
+    end
+  end
+  return false
+end
+
+--- Open the observatory: the server mints a one-time login URL for the page it serves on
+--- loopback; it opens in the browser (vim.ui.open), and is printed when that fails.
+function M.observatory(view)
+  local params = (view and view ~= "") and { view = view } or vim.empty_dict()
+  M.request("neuralmind/observatory", params, function(res)
+    local url = type(res) == "table" and res.url or nil
+    if not M.is_observatory_url(url) then
+      notify("the server gave no observatory URL: " .. vim.inspect(res), vim.log.levels.ERROR)
+      return
+    end
+    local ok, err = pcall(function()
+      local _, open_err = vim.ui.open(url)
+      assert(not open_err, open_err)
+    end)
+    if ok then
+      -- the link too: over SSH the browser may open on no screen (it works once either way)
+      notify(("observatory opened in the browser: %s"):format(url))
+    else
+      notify(("open %s in a browser (the link works once): %s"):format(url, tostring(err)), vim.log.levels.WARN)
+    end
+  end)
+end
+
 -- :NeuralMindReview ---------------------------------------------------------------------
 
 local function file_path(root, rel)
@@ -595,6 +633,15 @@ function M.setup(opts)
     desc = "NeuralMind: decisions in the quickfix list",
   })
   cmd("NeuralMindStatus", M.status, { nargs = 0, desc = "NeuralMind: index freshness" })
+  cmd("NeuralMindObservatory", function(a)
+    M.observatory(a.args)
+  end, {
+    nargs = "?",
+    complete = function()
+      return { "brain", "ask", "memory", "decisions", "dreams", "savings", "debug" }
+    end,
+    desc = "NeuralMind: open the observatory page in the browser",
+  })
   cmd("NeuralMindReview", function(a)
     M.review(a.args)
   end, { nargs = "?", desc = "NeuralMind: missed files and decisions at risk, in the quickfix list" })

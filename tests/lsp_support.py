@@ -1,4 +1,4 @@
-"""Helpers for the language-server tests: a temporary git repository, the real server
+"""Helpers for the tests that drive the real language server (tests/lsp, tests/observatory): a temporary git repository, the real server
 command, a client that keeps custom results as plain JSON, polling helpers."""
 
 from __future__ import annotations
