@@ -310,9 +310,11 @@ def test_review_changes_supersedes_a_decision_at_risk(wb: Workbench, project: Pr
     wb.open_file("shop/session.py")
     wb.type_at_end("\nTOKEN_TTL_SECONDS = 3600\n")  # a new edit: at risk again
     wb.run_command("NeuralMind: Review changes")
-    rows = wait_until("the review's picks", lambda: (r := wb.pick_rows()) and any(
-        ACTIVE_TITLE in x for x in r) and r)
-    assert any("shop/rates.py" in r and "probably missed" in r for r in rows), rows
+    # Both rows, read together: the list renders into rows the palette used a moment ago.
+    wait_until("the review's two picks", lambda: (r := wb.pick_rows()) and any(
+        ACTIVE_TITLE in x and "decision at risk" in x for x in r) and any(
+        "shop/rates.py" in x and "probably missed" in x for x in r))
+    assert "1 probably missed, 1 decision at risk" in wb.quick_input().inner_text()
     wb.screenshot("review-changes")
     wb.pick_containing(ACTIVE_TITLE)
     wb.wait_active_tab("session.py")
