@@ -316,6 +316,7 @@ if ok then
         end,
       })
     end
+    local head_lines = vim.api.nvim_buf_line_count(buf)
     vim.api.nvim_buf_set_lines(buf, -1, -1, false, { "", "ROUNDING = 3" })
     vim.cmd.write()
     local missed, risk
@@ -328,7 +329,8 @@ if ok then
     local out = {
       id = record.id,
       missed = { message = missed.message, severity = missed.severity, actions = actions(missed) },
-      risk = { message = risk.message, severity = risk.severity, actions = actions(risk) },
+      risk = { message = risk.message, severity = risk.severity, lnum = risk.lnum, actions = actions(risk) },
+      head_lines = head_lines,
       severity = { info = vim.diagnostic.severity.INFO, hint = vim.diagnostic.severity.HINT },
     }
     apply(risk, "Re-affirm decision")

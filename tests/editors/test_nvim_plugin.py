@@ -255,6 +255,9 @@ def test_review_diagnostics_and_their_code_actions(session: dict) -> None:
     assert missed["actions"] == ["Open storage/cache.py"]
     assert risk["severity"] == step["severity"]["hint"]
     assert "governed by 'Invoice totals round to cents'" in risk["message"]
+    # on the first line the edit added (0-based: the committed line count), a line the
+    # server's copy of the text as first opened does not have
+    assert risk["lnum"] == step["head_lines"]
     assert [a.split(":")[0] for a in risk["actions"]] == [
         "Re-affirm decision", "Supersede decision", "Invalidate decision", "Show decision"]
     assert step["asked"] == ["New decision title: ", "Why it replaces the old one: "]

@@ -284,6 +284,9 @@ def test_editor_state_reaches_the_server_with_the_decision_at_risk(wb: Workbench
     assert {"shop/session.py", "shop/tax.py", "shop/rates.py"} <= set(state["open_files"])
     risk = _at_risk(state)[0]
     assert ACTIVE_TITLE in risk["message"] and risk["source"] == "neuralmind", risk
+    # On the first changed line (10: the blank line typed before TOKEN_BYTES), a line the
+    # server's copy of the text as opened does not have.
+    assert risk["start_line"] == 10, risk
 
 
 def test_at_risk_decision_reaffirmed_from_its_quick_fix(wb: Workbench, project: Project):
