@@ -10,6 +10,13 @@ the server's RSS after indexing and after N simulated edits.
 
 Targets (PRODUCT.md section 4): context p95 < 50 ms, didSave-to-searchable p95 <
 300 ms, stall < 20 ms, RSS < 400 MB (20k nodes), flat across edits.
+
+With --team the servers run connected to a team store (a private PostgreSQL cluster
+started here, fsync on) that is kept busy the whole run: a generator process pushes
+--team-rate learning batches per second from --team-devs simulated teammates over the
+repository's files, which the server pulls, folds and writes into its synapse store
+while it is measured; the server's own learning is pushed too. The team figures
+(events pulled and pushed, rows shown) are printed beside the editor's.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import asyncio
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -219,6 +227,8 @@ async def saved_until_searchable(c: Client, path: Path, name: str) -> float:
         if found["hits"] and found["hits"][0]["symbol"] == name:
             return time.perf_counter() - t0
         if time.perf_counter() - t0 > 30:
+            if c.proc is not None and c.log is not asyncio.subprocess.DEVNULL:
+                c.proc.send_signal(signal.SIGABRT)    # every thread's stack into --server-log
             raise TimeoutError(f"{name} never became searchable")
 
 
@@ -277,15 +287,21 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     tmp = Path(args.tmp) if args.tmp else Path(tempfile.mkdtemp(prefix="nm-lsp-bench-"))
     tmp.mkdir(parents=True, exist_ok=True)
     results: dict[str, Any] = {"repo": args.repo}
+    team = TeamLoad(args) if args.team else None
     try:
-        env = {**os.environ, "NEURALMIND_LOOP_MONITOR": "1", "ORT_DISABLE_TELEMETRY": "1"}
+        env = {**os.environ, "NEURALMIND_LOOP_MONITOR": "1", "ORT_DISABLE_TELEMETRY": "1",
+               "PYTHONFAULTHANDLER": "1"}
         log = open(args.server_log, "ab") if args.server_log else None  # noqa: SIM115
         root = tmp / args.repo
+        if not args.warm_only:
+            root = copy_repo(args.repo, tmp)
+        elif not (root / ".neuralmind").is_dir():
+            sys.exit(f"--warm-only needs an indexed copy in {root}: run once with --tmp")
+        if team is not None:
+            env["NEURALMIND_TEAM_DSN"] = team.start(root)
+            results["team"] = {"rate_per_s": args.team_rate, "teammates": args.team_devs}
         if args.warm_only:
-            if not (root / ".neuralmind").is_dir():
-                sys.exit(f"--warm-only needs an indexed copy in {root}: run once with --tmp")
             return await run_warm(args, root, env, log, results)
-        root = copy_repo(args.repo, tmp)
 
         # cold: no index at all
         c = Client(root, env, log)
@@ -316,8 +332,84 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         results["cold_shutdown_s"] = await c.stop()
         return await run_warm(args, root, env, log, results)
     finally:
+        if team is not None:
+            results.setdefault("team", {}).update(team.stop())
         if not args.keep and not args.tmp:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+class TeamLoad:
+    """A private PostgreSQL cluster and a generator process pushing teammates' learning."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.cluster: Any = None
+        self.generator: subprocess.Popen[str] | None = None
+
+    def start(self, root: Path) -> str:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "team"))
+        from pgcluster import Cluster  # the tests' throwaway cluster, only for --team
+
+        self.cluster = Cluster(fsync=True)
+        self.cluster.start()
+        dsn = self.cluster.dsn()
+        self.generator = subprocess.Popen(
+            [sys.executable, __file__, "--team-generator", dsn, str(root),
+             str(self.args.team_rate), str(self.args.team_devs)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert self.generator.stdout is not None
+        self.generator.stdout.readline()        # "ready": the store is migrated and busy
+        return dsn
+
+    def stop(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.generator is not None and self.generator.stdin is not None:
+            self.generator.stdin.close()          # the generator stops at end of input
+            line = self.generator.stdout.readline() if self.generator.stdout else ""
+            self.generator.wait(30)
+            out.update(json.loads(line or "{}"))
+        if self.cluster is not None:
+            self.cluster.destroy()
+        return out
+
+
+def team_generator(dsn: str, root: str, rate: float, devs: int) -> None:
+    """Push `rate` learning batches a second from `devs` teammates until stdin closes."""
+    import random  # the generator process only
+    import threading
+
+    from neuralmind import outbox  # the team component loads only with --team
+    from neuralmind.team.identity import repo_identity
+    from neuralmind.team.remote import OutEvent, RemoteStore
+
+    files = sorted(str(p.relative_to(root)) for p in Path(root).rglob("*.py")
+                   if ".neuralmind" not in p.parts)
+    remote = RemoteStore.open(dsn, repo_identity(Path(root)))
+    stop = threading.Event()
+    threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
+    print("ready", flush=True)
+    rng = random.Random(7)
+    seqs = [0] * devs
+    run = os.getpid()     # new authors each run: a kept clone has folded the last run's (author, seq)
+    sent, t0 = 0, time.monotonic()
+    tick = 0.1
+    while not stop.is_set():
+        batch = []
+        for _ in range(max(1, round(rate * tick))):
+            dev = rng.randrange(devs)
+            seqs[dev] += 1
+            start = rng.randrange(max(1, len(files) - 40))
+            picked = rng.sample(files[start:start + 40], min(len(files), rng.randint(2, 4)))
+            batch.append(OutEvent(f"teammate{dev}-{run}@bench", seqs[dev], outbox.BATCH, outbox.encode({
+                "ts": time.time(), "rate": 0.3, "touched": picked,
+                "pairs": [[a, b] for i, a in enumerate(picked) for b in picked[i + 1:]],
+                "transitions": [list(t) for t in zip(picked, picked[1:], strict=False)]})))
+        remote.push(batch)
+        sent += len(batch)
+        stop.wait(max(0.0, t0 + tick * (sent / max(1, round(rate * tick))) - time.monotonic()))
+    print(json.dumps({"generated_events": sent,
+                      "generated_per_s": round(sent / (time.monotonic() - t0), 1)}), flush=True)
+    remote.close()
 
 
 async def run_warm(args: argparse.Namespace, root: Path, env: dict[str, str], log: Any,
@@ -373,6 +465,10 @@ async def run_warm(args: argparse.Namespace, root: Path, env: dict[str, str], lo
     results["max_stall_warm_run_ms"] = status["event_loop"]["max_stall_ms"]
     results["top_stalls_warm_s_ms"] = top_stalls(status, warm_start)
     results["stall_culprits_warm"] = stall_culprits(status, warm_start)
+    if "team" in results:
+        results["team"]["server"] = {k: status["team"].get(k) for k in (
+            "connected", "pushed", "pulled", "position", "head", "unpushed", "reconnects",
+            "last_error")}
     results["warm_shutdown_s"] = await c.stop()
     return results
 
@@ -408,7 +504,17 @@ def main() -> int:
                         help="skip the cold start: reuse the indexed copy a run with --tmp left")
     parser.add_argument("--json", default=None, help="also write the figures to this file")
     parser.add_argument("--server-log", default=None, help="append the servers' stderr here")
+    parser.add_argument("--team", action="store_true",
+                        help="connect the servers to a busy team store (a private PostgreSQL)")
+    parser.add_argument("--team-rate", type=float, default=100.0,
+                        help="teammates' learning batches per second pushed meanwhile")
+    parser.add_argument("--team-devs", type=int, default=20)
+    parser.add_argument("--team-generator", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.team_generator:
+        dsn, root, rate, devs = args.team_generator
+        team_generator(dsn, root, float(rate), int(devs))
+        return 0
     MCP_ON[0] = args.mcp
     results = asyncio.run(run(args))
     print_results(results)

@@ -187,6 +187,14 @@ TEAM_COALESCE_S = 0.25              # wake-ups this close are one sync: 50 write
 TEAM_POLL_SECONDS = 15.0             # catch-up even without a NOTIFY (one lost in a reconnect gap)
 TEAM_RECONNECT_MIN_S = 0.5           # reconnect backoff doubles from here...
 TEAM_RECONNECT_MAX_S = 10.0          # ...up to this: a restarted server is found again within 10 s
+TEAM_COMPACT_BATCH = 5000            # folded log rows dropped per transaction: short write locks
+TEAM_COMPACT_EVERY_S = 60.0          # a long-lived sync drops folded log rows at most this often:
+                                     # ~7,000 rows a minute at 120 events/s, two short transactions
+TEAM_SEED_REFRESH = 0.75             # a seed is sent when the team's view decayed below 75% of it:
+                                     # rebuilding the same history sends nothing for ~25 days
+TEAM_SEED_EVENT_ROWS = 2000          # seeded pairs per event: ~100 KB of JSON, one small insert
+TEAM_VIEW_BATCH = 500                # team rows written to synapses.db per transaction: the
+                                     # store's lock is held a few ms, so queries wait no longer
 TEAM_SNAPSHOT_CHUNK_BYTES = 4 * 1024 * 1024  # bytea rows of a snapshot: bounded memory both ways
 TEAM_SNAPSHOT_LEVEL = 1              # zlib level of snapshot chunks: level 6 costs 3x the time for ~5% less
 

@@ -29,6 +29,7 @@ The cluster runs with fsync on, in a temporary directory, on loopback only.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import random
@@ -49,7 +50,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "team"))
 import psycopg  # noqa: E402
 from pgcluster import Cluster  # noqa: E402
 
-from neuralmind.team import events as ev  # noqa: E402
+from neuralmind import outbox  # noqa: E402
+from neuralmind.synapse.layer import SynapseLayer  # noqa: E402
+from neuralmind.team import views  # noqa: E402
+from neuralmind.team.bridge import SynapseBridge  # noqa: E402
 from neuralmind.team.identity import RepoIdentity  # noqa: E402
 from neuralmind.team.local import TeamLocal  # noqa: E402
 from neuralmind.team.remote import RemoteStore  # noqa: E402
@@ -64,19 +68,24 @@ RECORD_POOL = 60
 def worker(args: argparse.Namespace) -> None:
     state = Path(args.dir)
     local = TeamLocal(state)
+    layer = SynapseLayer(state, state)     # not a git folder: learning is "personal"
+    layer.share = True                     # a team store is configured
     latencies = array("d")
     me = local.author
 
     def on_ingest(batch: Any) -> None:
         now = time.time()
+        mine = {me, synapse_author(layer)}
         for e in batch:
-            if e.author != me:
+            if e.author not in mine:
                 try:
                     latencies.append(now - json.loads(e.payload)["ts"])
                 except (ValueError, KeyError, TypeError):
                     pass
 
-    task = SyncTask(TeamSync(local, args.dsn, REPO, on_ingest=on_ingest), poll_seconds=5.0)
+    task = SyncTask(TeamSync(local, args.dsn, REPO, on_ingest=on_ingest,
+                             bridges=[SynapseBridge(local, lambda: layer)]), poll_seconds=5.0)
+    layer.on_share = task.kick
     task.start()
     while not task.status()["connected"]:
         time.sleep(0.05)
@@ -84,38 +93,56 @@ def worker(args: argparse.Namespace) -> None:
     if not args.resume:
         sys.stdin.readline()                     # "go": everyone starts together
     rng = random.Random(f"{args.seed}:{me}")
-    conn = local.connection()
-    done_b = conn.execute("SELECT count(*) FROM log WHERE author = ? AND kind = ?",
-                          (me, ev.BATCH)).fetchone()[0]
-    done_r = conn.execute("SELECT count(*) FROM log WHERE author = ? AND kind = ?",
-                          (me, ev.RECORD)).fetchone()[0]
+    # what this developer wrote before a kill: the outboxes' counters (the log's folded
+    # rows are compacted away)
+    done_r = written(local.connection())
+    done_b = written(sqlite3.connect(layer.store.path)) if layer.store.path.exists() else 0
     plan = ["b"] * (args.events - done_b) + ["r"] * (args.records - done_r)
     rng.shuffle(plan)
     gap = args.duration / max(1, args.events + args.records)
     home = rng.randrange(10)
     for step in plan:
-        if step == "b":
+        if step == "b":      # an editing batch, through the synapse store's own outbox
             area = home if rng.random() < 0.8 else rng.randrange(10)
             files = rng.sample(FILES[area * 30:(area + 1) * 30], rng.randint(2, 4))
-            local.learn_batch([(a, b) for i, a in enumerate(files) for b in files[i + 1:]],
-                              files, list(zip(files, files[1:], strict=False)))
+            layer.store.learn_batch([(a, b) for i, a in enumerate(files) for b in files[i + 1:]],
+                                    files, list(zip(files, files[1:], strict=False)), "personal",
+                                    share=True)
         else:
             rid = f"d{rng.randrange(RECORD_POOL)}"
             local.put_record("decision", rid, {"title": f"{rid} by {me}", "n": rng.random()})
         task.kick()
         time.sleep(rng.uniform(0, 2 * gap))
-    while local.pending_count():
+    while local.pending_count() or outbox_count(layer):
         task.kick()
         time.sleep(0.02)
     print(json.dumps({"written": me, "at": time.time()}), flush=True)
-    while local.counts()["events"] < args.expect:
+    while local.counts()["events"] < args.expect or views.dirty(local, 1):
         time.sleep(0.02)
     converged = time.time()
     Path(args.dir, "latencies.bin").write_bytes(latencies.tobytes())
     ru = resource.getrusage(resource.RUSAGE_SELF)
+    shown = hashlib.sha256(repr(layer.store.dump(["shared"], now=args.view_at)).encode())
     print(json.dumps({"converged": me, "at": converged, "hash": local.state_hash(),
-                      "status": task.status(), "cpu_s": ru.ru_utime + ru.ru_stime}), flush=True)
+                      "synapse_view": shown.hexdigest(), "status": task.status(),
+                      "cpu_s": ru.ru_utime + ru.ru_stime}), flush=True)
     task.stop()
+
+
+def synapse_author(layer: SynapseLayer) -> str | None:
+    conn = sqlite3.connect(layer.store.path)
+    try:
+        return outbox.author(conn) if outbox.installed(conn) else None
+    finally:
+        conn.close()
+
+
+def outbox_count(layer: SynapseLayer) -> int:
+    conn = sqlite3.connect(layer.store.path)
+    try:
+        return outbox.count(conn)
+    finally:
+        conn.close()
 
 
 # --- the coordinator ------------------------------------------------------------------------
@@ -132,7 +159,8 @@ class Dev:
         a = self.args
         cmd = [sys.executable, __file__, "--worker", "--dir", str(self.dir), "--dsn", self.dsn,
                "--events", str(a.events), "--records", str(a.records), "--duration",
-               str(a.duration), "--expect", str(self.expect), "--seed", str(a.seed)]
+               str(a.duration), "--expect", str(self.expect), "--seed", str(a.seed),
+               "--view-at", str(a.view_at)]
         if resume:
             cmd.append("--resume")
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -186,7 +214,7 @@ def run_faults(cluster: Cluster, devs: list[Dev], a: argparse.Namespace,
     for k in range(a.kills):
         time.sleep(phase / (a.kills + 2))
         victims = [d for d in devs if d.proc and d.proc.poll() is None and d.last("written") is None
-                   and _outbox_seqs(d.dir)[0] > 0]
+                   and pending_events(d.dir)]
         if not victims:
             continue
         d = rng.choice(victims)
@@ -208,31 +236,52 @@ def run_faults(cluster: Cluster, devs: list[Dev], a: argparse.Namespace,
     cluster.stop()
     out["outage_at_s"] = round(t - out["_t0"], 1)
     time.sleep(a.outage)
-    backlog = {d.i: _outbox_seqs(d.dir) for d in devs}
+    backlog = {d.i: pending_events(d.dir) for d in devs}
     cluster.start()
     back = time.monotonic()
     out["outage_s"] = round(back - t, 1)
-    out["pending_when_back"] = sum(n for n, _, _ in backlog.values())
+    out["pending_when_back"] = sum(len(b) for b in backlog.values())
     # the backlog has drained when every developer's outbox holds nothing it held at return
     # (developers keep writing meanwhile: their new events are not the backlog)
     def drained(d: Dev) -> bool:
-        n, first, _ = _outbox_seqs(d.dir)
-        return n == 0 or first > backlog[d.i][2]
+        return not pending_events(d.dir) & backlog[d.i]
 
-    wait(lambda: all(drained(d) for d in devs if backlog[d.i][0]), 900, "outbox drain",
+    wait(lambda: all(drained(d) for d in devs if backlog[d.i]), 900, "outbox drain",
          every=0.5)
     out["backlog_drained_after_s"] = round(time.monotonic() - back, 2)
 
 
-def _outbox_seqs(state: Path) -> tuple[int, int, int]:
-    """(entries, first seq, last seq) of a developer's outbox, read without any lock."""
-    conn = sqlite3.connect(f"file:{state / 'team.db'}?mode=ro", uri=True, timeout=30)
+def written(conn: sqlite3.Connection) -> int:
+    """How many events this outbox ever took (its AUTOINCREMENT counter: a rolled-back
+    write does not move it)."""
     try:
-        n, first, last = conn.execute("SELECT count(*), coalesce(min(seq), 0), "
-                                      "coalesce(max(seq), 0) FROM team_outbox").fetchone()
-    finally:
-        conn.close()
-    return int(n), int(first), int(last)
+        row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'team_outbox'"
+                           ).fetchone()
+    except sqlite3.OperationalError:
+        return 0          # no outbox yet
+    return int(row[0]) if row else 0
+
+
+def pending_events(state: Path) -> set[tuple[str, int]]:
+    """(author, seq) of every event a developer has not pushed yet, read without any lock:
+    the synapse store's outbox first, then the mirror's queues (collecting moves an event
+    from the first to the second, never the other way)."""
+    out: set[tuple[str, int]] = set()
+    for name, sql in (("synapses.db", "SELECT m.value, o.seq FROM team_outbox o, "
+                       "team_outbox_meta m WHERE m.key = 'author'"),
+                      ("team.db", "SELECT m.value, o.seq FROM team_outbox o, team_outbox_meta m "
+                       "WHERE m.key = 'author' UNION ALL SELECT author, seq FROM collected")):
+        path = state / name
+        if not path.exists():
+            continue
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
+        try:
+            out.update((a, int(q)) for a, q in conn.execute(sql))
+        except sqlite3.OperationalError:
+            pass          # no outbox yet
+        finally:
+            conn.close()
+    return out
 
 
 def coordinator(a: argparse.Namespace) -> None:
@@ -269,13 +318,17 @@ def coordinator(a: argparse.Namespace) -> None:
             if d.proc is not None:
                 d.proc.wait(60)
         hashes = {c["hash"] for c in conv if c}
+        views_shown = {c["synapse_view"] for c in conv if c}
         # lost / duplicated, by (author, seq): the server against each developer's own log
         on_server = server_events(dsn)
         own: set[tuple[str, int]] = set()
-        for d in devs:
-            conn = TeamLocal(d.dir).connection()
-            own.update((a_, int(s)) for a_, s in conn.execute(
-                "SELECT author, seq FROM log WHERE author = ?", (d.author,)))
+        for d in devs:     # every event a developer committed locally: seqs 1..its counters
+            for db in (d.dir / "team.db", d.dir / "synapses.db"):
+                conn = sqlite3.connect(db)
+                if outbox.installed(conn):
+                    author = outbox.author(conn)
+                    own.update((author, s) for s in range(1, written(conn) + 1))
+                conn.close()
         server_set = set(on_server)
         lat: list[float] = []
         for d in devs:
@@ -289,6 +342,7 @@ def coordinator(a: argparse.Namespace) -> None:
             "lost": len(own - server_set), "duplicated": len(on_server) - len(server_set),
             "unknown_on_server": len(server_set - own),
             "identical_states": len(hashes) == 1, "distinct_hashes": len(hashes),
+            "identical_synapse_views": len(views_shown) == 1,
             "converged_after_quiescence_s": round(max(c["at"] for c in conv if c) - quiet, 2),
             "write_phase_s": round(write_phase, 1),
             "events_per_s": round(len(on_server) / write_phase, 1),
@@ -317,6 +371,8 @@ def main() -> None:
     ap.add_argument("--dir", help=argparse.SUPPRESS)
     ap.add_argument("--dsn", help=argparse.SUPPRESS)
     ap.add_argument("--expect", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--view-at", type=float, default=time.time() + 86400.0,
+                    help=argparse.SUPPRESS)   # when every developer reads its synapse view
     ap.add_argument("--devs", type=int, default=50)
     ap.add_argument("--events", type=int, default=1000)
     ap.add_argument("--records", type=int, default=20)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from neuralmind.cli.common import open_workspace, print_json, root_argument
+from neuralmind.cli.common import open_workspace, print_json
 
 # The store could not serve the request (unreachable, too new, a damaged snapshot): 1;
 # a wrong request (no DSN configured, a password in it, a dirty tree): 2, main's default.
@@ -52,10 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def _team(args: argparse.Namespace):  # noqa: ANN202 - neuralmind.team.service.Team
-    # psycopg and the team component (~60 ms) load only for `neuralmind team ...`
-    from neuralmind.team.service import Team
-
-    return Team(root_argument(args.path))
+    return open_workspace(args.path).team
 
 
 def _out(args: argparse.Namespace, obj: dict[str, Any], lines: list[str]) -> int:
@@ -111,14 +108,16 @@ def cmd_disconnect(args: argparse.Namespace) -> int:
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
-    r = _team(args).publish_index(args.commit, build=open_workspace(args.path).build)
+    ws = open_workspace(args.path)
+    r = ws.team.publish_index(args.commit, build=ws.build)
     return _out(args, r, [f"published the index of {r['commit'][:12]}: "
                           f"{r['bytes'] / 1e6:.1f} MB ({r['stored_bytes'] / 1e6:.1f} MB stored) "
                           f"in {r['seconds']:.1f} s"])
 
 
 def cmd_pull(args: argparse.Namespace) -> int:
-    r = _team(args).pull_index(force=args.force, update=lambda: open_workspace(args.path).build())
+    ws = open_workspace(args.path)
+    r = ws.team.pull_index(force=args.force, update=ws.build)
     return _out(args, r, [
         f"pulled the index of {r['commit'][:12]} ({r['distance']} commit(s) behind HEAD): "
         f"{r['bytes'] / 1e6:.1f} MB in {r['seconds']:.1f} s",

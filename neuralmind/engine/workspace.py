@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,7 @@ from neuralmind.config import (
     MIN_BUDGET,
     QUERY_HITS,
     REVIEW_MIN_CONFIDENCE,
+    TEAM_DSN_ENV,
     WAKEUP_BUDGET,
     WorkspaceConfig,
     load_workspace_config,
@@ -53,6 +55,8 @@ if TYPE_CHECKING:
     from neuralmind.review.cochange import CommitHistory
     from neuralmind.review.report import Review
     from neuralmind.synapse.layer import SynapseLayer
+    from neuralmind.team.service import Team
+    from neuralmind.team.sync import SyncTask
 
 log = logging.getLogger("neuralmind.engine")
 
@@ -198,7 +202,32 @@ class Workspace:
         layer = SynapseLayer(self.state, self.root)
         # a replayed or editor session that names a question learns from that question's hits
         layer.hits_provider = lambda q: [h.node.id for h in self.search(q, k=5)[0]]
+        layer.share = self.team_configured()
         return layer
+
+    # --- the team brain ------------------------------------------------------------------
+    def team_configured(self) -> bool:
+        """A team store is configured (the environment or `team_dsn`): learning on the
+        default branch is shared. Checked without loading the team component."""
+        return bool(os.environ.get(TEAM_DSN_ENV, "").strip() or self.config.team_dsn.strip())
+
+    @functools.cached_property
+    def team(self) -> Team:
+        # psycopg and the team component (~60 ms) load only when a team is used
+        from neuralmind.team.service import Team
+
+        return Team(self.root, synapses=self._synapses_or_none)
+
+    def team_sync_task(self, on_change: Callable[[int], None] | None = None) -> SyncTask | None:
+        """A server's team sync (not started) when a store is configured, woken by every
+        local shared write; EngineError when the folder has no repository identity."""
+        if not self.team_configured():
+            return None
+        task = self.team.sync_task(on_change)
+        layer = self._synapses_or_none()
+        if task is not None and layer is not None:
+            layer.on_share = task.kick
+        return task
 
     @functools.cached_property
     def decisions(self) -> DecisionStore:

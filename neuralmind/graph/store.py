@@ -56,6 +56,7 @@ from neuralmind.graph.model import (
     node_id,
 )
 from neuralmind.heap import no_gc
+from neuralmind.sqlite_tx import immediate
 from neuralmind.statedir import move_aside
 
 log = logging.getLogger("neuralmind.graph")
@@ -323,8 +324,7 @@ def save_graph(state_dir: Path, graph: Graph, previous: Graph | None = None) -> 
             con.execute("PRAGMA journal_mode=WAL")
             con.execute("PRAGMA synchronous=NORMAL")
             con.executescript(_SCHEMA_SQL)
-            con.execute("BEGIN IMMEDIATE")
-            try:
+            with immediate(con):
                 stored = con.execute("SELECT value FROM meta WHERE key='token'").fetchone()
                 incremental = (previous is not None and stored is not None
                                and stored[0] == previous.token)
@@ -337,10 +337,6 @@ def save_graph(state_dir: Path, graph: Graph, previous: Graph | None = None) -> 
                 con.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
                                 meta.items())
                 kill_point("mid_save")
-                con.execute("COMMIT")
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
         finally:
             con.close()
 

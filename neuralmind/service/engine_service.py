@@ -9,7 +9,8 @@ Ownership rules:
   never waits on engine work;
 - the jobs are split by what they keep fresh: `indexing` (full builds in a child
   process), `freshness` (saves -> searchable), `learning` (events -> synapses),
-  `scans` (HEAD moves -> decision staleness).
+  `scans` (HEAD moves -> decision staleness), `team` (the team store's sync, on a
+  thread of its own).
 Requests are one engine call each; results are plain JSON-shaped dicts, the same
 shapes as the CLI's `--json`.
 """
@@ -44,6 +45,7 @@ from neuralmind.service.loop_monitor import LoopMonitor
 from neuralmind.service.observatory_requests import ObservatoryRequests
 from neuralmind.service.observe import IndexEvents
 from neuralmind.service.scans import DecisionScans
+from neuralmind.service.team_sync import TeamSyncJob
 
 if TYPE_CHECKING:
     from neuralmind.context.pack import ContextResult
@@ -98,6 +100,8 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
         self.learning = Learning(self._thread, self.workspace, self.config)
         self.scans = DecisionScans(self._thread, self.workspace,
                                    lambda: self._notify("decisions_changed"))
+        self.team = TeamSyncJob(self._thread, self.workspace,
+                                lambda n: self._notify("decisions_changed"))
         self.loop_monitor = LoopMonitor() if LoopMonitor.wanted() else None
         self._active_file: dict[str, str] = {}       # session -> the file it works in
         enable_event_log(self.root)        # this process's events reach the others' pages
@@ -161,6 +165,7 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
             self.scans.watch(self.root)
         self._thread.spawn(self._thread.run(ws.warm_up), "warm-up")
         self.scans.spawn()
+        self._thread.spawn(self.team.start(), "team-sync")
         if index:
             self.reindex()
 
@@ -175,6 +180,8 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
             await self.loop_monitor.stop()
         await self.indexing.stop()
         self.freshness.stop()
+        with contextlib.suppress(Exception):
+            await self.team.stop(max(0.05, deadline - time.monotonic()))
         ws = self._ws
         if ws is not None:     # what is not written in time, the next build recomputes
             with contextlib.suppress(Exception):
@@ -342,6 +349,7 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
             "learning": {"enabled": self.config.learning, "events": self.learning.events,
                          "batches": self.learning.batches},
             "last_error": self.indexing.last_error,
+            "team": self.team.status(),
             **extra,
         }
 

@@ -9,6 +9,7 @@ started, with the rows SQLite can still read carried over. The decayed
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import math
@@ -16,11 +17,12 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 from neuralmind import config
+from neuralmind.sqlite_tx import immediate
 from neuralmind.statedir import move_aside
 from neuralmind.synapse.salvage import salvage_into
 from neuralmind.synapse.schema import MIGRATIONS, Migration, migrate, read_version
@@ -229,29 +231,27 @@ class SynapseDB:
     def _now(self, now: float | None) -> float:
         return self.clock() if now is None else float(now)
 
-    def _write(self) -> _Transaction:
-        return _Transaction(self._db())
+    def _write(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+        """One IMMEDIATE transaction: concurrent read-modify-write steps of two processes
+        serialise instead of losing updates."""
+        return immediate(self._db())
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """The store's connection inside one IMMEDIATE transaction, holding its lock, for a
+        caller that is not a learning path: errors are raised, not failed open."""
+        with self._lock, immediate(self._db()) as conn:
+            yield conn
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        """The store's connection for reads outside the learning paths (errors raised)."""
+        with self._lock:
+            yield self._db()
 
     @property
     def schema_version(self) -> int:
         return read_version(self._db())
-
-class _Transaction:
-    """BEGIN IMMEDIATE ... COMMIT: the write lock is taken up front, so concurrent
-    read-modify-write steps from two processes serialise instead of losing updates."""
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
-
-    def __enter__(self) -> sqlite3.Connection:
-        self.conn.execute("BEGIN IMMEDIATE")
-        return self.conn
-
-    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        if exc_type is None:
-            self.conn.execute("COMMIT")
-        elif self.conn.in_transaction:
-            self.conn.execute("ROLLBACK")
 
 
 def _has_pow(conn: sqlite3.Connection) -> bool:

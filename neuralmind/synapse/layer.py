@@ -6,19 +6,26 @@ path), which keeps them cheap; query hits and feedback may be symbol ids
 Reads use the merged view of the active namespace (1.0), personal (0.8) and
 shared (0.5). Every method fails open: learning never breaks an edit, a query or
 a build.
+
+With a team store configured (`share`), what is learned on the default branch is also
+written to `shared`, and every write to `shared` puts its event in the store's outbox
+in the same transaction (`sharing.py`); `on_share` then tells the team sync to push.
+Branch, personal and ephemeral learning stay on this machine.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import posixpath
+import sqlite3
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from neuralmind import config
+from neuralmind import config, outbox
 from neuralmind.events import bus, publish
 from neuralmind.graph.model import file_of
 from neuralmind.statedir import STATE_DIR_NAME, atomic_write_bytes
@@ -34,6 +41,7 @@ from neuralmind.synapse.namespaces import (
     normalize_namespace,
 )
 from neuralmind.synapse.sessions import Batch, Question, SessionTracker
+from neuralmind.synapse.sharing import SharedView
 from neuralmind.synapse.store import SynapseStore
 
 log = logging.getLogger("neuralmind.synapse")
@@ -63,6 +71,36 @@ class SynapseLayer:
         # but nobody reported its hits (e.g. replayed event streams).
         self.hits_provider: Callable[[str], list[str]] | None = None
         self._hits_cache: dict[str, list[str]] = {}
+        self.share = False          # a team store is configured: `shared` writes are sent
+        self.on_share: Callable[[], None] | None = None   # an event is in the outbox
+
+    # --- the team brain -------------------------------------------------------------------
+    def _sharing(self) -> bool:
+        """Whether learning now is the team's: shared, and on the default branch."""
+        return self.share and self.namespace == PERSONAL
+
+    def _shared(self, wrote: bool = True) -> None:
+        if wrote and self.on_share is not None and self.store.last_skipped() is None:
+            try:
+                self.on_share()
+            except Exception as e:  # learning fails open
+                log.warning("could not wake the team sync: %s", e)
+
+    def unsent(self) -> int:
+        """Shared events in this store's outbox (not yet taken by the team sync)."""
+        try:
+            with self.store.reading() as conn:
+                return outbox.count(conn)
+        except sqlite3.Error as e:
+            log.info("cannot count the unsent team events: %s", e)
+            return 0
+
+    @contextlib.contextmanager
+    def shared_view(self) -> Iterator[SharedView]:
+        """The team component's exchange with this store (outbox out, the team's state in),
+        in one transaction of it; errors are raised."""
+        with self.store.transaction() as conn:
+            yield SharedView(conn, self.clock())
 
     @property
     def disabled(self) -> str | None:
@@ -107,7 +145,10 @@ class SynapseLayer:
     def activate(self, node_ids: Iterable[str], namespace: str | None = None,
                  now: float | None = None) -> int:
         """Hebbian co-activation of a set of nodes; returns the number of pairs reinforced."""
-        return self.store.activate(list(node_ids), self._writable(namespace), now)
+        share = namespace is None and self._sharing()
+        n = self.store.activate(list(node_ids), self._writable(namespace), now, share=share)
+        self._shared(share)
+        return n
 
     def activate_files(self, paths: Iterable[str | Path], namespace: str | None = None,
                        now: float | None = None) -> int:
@@ -147,7 +188,10 @@ class SynapseLayer:
             hits = batch.hits or self._provided_hits(batch.question)
             hit_files = list(dict.fromkeys(file_of(h) for h in hits))
             pairs += [(h, f) for h in hit_files for f in batch.edited if h != f]
-        n = self.store.learn_batch(pairs, batch.touched, batch.transitions, self.namespace, batch.ts)
+        share = self._sharing() and bool(pairs or batch.touched or batch.transitions)
+        n = self.store.learn_batch(pairs, batch.touched, batch.transitions, self.namespace,
+                                   batch.ts, share=share)
+        self._shared(share)
         if n and bus.active:
             publish("synapse", session=batch.session, namespace=self.namespace, pairs=n,
                     edges=[list(p) for p in pairs[:SYNAPSE_EVENT_PAIRS]],
@@ -176,10 +220,11 @@ class SynapseLayer:
         """Positive: reinforce the node with its context. Negative: weaken its edges in the
         merged namespaces (LTP edges keep their floor and are never deleted)."""
         if positive:
-            n = self.store.activate([node_id, *context], self.namespace, now)
+            n = self.activate([node_id, *context], now=now)
         else:
             n = self.store.weaken_node(node_id, sorted(self._weights()),
-                                       config.NEGATIVE_FEEDBACK_FACTOR, now)
+                                       config.NEGATIVE_FEEDBACK_FACTOR, now, share=self.share)
+            self._shared(self.share)
         publish("synapse", feedback="positive" if positive else "negative", node=node_id,
                 context=list(context), pairs=n, namespace=self.namespace)
         return n
@@ -281,9 +326,11 @@ class SynapseLayer:
         Returns how many new synapses were created."""
         pairs, transitions = seeding.read_bundle(Path(path))
         ns = normalize_namespace(namespace)
-        created = self.store.seed_pairs(pairs, ns, now)
+        share = self.share and ns == SHARED
+        created = self.store.seed_pairs(pairs, ns, now, share=share)
         if transitions:
-            self.store.seed_transitions(transitions, ns, now)
+            self.store.seed_transitions(transitions, ns, now, share=share)
+        self._shared(share)
         return created
 
     def seed_bundle(self, path: str | Path, now: float | None = None) -> int:
@@ -304,8 +351,9 @@ class SynapseLayer:
             return 0
         pairs, freq = seeding.cochange(commits, base)
         weights = {p: seeding.structural_weight(c) for p, c in pairs.items()}
-        created = self.store.seed_pairs(weights, SHARED, now)
-        self.store.seed_activations(dict(freq), SHARED, now)
+        created = self.store.seed_pairs(weights, SHARED, now, share=self.share)
+        self.store.seed_activations(dict(freq), SHARED, now, share=self.share)
+        self._shared(self.share)
         return created
 
     # --- operations ---------------------------------------------------------------------

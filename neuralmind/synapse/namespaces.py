@@ -49,6 +49,11 @@ def half_life_days(namespace: str) -> float:
     return config.HALF_LIFE_DAYS.get(namespace, config.HALF_LIFE_DAYS[PERSONAL])
 
 
+def write_namespaces(namespace: str, share: bool) -> tuple[str, ...]:
+    """Where a learning write lands: its namespace, and `shared` when it is shared."""
+    return (namespace, SHARED) if share and namespace != SHARED else (namespace,)
+
+
 def merged_weights(active: str) -> dict[str, float]:
     """Read multipliers of the merged view: active 1.0, personal 0.8, shared 0.5."""
     w = config.NAMESPACE_WEIGHTS

@@ -18,6 +18,9 @@ from bisect import bisect_left, bisect_right
 from pathlib import Path
 from urllib.parse import quote
 
+from neuralmind import outbox
+from neuralmind.sqlite_tx import immediate
+
 log = logging.getLogger("neuralmind.synapse")
 
 # table -> (columns, primary key, other orders that a covering index can serve)
@@ -73,22 +76,46 @@ def _salvage(path: Path, fresh: sqlite3.Connection) -> dict[str, int]:
         return {}
     copied: dict[str, int] = {}
     try:
-        fresh.execute("BEGIN IMMEDIATE")
-        for table, (columns, key, orders) in TABLES.items():
-            if table not in present:
-                continue
-            rows = _readable_rows(old, table, columns, key, orders)
-            fresh.executemany(f"INSERT OR IGNORE INTO {table} ({', '.join(columns)}) "
-                              f"VALUES ({', '.join('?' * len(columns))})", rows.values())
-            copied[table] = len(rows)
-        fresh.execute("COMMIT")
-    except BaseException:
-        if fresh.in_transaction:
-            fresh.execute("ROLLBACK")
-        raise
+        with immediate(fresh):
+            for table, (columns, key, orders) in TABLES.items():
+                if table not in present:
+                    continue
+                rows = _readable_rows(old, table, columns, key, orders)
+                fresh.executemany(f"INSERT OR IGNORE INTO {table} ({', '.join(columns)}) "
+                                  f"VALUES ({', '.join('?' * len(columns))})", rows.values())
+                copied[table] = len(rows)
+            if "team_outbox" in present:
+                copied["team_outbox"] = _salvage_outbox(old, fresh)
     finally:
         old.close()
     return copied
+
+
+def _salvage_outbox(old: sqlite3.Connection, fresh: sqlite3.Connection) -> int:
+    """The team events not pushed yet. They keep their author only when the old outbox's
+    counter is readable, so a new event never reuses a (author, seq) the store already
+    has (it would be taken for a re-sent one and dropped); otherwise they are sent under
+    a new author (at worst one batch pushed but not acknowledged counts twice)."""
+    rows = _readable_rows(old, "team_outbox", ("seq", "kind", "payload", "created"), ("seq",), ())
+    try:
+        author = old.execute("SELECT value FROM team_outbox_meta WHERE key = 'author'").fetchone()
+        counter = old.execute("SELECT seq FROM sqlite_sequence WHERE name = 'team_outbox'"
+                              ).fetchone()
+    except sqlite3.DatabaseError:
+        author = counter = None
+    for statement in outbox.TABLES:
+        fresh.execute(statement)
+    if author and counter:
+        fresh.execute("INSERT OR IGNORE INTO team_outbox_meta VALUES ('author', ?)", author)
+    outbox.install(fresh)
+    fresh.executemany("INSERT OR IGNORE INTO team_outbox VALUES (?, ?, ?, ?)", rows.values())
+    if author and counter:     # continue the old numbering (an empty outbox too)
+        fresh.execute("UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'team_outbox'",
+                      counter)
+        fresh.execute("INSERT INTO sqlite_sequence (name, seq) SELECT 'team_outbox', ? WHERE "
+                      "NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'team_outbox')",
+                      counter)
+    return len(rows)
 
 
 def _readable_rows(old: sqlite3.Connection, table: str, columns: tuple[str, ...],

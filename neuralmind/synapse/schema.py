@@ -10,6 +10,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Sequence
 
+from neuralmind.sqlite_tx import immediate
+
 Migration = tuple[int, Callable[[sqlite3.Connection], None]]
 
 
@@ -69,8 +71,7 @@ def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration]) -> int:
     target = migrations[-1][0] if migrations else 0
     if read_version(conn) >= target:
         return read_version(conn)
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with immediate(conn):
         current = read_version(conn)  # another process may have migrated meanwhile
         for version, step in migrations:
             if version > current:
@@ -78,8 +79,4 @@ def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration]) -> int:
                 conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
                 conn.execute("INSERT INTO meta(key, value) VALUES('schema_version', ?) "
                              "ON CONFLICT(key) DO UPDATE SET value=excluded.value", (str(version),))
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
     return read_version(conn)

@@ -27,8 +27,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from neuralmind import config
+from neuralmind.synapse import sharing, stats
 from neuralmind.synapse.db import ACT_EFF, DAY, SYN_EFF, TR_EFF, SynapseDB, fail_open
-from neuralmind.synapse.schema import SCHEMA_VERSION, read_version
+from neuralmind.synapse.namespaces import SHARED, write_namespaces
+from neuralmind.synapse.schema import SCHEMA_VERSION
 
 log = logging.getLogger("neuralmind.synapse")
 
@@ -37,8 +39,6 @@ _STOP = frozenset({
     "the", "and", "for", "with", "from", "that", "this", "into", "when", "what", "how", "why",
     "are", "was", "add", "use", "not", "can", "should", "does", "fix", "make", "get", "set",
 })
-
-
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
@@ -49,15 +49,15 @@ def question_tokens(text: str) -> list[str]:
     return sorted({t for t in words if len(t) >= 3 and t not in _STOP})
 
 
-
 class SynapseStore(SynapseDB):
     """Namespaced Hebbian memory in `<state>/synapses.db`: learning, decay, recall."""
 
     # --- learning -----------------------------------------------------------------------
     @fail_open(lambda: 0)
     def activate(self, node_ids: Iterable[str], namespace: str, now: float | None = None,
-                 rate: float = config.LEARNING_RATE) -> int:
-        """Hebbian step: reinforce every pair in the co-activated set; return the pair count."""
+                 rate: float = config.LEARNING_RATE, share: bool = False) -> int:
+        """Hebbian step: reinforce every pair in the co-activated set (`share`: in `shared`
+        too, its event in the outbox in the same transaction); return the pair count."""
         nodes = list(dict.fromkeys(n for n in node_ids if n))
         if len(nodes) > config.ACTIVATE_MAX_NODES:  # keep the first (best-ranked) ones
             log.info("co-activation of %d nodes truncated to %d", len(nodes), config.ACTIVATE_MAX_NODES)
@@ -66,8 +66,11 @@ class SynapseStore(SynapseDB):
         pairs = [(a, b) for i, a in enumerate(nodes) for b in nodes[i + 1:]]
         t = self._now(now)
         with self._write() as db:
-            self._reinforce(db, pairs, namespace, t, rate)
-            self._touch(db, nodes, namespace, t)
+            for ns in write_namespaces(namespace, share):
+                self._reinforce(db, pairs, ns, t, rate)
+                self._touch(db, nodes, ns, t)
+            if share:
+                sharing.batch(db, pairs, nodes, [], t, rate)
         return len(pairs)
 
     @fail_open(lambda: 0)
@@ -82,16 +85,20 @@ class SynapseStore(SynapseDB):
     @fail_open(lambda: 0)
     def learn_batch(self, pairs: Iterable[tuple[str, str]], touched: Sequence[str],
                     transitions: Sequence[tuple[str, str]], namespace: str,
-                    now: float | None = None, rate: float = config.LEARNING_RATE) -> int:
-        """One editing batch in one transaction: pairs reinforced (each listed pair once per
-        occurrence), files counted, transitions recorded. Returns the pairs reinforced."""
+                    now: float | None = None, rate: float = config.LEARNING_RATE,
+                    share: bool = False) -> int:
+        """One editing batch in one transaction (`share`: in `shared` too, its event in the
+        outbox): pairs reinforced once per occurrence, files counted, transitions recorded."""
         canon = [(min(a, b), max(a, b)) for a, b in pairs if a and b and a != b]
-        t = self._now(now)
+        nodes, t = [n for n in touched if n], self._now(now)
+        steps = [(a, b) for a, b in transitions if a and b and a != b]
         with self._write() as db:
-            self._reinforce(db, canon, namespace, t, rate)
-            self._touch(db, list(touched), namespace, t)
-            self._transitions(db, [(a, b) for a, b in transitions if a and b and a != b],
-                              namespace, t)
+            for ns in write_namespaces(namespace, share):
+                self._reinforce(db, canon, ns, t, rate)
+                self._touch(db, nodes, ns, t)
+                self._transitions(db, steps, ns, t)
+            if share:
+                sharing.batch(db, canon, nodes, steps, t, rate)
         return len(canon)
 
     @staticmethod
@@ -135,8 +142,10 @@ class SynapseStore(SynapseDB):
 
     @fail_open(lambda: 0)
     def seed_pairs(self, weights: dict[tuple[str, str], float], namespace: str,
-                   now: float | None = None, counts: dict[tuple[str, str], int] | None = None) -> int:
+                   now: float | None = None, counts: dict[tuple[str, str], int] | None = None,
+                   share: bool = False) -> int:
         """MAX semantics: weight = max(effective, seeded), count = max(count, given); idempotent.
+        `share` (namespace `shared`): the seeds the team lacks go to the outbox.
 
         Returns how many pairs were new.
         """
@@ -150,6 +159,8 @@ class SynapseStore(SynapseDB):
             rows.append({"a": lo, "b": hi, "ns": namespace, "w": min(config.WEIGHT_CAP, float(w)),
                          "c": c, "now": t})
         with self._write() as db:
+            if share and namespace == SHARED:
+                sharing.seeds(db, t, pairs=[(r["a"], r["b"], r["w"], r["c"]) for r in rows])
             before = db.execute("SELECT count(*) FROM synapses WHERE namespace = ?",
                                 (namespace,)).fetchone()[0]
             db.executemany(
@@ -163,10 +174,12 @@ class SynapseStore(SynapseDB):
 
     @fail_open(lambda: 0)
     def seed_activations(self, levels: dict[str, float], namespace: str,
-                         now: float | None = None) -> int:
-        """Popularity prior (e.g. commits per file) with MAX semantics."""
+                         now: float | None = None, share: bool = False) -> int:
+        """Popularity prior (e.g. commits per file) with MAX semantics (`share`: as seed_pairs)."""
         t = self._now(now)
         with self._write() as db:
+            if share and namespace == SHARED:
+                sharing.seeds(db, t, levels=[(n, float(v)) for n, v in levels.items()])
             db.executemany(
                 "INSERT INTO activations(node, namespace, level, count, updated) "
                 "VALUES (:n, :ns, :l, 0, :now) ON CONFLICT(node, namespace) DO UPDATE SET "
@@ -185,8 +198,9 @@ class SynapseStore(SynapseDB):
 
     @fail_open(lambda: 0)
     def weaken_node(self, node_id: str, namespaces: Sequence[str], factor: float,
-                    now: float | None = None) -> int:
-        """Negative feedback: scale a node's edges by `factor`; LTP edges keep their floor.
+                    now: float | None = None, share: bool = False) -> int:
+        """Negative feedback: scale a node's edges by `factor`; LTP edges keep their floor
+        (`share`: the scaling of its `shared` edges goes to the outbox too).
 
         Non-LTP edges that fall below the prune threshold are deleted; LTP edges never are.
         """
@@ -194,6 +208,8 @@ class SynapseStore(SynapseDB):
         params = {"n": node_id, "f": factor, "now": self._now(now),
                   "th": config.PRUNE_THRESHOLD, **ns_params}
         with self._write() as db:
+            if share and SHARED in namespaces:
+                sharing.weaken(db, node_id, factor, params["now"])
             cur = db.execute(
                 "UPDATE synapses SET "
                 f"weight = CASE WHEN count >= {config.LTP_THRESHOLD} "
@@ -405,58 +421,7 @@ class SynapseStore(SynapseDB):
     # --- inspection ---------------------------------------------------------------------
     @fail_open(dict)
     def stats(self, now: float | None = None, top: int = 10) -> dict[str, Any]:
-        t = self._now(now)
-        db = self._db()
-        per_ns: dict[str, dict[str, int]] = defaultdict(
-            lambda: {"synapses": 0, "ltp": 0, "transitions": 0, "activations": 0})
-        for ns, n, ltp in db.execute(
-                f"SELECT namespace, count(*), sum(count >= {config.LTP_THRESHOLD}) "
-                "FROM synapses GROUP BY namespace"):
-            per_ns[ns]["synapses"], per_ns[ns]["ltp"] = n, int(ltp or 0)
-        for table in ("transitions", "activations"):
-            for ns, n in db.execute(f"SELECT namespace, count(*) FROM {table} GROUP BY namespace"):
-                per_ns[ns][table] = n
-        return {
-            "path": str(self.path),
-            "schema_version": read_version(db),
-            "namespaces": dict(sorted(per_ns.items())),
-            "synapses": sum(v["synapses"] for v in per_ns.values()),
-            "ltp": sum(v["ltp"] for v in per_ns.values()),
-            "transitions": sum(v["transitions"] for v in per_ns.values()),
-            "activations": sum(v["activations"] for v in per_ns.values()),
-            "structural_edges": db.execute("SELECT count(*) FROM structural_edges").fetchone()[0],
-            "questions": db.execute("SELECT count(*) FROM questions").fetchone()[0],
-            "top_pairs": self._top_pairs(db, t, top),
-            "hubs": self._hubs(db, top),
-            "top_transitions": self._top_transitions(db, t, top),
-        }
-
-    @staticmethod
-    def _top_pairs(db: sqlite3.Connection, now: float, n: int) -> list[dict[str, Any]]:
-        rows = db.execute(
-            f"SELECT a, b, namespace, {SYN_EFF} AS w, count FROM synapses "
-            "ORDER BY w DESC, a, b LIMIT :n", {"now": now, "n": n})
-        return [{"a": a, "b": b, "namespace": ns, "weight": round(w, 4), "count": c,
-                 "ltp": c >= config.LTP_THRESHOLD} for a, b, ns, w, c in rows]
-
-    @staticmethod
-    def _hubs(db: sqlite3.Connection, n: int) -> list[dict[str, Any]]:
-        rows = db.execute(
-            "SELECT node, count(DISTINCT other) AS deg FROM ("
-            " SELECT a AS node, b AS other FROM synapses UNION ALL"
-            " SELECT b AS node, a AS other FROM synapses) GROUP BY node "
-            "ORDER BY deg DESC, node LIMIT ?", (n,))
-        return [{"node": node, "degree": deg} for node, deg in rows]
-
-    @staticmethod
-    def _top_transitions(db: sqlite3.Connection, now: float, n: int) -> list[dict[str, Any]]:
-        rows = db.execute(
-            f"WITH e AS (SELECT src, dst, sum({TR_EFF}) AS w FROM transitions GROUP BY src, dst), "
-            "tot AS (SELECT src, sum(w) AS total FROM e GROUP BY src) "
-            "SELECT e.src, e.dst, e.w, tot.total FROM e JOIN tot USING (src) "
-            "ORDER BY e.w DESC, e.src, e.dst LIMIT :n", {"now": now, "n": n})
-        return [{"src": s, "dst": d, "weight": round(w, 4),
-                 "probability": round(w / total, 4) if total else 0.0} for s, d, w, total in rows]
+        return {"path": str(self.path), **stats.summary(self._db(), self._now(now), top)}
 
     @fail_open(list)
     def dump(self, namespaces: Sequence[str] | None = None,
@@ -482,12 +447,14 @@ class SynapseStore(SynapseDB):
 
     @fail_open(lambda: 0)
     def seed_transitions(self, rows: Iterable[tuple[str, str, float]], namespace: str,
-                         now: float | None = None) -> int:
-        """Imported transitions, MAX semantics (idempotent)."""
+                         now: float | None = None, share: bool = False) -> int:
+        """Imported transitions, MAX semantics (idempotent; `share`: as seed_pairs)."""
         t = self._now(now)
         data = [{"a": a, "b": b, "w": float(w), "ns": namespace, "now": t}
                 for a, b, w in rows if a and b and a != b]
         with self._write() as db:
+            if share and namespace == SHARED:
+                sharing.seeds(db, t, transitions=[(d["a"], d["b"], d["w"]) for d in data])
             db.executemany(
                 "INSERT INTO transitions(src, dst, namespace, weight, count, updated) "
                 "VALUES (:a, :b, :ns, :w, 1, :now) ON CONFLICT(src, dst, namespace) DO UPDATE SET "

@@ -2,8 +2,10 @@
 
     synapse.batch  {ts, rate, pairs: [[a, b], ...], touched: [node, ...],
                     transitions: [[src, dst], ...]}    a learning batch in `shared`
-    synapse.seed   {ts, pairs: [[a, b, weight, count], ...], activations: [[node, level]]}
-                                                       co-change seeds (MAX semantics)
+    synapse.seed   {ts, pairs: [[a, b, weight, count], ...], activations: [[node, level]],
+                    transitions?: [[src, dst, weight]]}
+                                                       co-change and bundle seeds (MAX
+                                                       semantics)
     synapse.weaken {ts, factor, pairs: [[a, b], ...]}  negative feedback on those edges
     retrieval.used {ts, node, query?}                  a retrieved node the user used
     record.put     {ts, type, id, record: {...}, base: [author, seq] | null}
@@ -21,11 +23,10 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
+from neuralmind.outbox import BATCH, RECORD, SEED, USED, WEAKEN
 from neuralmind.team import fold
 from neuralmind.team.fold import Op
 
-BATCH, SEED, WEAKEN, USED, RECORD = (
-    "synapse.batch", "synapse.seed", "synapse.weaken", "retrieval.used", "record.put")
 KINDS = frozenset({BATCH, SEED, WEAKEN, USED, RECORD})
 RECORD_TYPES = frozenset({"decision", "memory"})
 
@@ -106,6 +107,11 @@ def operations(kind: str, payload: Any) -> list[Op]:
             node, level = _pair(v)
             add(fold.target(fold.ACTIVATION, _node(node)), fold.SEED,
                 _num(level, 0.0, 1e9, "level"))
+        for v in _list(payload, "transitions"):
+            src, dst, w = _pair(v, 3)
+            if src != dst:
+                add(fold.target(fold.TRANSITION, _node(src), _node(dst)), fold.SEED,
+                    _num(w, 0.0, 1e9, "weight"), 1)
     elif kind == WEAKEN:
         factor = _num(payload.get("factor"), 0.0, 1.0, "factor")
         for a, b in _node_pairs(payload, "pairs"):

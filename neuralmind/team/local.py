@@ -1,21 +1,24 @@
 """The local mirror of the team store: `<state>/team.db` (SQLite, WAL).
 
-It holds the outbox (this clone's events not yet pushed), the replicated log (every
-event known here, ours and pulled, keyed by `(author, seq)`), the folded shared state,
-and the versions of shared records.
+It holds the push queue (its own outbox, and the events collected from the outboxes of
+the stores that hold shared state: synapses.db, later memory.db), the replicated log
+(every event known here, ours and pulled, keyed by `(author, seq)`), the folded shared
+state, and the versions of shared records.
 
 Shared state is folded in the store's order (event positions), the same on every
 machine. An event that arrives before one of the positions ahead of it waits in the
 log until the gap fills. This clone's own events have no position until the store
-echoes them back; meanwhile they are folded, in their own order, into an *overlay* on
-top of the shared state (what this machine shows), which is rebuilt whenever the shared
-rows under it change and is empty once everything is pushed and pulled.
+echoes them back; meanwhile they are folded, in the order they were made, into an
+*overlay* on top of the shared state (what this machine shows), which is rebuilt
+whenever the shared rows under it change and is empty once everything is pushed and
+pulled. Every target whose visible value changes is marked dirty (`views.py`), so the
+stores showing it write it again.
 
-A local write to shared state is one IMMEDIATE transaction: outbox entry, log entry and
+A local write to shared state is one IMMEDIATE transaction: queue entry, log entry and
 overlay together. An ingest of pulled events is one transaction too and moves the
 pulled position in it: a process killed anywhere re-fetches and re-applies exactly what
-it had not committed, and nothing twice (an event already in the log is never folded
-again).
+it had not committed, and nothing twice (an event already in the log, or behind its
+author's compacted seq, is never folded again).
 """
 
 from __future__ import annotations
@@ -33,50 +36,19 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from neuralmind import config
+from neuralmind import config, outbox
+from neuralmind.sqlite_tx import immediate
 from neuralmind.team import events as ev
-from neuralmind.team import fold, outbox
+from neuralmind.team import fold, records, tables
 from neuralmind.team.fold import Op, State
-from neuralmind.team.remote import RemoteEvent
+from neuralmind.team.remote import OutEvent, RemoteEvent
+from neuralmind.team.tables import BAD, DONE, OWN, WAIT
 
 log = logging.getLogger("neuralmind.team")
 
 DB_NAME = "team.db"
-SCHEMA_VERSION = 1
 BUSY_TIMEOUT_MS = 15_000
 INGEST_CHUNK = 250   # events folded per transaction: a local write never waits long for it
-
-# log.state: OWN (ours, not yet echoed by the store: in the overlay), WAIT (position known,
-# not folded yet: a gap before it), DONE (folded into shared), BAD (malformed: kept, skipped)
-OWN, WAIT, DONE, BAD = 0, 1, 2, 3
-
-_TABLES = (
-    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    """CREATE TABLE IF NOT EXISTS log (
-        author TEXT NOT NULL, seq INTEGER NOT NULL,
-        kind TEXT NOT NULL, payload TEXT NOT NULL,
-        pos INTEGER,                     -- the store's position; NULL until pushed and seen
-        state INTEGER NOT NULL,
-        PRIMARY KEY (author, seq)
-    ) WITHOUT ROWID""",
-    "CREATE INDEX IF NOT EXISTS log_pos ON log (pos) WHERE pos IS NOT NULL",
-    "CREATE INDEX IF NOT EXISTS log_own ON log (seq) WHERE state = 0",
-    """CREATE TABLE IF NOT EXISTS shared (
-        target TEXT PRIMARY KEY, weight REAL NOT NULL, count INTEGER NOT NULL,
-        updated REAL NOT NULL
-    ) WITHOUT ROWID""",
-    """CREATE TABLE IF NOT EXISTS overlay (
-        target TEXT PRIMARY KEY, weight REAL NOT NULL, count INTEGER NOT NULL,
-        updated REAL NOT NULL
-    ) WITHOUT ROWID""",
-    """CREATE TABLE IF NOT EXISTS records (
-        type TEXT NOT NULL, id TEXT NOT NULL, author TEXT NOT NULL, seq INTEGER NOT NULL,
-        pos INTEGER, ts REAL NOT NULL, base_author TEXT, base_seq INTEGER,
-        payload TEXT NOT NULL,
-        PRIMARY KEY (type, id, author, seq)
-    ) WITHOUT ROWID""",
-)
-
 
 class TeamLocal:
     """The team state of one workspace on this machine."""
@@ -102,38 +74,9 @@ class TeamLocal:
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
             with self._init_lock:
-                self._author = self._migrate(conn)
+                self._author = tables.migrate(conn)
             self._local.conn, self._local.pid = conn, os.getpid()
         return conn
-
-    @staticmethod
-    def _migrate(conn: sqlite3.Connection) -> str:
-        """Create the tables in one IMMEDIATE transaction; refuse a newer schema. A current
-        file is only read: opening a mirror must not queue for its write lock."""
-        try:
-            version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'"
-                                   ).fetchone()
-            if version and int(version[0]) == SCHEMA_VERSION:
-                return outbox.author(conn)
-        except sqlite3.OperationalError:
-            pass   # no tables yet
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            for statement in _TABLES:
-                conn.execute(statement)
-            row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-            if row and int(row[0]) > SCHEMA_VERSION:
-                raise sqlite3.OperationalError(
-                    f"team.db has schema v{row[0]}, newer than this NeuralMind's "
-                    f"(v{SCHEMA_VERSION})")
-            conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
-                         (str(SCHEMA_VERSION),))
-            author = outbox.install(conn)
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        return author
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
@@ -148,19 +91,12 @@ class TeamLocal:
         with self._tx_lock:
             with self._turn_lock:
                 self._waiting -= 1
-            with self._immediate() as conn:
+            with immediate(self.connection()) as conn:
                 yield conn
 
-    @contextlib.contextmanager
-    def _immediate(self) -> Iterator[sqlite3.Connection]:
-        conn = self.connection()
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
+    def transaction(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+        """One write transaction of the mirror, in turn with this process's other writers."""
+        return self._write()
 
     @property
     def author(self) -> str:
@@ -185,9 +121,11 @@ class TeamLocal:
             seq = outbox.append(conn, kind, payload, self.clock())
             conn.execute("INSERT INTO log VALUES (?, ?, ?, ?, NULL, ?)",
                          (self.author, seq, kind, outbox.encode(payload), OWN))
+            keys = []
             if kind == ev.RECORD:
-                self._record_rows(conn, [(self.author, seq, None, payload)])
-            _apply(conn, "overlay", ops, fallback="shared")
+                records.insert(conn, [(self.author, seq, None, payload)])
+                keys.append((payload["type"], payload["id"]))
+            tables.mark_dirty(conn, tables.apply(conn, "overlay", ops, fallback="shared"), keys)
         return seq
 
     def learn_batch(self, pairs: Iterable[tuple[str, str]], touched: Sequence[str] = (),
@@ -229,16 +167,65 @@ class TeamLocal:
     def _ts(self, ts: float | None) -> float:
         return self.clock() if ts is None else float(ts)
 
-    # --- the outbox ----------------------------------------------------------------------
-    def pending(self, limit: int = config.TEAM_PUSH_BATCH) -> list[outbox.OutboxEntry]:
-        return outbox.pending(self.connection(), limit)
+    # --- events other stores wrote in their own outboxes ----------------------------------
+    def collect(self, author: str, entries: Sequence[outbox.OutboxEntry]) -> int:
+        """Take events a store wrote in its own outbox (in the transaction of its local
+        change) under that outbox's `author`: into the log as ours, onto the overlay, and
+        queued for the push. Idempotent: an event known here is skipped, so the store
+        deletes its entries after this commits and a kill in between only repeats this.
+        A malformed entry is kept in the log, neither shown nor pushed. Returns how many
+        were queued."""
+        if not entries:
+            return 0
+        with self._write() as conn:
+            known = self._known(conn, [(author, e.seq) for e in entries])
+            logged, queued, recs, ops = [], [], [], []
+            for e in entries:
+                if (author, e.seq) in known:
+                    continue
+                try:
+                    payload = json.loads(e.payload)
+                    ops.extend(ev.operations(e.kind, payload))
+                except (ValueError, ev.BadEvent) as bad:
+                    log.warning("local team event %s/%d (%s) is malformed and kept unsent: %s",
+                                author, e.seq, e.kind, bad)
+                    logged.append((author, e.seq, e.kind, e.payload, None, BAD))
+                    continue
+                logged.append((author, e.seq, e.kind, e.payload, None, OWN))
+                queued.append((author, e.seq, e.kind, e.payload, e.created))
+                if e.kind == ev.RECORD:
+                    recs.append((author, e.seq, None, payload))
+            conn.executemany("INSERT INTO log VALUES (?, ?, ?, ?, ?, ?)", logged)
+            conn.executemany("INSERT OR IGNORE INTO collected VALUES (?, ?, ?, ?, ?)", queued)
+            records.insert(conn, recs)
+            tables.mark_dirty(conn, tables.apply(conn, "overlay", ops, fallback="shared"),
+                              [(p["type"], p["id"]) for *_, p in recs])
+        return len(queued)
+
+    # --- the push queue: our outbox, then what was collected --------------------------------
+    def pending(self, limit: int = config.TEAM_PUSH_BATCH) -> list[OutEvent]:
+        conn = self.connection()
+        out = [OutEvent(self.author, e.seq, e.kind, e.payload)
+               for e in outbox.pending(conn, limit)]
+        if len(out) < limit:   # per author in seq order: an author's positions follow its seqs
+            out += [OutEvent(a, int(s), k, p) for a, s, k, p in conn.execute(
+                "SELECT author, seq, kind, payload FROM collected ORDER BY author, seq "
+                "LIMIT ?", (limit - len(out),))]
+        return out
 
     def pending_count(self) -> int:
-        return outbox.count(self.connection())
+        conn = self.connection()
+        return outbox.count(conn) + int(
+            conn.execute("SELECT count(*) FROM collected").fetchone()[0])
 
-    def acknowledge(self, up_to: int) -> int:
+    def acknowledge(self, pushed: Sequence[OutEvent]) -> int:
+        """Forget events the server holds; how many."""
+        own = [e.seq for e in pushed if e.author == self.author]
         with self._write() as conn:
-            return outbox.acknowledge(conn, up_to)
+            n = outbox.acknowledge(conn, max(own)) if own else 0
+            return n + conn.executemany(
+                "DELETE FROM collected WHERE author = ? AND seq = ?",
+                [(e.author, e.seq) for e in pushed if e.author != self.author]).rowcount
 
     # --- pulled events -------------------------------------------------------------------
     def pulled(self, store_key: str) -> int:
@@ -248,8 +235,12 @@ class TeamLocal:
         return int(row[0]) if row else 0
 
     def reset_pulled(self, store_key: str) -> None:
+        """Pull again from the start (the store was rebuilt: its positions are new). Known
+        events are recognised by (author, seq) and only move the position; events not
+        folded yet are fetched again."""
         with self._write() as conn:
             conn.execute("DELETE FROM meta WHERE key = ?", (f"pulled:{store_key}",))
+            _forget_positions(conn)
 
     def ingest(self, store_key: str, batch: Sequence[RemoteEvent]) -> int:
         """Take pulled events (any order) and fold everything that is now contiguous after
@@ -266,16 +257,26 @@ class TeamLocal:
     def _ingest_chunk(self, conn: sqlite3.Connection, store_key: str,
                       chunk: Sequence[RemoteEvent]) -> int:
         key = f"pulled:{store_key}"
+        source = conn.execute("SELECT value FROM meta WHERE key = 'positions_of'").fetchone()
+        if source is None or source[0] != store_key:
+            # another store (connected elsewhere, a new store_id); a mirror older than this
+            # mark: its positions are this store's only when it has pulled from it
+            ours = source is None and conn.execute(
+                "SELECT 1 FROM meta WHERE key = ?", (key,)).fetchone() is not None
+            if not ours:
+                _forget_positions(conn)
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('positions_of', ?)", (store_key,))
         mark = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         done = int(mark[0]) if mark else 0
         todo = [e for e in chunk if e.pos > done]
-        known = self._known(conn, todo)
-        # (author, seq, kind, payload, where it comes from): "new", "own" echo, or "log"
-        # (arrived earlier, waiting for a gap before it)
+        known = self._known(conn, [(e.author, e.seq) for e in todo])
+        # (author, seq, kind, payload, where it comes from): "new", "own" echo, "log"
+        # (arrived earlier, waiting for a gap before it) or "seen" (folded before: it only
+        # moves the position)
         seq_by_pos: dict[int, tuple[str, int, str, str, str]] = {
-            pos: (a, s, k, p, "log") for pos, a, s, k, p in conn.execute(
-                "SELECT pos, author, seq, kind, payload FROM log WHERE pos > ? AND state = ?",
-                (done, WAIT))}
+            pos: (a, s, k, p, "log" if st == WAIT else "seen") for pos, a, s, k, p, st in
+            conn.execute("SELECT pos, author, seq, kind, payload, state FROM log "
+                         "WHERE pos > ? AND state != ?", (done, OWN))}
         for e in todo:
             state = known.get((e.author, e.seq))
             if state is None:
@@ -283,11 +284,20 @@ class TeamLocal:
                 known[(e.author, e.seq)] = WAIT
             elif state == OWN:           # our own event, back with its position
                 seq_by_pos[e.pos] = (e.author, e.seq, e.kind, e.payload, "own")
-        fresh, moved, ops = [], [], []
-        records: list[tuple[str, int, int | None, Any]] = []
+            elif state in (DONE, BAD):
+                seq_by_pos.setdefault(e.pos, (e.author, e.seq, e.kind, e.payload, "seen"))
+        fresh, moved, seen, ops = [], [], [], []
+        recs: list[tuple[str, int, int | None, Any]] = []
+        record_keys: set[tuple[str, str]] = set()
         echoed = False
         for pos in sorted(seq_by_pos):
             author, seq, kind, text, origin = seq_by_pos[pos]
+            if origin == "seen":
+                if pos == done + 1:
+                    done = pos
+                else:                    # ahead of a gap: remembered at its position
+                    seen.append((author, seq, kind, text, pos, DONE))
+                continue
             state = WAIT
             if pos == done + 1:          # contiguous: fold it now, in position order
                 done = pos
@@ -295,8 +305,10 @@ class TeamLocal:
                     payload = json.loads(text)
                     ops.extend(ev.operations(kind, payload))
                     state = DONE
-                    if kind == ev.RECORD and origin != "own":
-                        records.append((author, seq, pos, payload))
+                    if kind == ev.RECORD:
+                        record_keys.add((payload["type"], payload["id"]))
+                        if origin != "own":
+                            recs.append((author, seq, pos, payload))
                 except (ValueError, ev.BadEvent) as bad:
                     log.warning("team event %s/%d (%s) is malformed and kept unapplied: %s",
                                 author, seq, kind, bad)
@@ -307,54 +319,62 @@ class TeamLocal:
                 moved.append((pos, state, author, seq))
                 echoed = echoed or origin == "own"
         conn.executemany("INSERT INTO log VALUES (?, ?, ?, ?, ?, ?)", fresh)
+        conn.executemany("INSERT OR REPLACE INTO log VALUES (?, ?, ?, ?, ?, ?)", seen)
         conn.executemany("UPDATE log SET pos = ?, state = ? WHERE author = ? AND seq = ?", moved)
         if echoed:
             conn.executemany("UPDATE records SET pos = ? WHERE author = ? AND seq = ?",
                              [(pos, a, sq) for pos, _, a, sq in moved])
-        self._record_rows(conn, records)
-        touched = _apply(conn, "shared", ops)
-        if echoed or touched & self._overlay_targets(conn):
+        records.insert(conn, recs)
+        touched = tables.apply(conn, "shared", ops)
+        overlay = self._overlay_targets(conn)
+        if echoed or touched & overlay:
             self._rebuild_overlay(conn)
+            touched |= overlay | self._overlay_targets(conn)
+        tables.mark_dirty(conn, touched, record_keys)
         conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, str(done)))
         return len(fresh)
 
     @staticmethod
-    def _known(conn: sqlite3.Connection, batch: Sequence[RemoteEvent]
+    def _known(conn: sqlite3.Connection, keys: Sequence[tuple[str, int]],
                ) -> dict[tuple[str, int], int]:
+        """The log state of the known ones of `keys`; an event whose folded log row was
+        compacted away counts as DONE."""
         out: dict[tuple[str, int], int] = {}
         by_author: dict[str, list[int]] = defaultdict(list)
-        for e in batch:
-            by_author[e.author].append(e.seq)
+        for author, seq in keys:
+            by_author[author].append(seq)
         for author, seqs in by_author.items():
+            row = conn.execute("SELECT seq FROM compacted WHERE author = ?", (author,)).fetchone()
             for i in range(0, len(seqs), 500):
                 chunk = seqs[i:i + 500]
                 rows = conn.execute(
                     f"SELECT seq, state FROM log WHERE author = ? AND seq IN "
                     f"({','.join('?' * len(chunk))})", (author, *chunk))
                 out.update(((author, int(s)), int(st)) for s, st in rows)
+            if row:
+                for s in seqs:
+                    if s <= row[0]:
+                        out.setdefault((author, s), DONE)
         return out
 
     @staticmethod
     def _overlay_targets(conn: sqlite3.Connection) -> set[str]:
         return {r[0] for r in conn.execute("SELECT target FROM overlay")}
 
-    def _rebuild_overlay(self, conn: sqlite3.Connection) -> None:
-        """Our unechoed events, in their order, on top of the shared state."""
-        conn.execute("DELETE FROM overlay")
-        ops: list[Op] = []
-        for kind, text in conn.execute("SELECT kind, payload FROM log WHERE state = ? "
-                                       "ORDER BY seq", (OWN,)):
-            ops.extend(ev.operations(kind, json.loads(text)))
-        _apply(conn, "overlay", ops, fallback="shared")
-
     @staticmethod
-    def _record_rows(conn: sqlite3.Connection,
-                     rows: Sequence[tuple[str, int, int | None, Any]]) -> None:
-        conn.executemany(
-            "INSERT OR IGNORE INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(p["type"], p["id"], author, seq, pos, float(p["ts"]),
-              *((p.get("base") or (None, None))[:2]), outbox.encode(p))
-             for author, seq, pos, p in rows])
+    def _rebuild_overlay(conn: sqlite3.Connection) -> None:
+        """Our unechoed events on top of the shared state, in the order they were made
+        (their timestamps; authors and seqs break ties: several stores write ours)."""
+        conn.execute("DELETE FROM overlay")
+        own = []
+        for author, seq, kind, text in conn.execute(
+                "SELECT author, seq, kind, payload FROM log WHERE state = ?", (OWN,)):
+            payload = json.loads(text)
+            own.append((float(payload["ts"]), author, seq, kind, payload))
+        ops: list[Op] = []
+        for *_, kind, payload in sorted(own, key=lambda o: o[:3]):
+            ops.extend(ev.operations(kind, payload))
+        tables.apply(conn, "overlay", ops, fallback="shared")
 
     # --- reading shared state ------------------------------------------------------------
     def shared_rows(self, kind: str | None = None, visible: bool = False,
@@ -390,66 +410,44 @@ class TeamLocal:
         h = hashlib.sha256()
         for row in self.shared_rows():
             h.update(repr(row).encode("utf-8"))
-        for r in self.connection().execute(
-                "SELECT type, id FROM records GROUP BY type, id ORDER BY type, id"):
-            cur = self.record_current(r[0], r[1], pending=False)
+        conn = self.connection()
+        for r in conn.execute("SELECT type, id FROM records GROUP BY type, id ORDER BY type, id"
+                              ).fetchall():
+            cur = records.current(conn, r[0], r[1], pending=False)
             h.update(repr((r[0], r[1], cur and (cur["author"], cur["seq"]))).encode("utf-8"))
         return h.hexdigest()
 
     # --- records -------------------------------------------------------------------------
-    _ORDER = "ORDER BY pos IS NULL DESC, pos DESC, seq DESC"
-
     def record_current(self, rtype: str, rid: str, pending: bool = True) -> dict[str, Any] | None:
         """The version the current view shows: this machine's unpushed edit when it has one
         (`pending`), else the one latest in event order (the server's position)."""
-        where = "" if pending else " AND pos IS NOT NULL"
-        row = self.connection().execute(
-            "SELECT author, seq, pos, ts, base_author, base_seq, payload FROM records "
-            f"WHERE type = ? AND id = ?{where} {self._ORDER} LIMIT 1", (rtype, rid)).fetchone()
-        return _version(row) if row else None
+        return records.current(self.connection(), rtype, rid, pending)
 
     def record_history(self, rtype: str, rid: str) -> list[dict[str, Any]]:
         """Every version, oldest first in event order (unpushed ones last)."""
-        rows = self.connection().execute(
-            "SELECT author, seq, pos, ts, base_author, base_seq, payload FROM records "
-            "WHERE type = ? AND id = ? ORDER BY pos IS NULL, pos, seq", (rtype, rid)).fetchall()
-        return [_version(r) for r in rows]
+        return records.history(self.connection(), rtype, rid)
 
     def records(self, rtype: str) -> list[dict[str, Any]]:
         """The current version of every record of a type."""
-        ids = [r[0] for r in self.connection().execute(
-            "SELECT DISTINCT id FROM records WHERE type = ? ORDER BY id", (rtype,))]
-        return [v for v in (self.record_current(rtype, i) for i in ids) if v]
+        conn = self.connection()
+        return [v for v in (records.current(conn, rtype, i) for i in records.ids(conn, rtype))
+                if v]
 
     def conflicts(self, rtype: str | None = None) -> list[dict[str, Any]]:
-        """Records edited concurrently: two or more versions made from the same base.
-        Each lists the competing versions and which one the current view shows."""
-        sql = ("SELECT type, id, base_author, base_seq FROM records "
-               + ("WHERE type = ? " if rtype else "")
-               + "GROUP BY type, id, base_author, base_seq HAVING count(*) > 1 ORDER BY type, id")
-        out = []
-        conn = self.connection()
-        for t, rid, ba, bs in conn.execute(sql, (rtype,) if rtype else ()).fetchall():
-            current = self.record_current(t, rid)
-            rows = conn.execute(
-                "SELECT author, seq, pos, ts, base_author, base_seq, payload FROM records "
-                "WHERE type = ? AND id = ? AND base_author IS ? AND base_seq IS ? "
-                "ORDER BY pos IS NULL, pos, seq", (t, rid, ba, bs)).fetchall()
-            versions = [_version(r) for r in rows]
-            for v in versions:
-                v["current"] = bool(current and (v["author"], v["seq"]) ==
-                                    (current["author"], current["seq"]))
-            out.append({"type": t, "id": rid, "base": [ba, bs] if ba else None,
-                        "versions": versions})
-        return out
+        """Records edited concurrently (see `records.conflicts`)."""
+        return records.conflicts(self.connection(), rtype)
 
     # --- status --------------------------------------------------------------------------
     def counts(self) -> dict[str, int]:
         conn = self.connection()
         by_state = dict(conn.execute("SELECT state, count(*) FROM log GROUP BY state").fetchall())
+        compacted = conn.execute("SELECT value FROM meta WHERE key = 'compacted_events'"
+                                 ).fetchone()
+        dropped = int(compacted[0]) if compacted else 0
         return {
-            "events": sum(by_state.values()),
-            "unpushed": outbox.count(conn),
+            "events": sum(by_state.values()) + dropped,
+            "compacted": dropped,
+            "unpushed": self.pending_count(),
             "unechoed": by_state.get(OWN, 0),
             "waiting": by_state.get(WAIT, 0),
             "malformed": by_state.get(BAD, 0),
@@ -459,42 +457,10 @@ class TeamLocal:
         }
 
 
-def _version(row: Sequence[Any]) -> dict[str, Any]:
-    author, seq, pos, ts, ba, bs, payload = row
-    body = json.loads(payload)
-    return {"author": author, "seq": int(seq), "pos": pos, "ts": ts,
-            "base": [ba, bs] if ba else None, "record": body.get("record", {})}
-
-
-def _apply(conn: sqlite3.Connection, table: str, ops: list[Op],
-           fallback: str | None = None) -> set[str]:
-    """Fold `ops` (in order) into `table`; a target missing there starts from its row in
-    `fallback` (the overlay starts from the shared state). Returns the targets."""
-    if not ops:
-        return set()
-    by_target: dict[str, list[Op]] = defaultdict(list)
-    for o in ops:
-        by_target[o.target].append(o)
-    current = _rows(conn, table, list(by_target))
-    if fallback:
-        current = _rows(conn, fallback, [t for t in by_target if t not in current]) | current
-    rows = []
-    for tgt, mine in by_target.items():
-        cur = current.get(tgt)
-        state = fold.fold(fold.kind_of(tgt), mine, State(*cur) if cur else None)
-        assert state is not None
-        rows.append((tgt, state.weight, state.count, state.updated))
-    conn.executemany(f"INSERT OR REPLACE INTO {table} VALUES (?, ?, ?, ?)", rows)
-    return set(by_target)
-
-
-def _rows(conn: sqlite3.Connection, table: str, targets: list[str],
-          ) -> dict[str, tuple[float, int, float]]:
-    """The stored rows of `targets` in `table`, 500 per query."""
-    out: dict[str, tuple[float, int, float]] = {}
-    for i in range(0, len(targets), 500):
-        chunk = targets[i:i + 500]
-        out.update((t, (w, c, u)) for t, w, c, u in conn.execute(
-            f"SELECT target, weight, count, updated FROM {table} WHERE target IN "
-            f"({','.join('?' * len(chunk))})", chunk))
-    return out
+def _forget_positions(conn: sqlite3.Connection) -> None:
+    """The log's positions are another store's numbering: folded events keep only their
+    (author, seq), so they are recognised and not applied twice; events waiting for a gap
+    are dropped, to be fetched again (left in place, the old numbers would count as folded
+    positions of the new store and skip its events there)."""
+    conn.execute("DELETE FROM log WHERE state = ?", (WAIT,))
+    conn.execute("UPDATE log SET pos = NULL WHERE state IN (?, ?)", (DONE, BAD))

@@ -1,9 +1,11 @@
-"""The team operations of one workspace, as the CLI (and later the servers) call them.
+"""The team operations of one workspace, as the engine offers them to the CLI and servers.
 
-`Team(root)` knows where the DSN comes from, the repository identity and the local
-mirror; each method is one command: connect, status, sync, disconnect, publish-index,
-pull-index. The store being unreachable is an `Unreachable` error for a command and a
-status field for `status`; nothing local is lost or changed by it.
+`Team(root, synapses)` knows where the DSN comes from, the repository identity, the
+local mirror and the stores that show shared state (the synapse layer, through a
+`SynapseBridge`); each method is one command: connect, status, sync, disconnect,
+publish-index, pull-index, and `sync_task` is a server's long-lived sync. The store
+being unreachable is an `Unreachable` error for a command and a status field for
+`status`; nothing local is lost or changed by it.
 """
 
 from __future__ import annotations
@@ -18,12 +20,14 @@ from typing import Any
 from neuralmind.config import load_workspace_config
 from neuralmind.errors import EngineError
 from neuralmind.statedir import state_dir
+from neuralmind.synapse.layer import SynapseLayer
 from neuralmind.team import dsn as dsn_mod
 from neuralmind.team import settings, snapshots
+from neuralmind.team.bridge import SynapseBridge
 from neuralmind.team.identity import RepoIdentity, repo_identity
 from neuralmind.team.local import TeamLocal
 from neuralmind.team.remote import RemoteStore
-from neuralmind.team.sync import SyncReport, TeamSync
+from neuralmind.team.sync import SyncReport, SyncTask, TeamSync
 
 log = logging.getLogger("neuralmind.team")
 
@@ -31,8 +35,12 @@ log = logging.getLogger("neuralmind.team")
 class Team:
     """Team store operations for the workspace at `root`."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path,
+                 synapses: Callable[[], SynapseLayer | None] | None = None) -> None:
+        """`synapses`: the workspace's synapse layer (None while learning is off), whose
+        `shared` namespace the sync keeps equal to the team's."""
         self.root = Path(root).resolve()
+        self._synapses = synapses
 
     @functools.cached_property
     def local(self) -> TeamLocal:
@@ -83,12 +91,27 @@ class Team:
             out["notice"] = "$NEURALMIND_TEAM_DSN is still set and still connects this workspace"
         return out
 
+    def _sync(self, dsn: str) -> TeamSync:
+        bridges = [SynapseBridge(self.local, self._synapses)] if self._synapses else []
+        return TeamSync(self.local, dsn, self.identity, bridges=bridges)
+
     def sync(self) -> SyncReport:
-        sync = TeamSync(self.local, self._dsn(), self.identity)
+        sync = self._sync(self._dsn())
         try:
-            return sync.sync_once()
+            report = sync.sync_once()
+            report.compacted = sync.compact()
+            return report
         finally:
             sync.close()
+
+    def sync_task(self, on_change: Callable[[int], None] | None = None) -> SyncTask | None:
+        """A server's long-lived sync (not started), or None when no store is configured.
+        EngineError when this is not a git repository with a commit (no identity)."""
+        found = self.configured()
+        if found is None:
+            return None
+        _ = self.identity       # fails here, before a thread is started
+        return SyncTask(self._sync(found.dsn), on_change=on_change)
 
     def status(self) -> dict[str, Any]:
         found = self.configured()
@@ -96,6 +119,9 @@ class Team:
                                "dsn": dsn_mod.redact(found.dsn) if found else None,
                                "dsn_source": found.source if found else None,
                                "local": self.local.counts(), "author": self.local.author}
+        layer = self._synapses() if self._synapses else None
+        if layer is not None:        # shared learning not yet taken from the synapse store
+            out["local"]["unpushed"] += layer.unsent()
         try:
             out["repository"] = self.identity.to_json()
         except EngineError as e:

@@ -1,7 +1,8 @@
 """Index snapshots: the graph and search index of one commit, published to the team store.
 
 A teammate or CI publishes the index of a commit (the working tree must equal that
-commit, so the snapshot is what a clone at that commit would build). A fresh clone
+commit, and no file outside it may be indexed, so the snapshot is what a clone at that
+commit would build: an untracked file indexed here would otherwise reach every clone). A fresh clone
 pulls the snapshot of its nearest ancestor commit that has one and then updates
 incrementally: the stored file hashes let the build skip every file whose bytes did
 not change, so only what changed since the snapshot is parsed and embedded.
@@ -92,6 +93,27 @@ def _copy_db(src: Path, dst: Path) -> None:
         s.close()
 
 
+def _check_only_committed(root: Path, graph: Path, sha: str) -> None:
+    """EngineError when the index holds files that commit `sha` does not (untracked ones:
+    git decides what is ignored, so an untracked file is indexed here)."""
+    con = sqlite3.connect(f"file:{quote(str(graph))}?mode=ro", uri=True)
+    try:
+        indexed = {bytes(r[0]).decode("utf-8", "surrogateescape") if isinstance(r[0], bytes)
+                   else str(r[0]) for r in con.execute("SELECT path FROM files")}
+    finally:
+        con.close()
+    listed = git(root, "-c", "core.quotepath=off", "ls-tree", "-r", "-z", "--name-only", sha)
+    if listed.returncode != 0:
+        raise EngineError("invalid_argument", f"git ls-tree failed: {listed.stderr.strip()}")
+    extra = sorted(indexed - set(listed.stdout.split("\0")))
+    if extra:
+        shown = ", ".join(extra[:5]) + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
+        raise EngineError("invalid_argument",
+                          f"{len(extra)} indexed file(s) are not in {sha[:12]} ({shown}): "
+                          "commit them, or ignore them (.gitignore, .neuralmindignore) or "
+                          "move them away, then publish again")
+
+
 def _chunks(path: Path) -> Iterator[bytes]:
     with path.open("rb") as f:
         while True:
@@ -114,6 +136,7 @@ def publish(remote: RemoteStore, root: Path, state: Path, sha: str, author: str,
             _copy_db(state / GRAPH_FILE, stage / GRAPH_FILE)
             for name in FILES[1:]:
                 shutil.copyfile(state / name, stage / name)
+        _check_only_committed(root, stage / GRAPH_FILE, sha)
         manifest: list[dict[str, Any]] = []
         raw_total = stored = 0
         try:

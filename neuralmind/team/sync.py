@@ -1,7 +1,8 @@
 """Synchronisation: push the outbox, pull everyone's events; once, or as a long-lived task.
 
-`TeamSync.sync_once` is what `neuralmind team sync` runs. `SyncTask` is what a server
-runs: one thread whose connection LISTENs on the repository's NOTIFY channel and, when
+`TeamSync.sync_once` is what `neuralmind team sync` runs: the stores' own shared writes
+are collected into the mirror (its bridges), pushed, everyone's events pulled, and what
+changed written back into the stores. `SyncTask` is what a server runs: one thread whose connection LISTENs on the repository's NOTIFY channel and, when
 a notification or a local write (`kick`) wakes it, pushes and catches up by position.
 Any failure (server restarted, network cut) closes the connection and retries with a
 doubling backoff; after reconnecting it LISTENs before it fetches, and the catch-up by
@@ -11,24 +12,32 @@ position finds everything missed, so a lost notification only delays, never lose
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import psycopg
 
-from neuralmind import config
+from neuralmind import config, outbox
 from neuralmind.errors import EngineError
+from neuralmind.team.compaction import compact_all
 from neuralmind.team.identity import RepoIdentity
 from neuralmind.team.local import TeamLocal
 from neuralmind.team.pg_schema import channel
-from neuralmind.team.remote import OutEvent, RemoteEvent, RemoteStore, Unreachable
+from neuralmind.team.remote import RemoteEvent, RemoteStore, Unreachable
 
 log = logging.getLogger("neuralmind.team")
 
 IngestHook = Callable[[Sequence[RemoteEvent]], None]
+
+
+class Bridge(Protocol):
+    """A local store showing shared state (`bridge.py`): its outbox in, what changed out."""
+
+    def exchange(self) -> int: ...
 
 
 @dataclass(slots=True)
@@ -40,6 +49,9 @@ class SyncReport:
     position: int = 0         # how far this machine has pulled
     unpushed: int = 0
     read_only: bool = False   # the role may pull but not push: the outbox waits
+    shown: int = 0            # rows the local stores rewrote from the team's state
+    records: int = 0          # teammates' record versions among the events pulled
+    compacted: int = 0        # folded log rows dropped from the mirror
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -49,11 +61,12 @@ class TeamSync:
     """Push and pull for one workspace over one (re)opened connection."""
 
     def __init__(self, local: TeamLocal, dsn: str, identity: RepoIdentity,
-                 on_ingest: IngestHook | None = None) -> None:
+                 on_ingest: IngestHook | None = None, bridges: Sequence[Bridge] = ()) -> None:
         self.local = local
         self.dsn = dsn
         self.identity = identity
         self.on_ingest = on_ingest
+        self.bridges = list(bridges)
         self._remote: RemoteStore | None = None
         self._read_only: bool | None = None
         self._head: int | None = None      # the store's head as last seen on this connection
@@ -77,11 +90,13 @@ class TeamSync:
         """Push everything pending, then pull everything new. Unreachable when the store
         cannot be reached (the connection is dropped so the next call reconnects)."""
         try:
+            shown = self.exchange()                 # the stores' own events, to be pushed
             remote = self.remote()
             report = SyncReport(read_only=bool(self._read_only))
             if not self._read_only:
                 report.pushed, report.duplicates = self._push(remote)
-            report.pulled, report.head = self._pull(remote)
+            report.pulled, report.head, report.records = self._pull(remote)
+            report.shown = shown + self.exchange()  # and what was pulled, into them
             report.position = self.local.pulled(remote.key)
             report.unpushed = self.local.pending_count()
             return report
@@ -90,21 +105,37 @@ class TeamSync:
             lines = str(e).strip().splitlines() or [type(e).__name__]
             raise Unreachable(f"team sync interrupted: {lines[-1].strip()}") from None
 
+    def exchange(self) -> int:
+        """Every bridge once; a store that is busy or broken is logged and tried again at
+        the next sync (its events wait in its outbox)."""
+        shown = 0
+        for bridge in self.bridges:
+            try:
+                shown += bridge.exchange()
+            except sqlite3.Error as e:
+                log.warning("team: could not exchange with %s: %s", type(bridge).__name__, e)
+        return shown
+
+    def compact(self) -> int:
+        """Drop the folded log rows behind the pulled position (`compaction.py`)."""
+        remote = self._remote
+        return compact_all(self.local, remote.key) if remote is not None else 0
+
     def _push(self, remote: RemoteStore) -> tuple[int, int]:
         pushed = dups = 0
-        author = self.local.author
         while True:
             batch = self.local.pending(config.TEAM_PUSH_BATCH)
             if not batch:
                 return pushed, dups
-            result = remote.push([OutEvent(author, e.seq, e.kind, e.payload) for e in batch])
-            self.local.acknowledge(batch[-1].seq)   # a kill before this re-sends: duplicates
+            result = remote.push(batch)
+            self.local.acknowledge(batch)   # a kill before this re-sends: duplicates
             pushed += result.inserted
             dups += result.duplicates
 
-    def _pull(self, remote: RemoteStore) -> tuple[int, int]:
-        """Fetch and fold everything after this machine's position: (new events, head).
-        One round trip when there is little to fetch (a busy team syncs often)."""
+    def _pull(self, remote: RemoteStore) -> tuple[int, int, int]:
+        """Fetch and fold everything after this machine's position: (new events, head,
+        teammates' record versions). One round trip when there is little to fetch (a busy
+        team syncs often)."""
         key = remote.key
         position = self.local.pulled(key)
         if self._head is None:   # once per connection: was the store rebuilt under us?
@@ -115,22 +146,27 @@ class TeamSync:
                             self._head, position)
                 self.local.reset_pulled(key)
                 position = 0
-        new = 0
+        new = records = 0
         while True:
             batch = remote.fetch(position, config.TEAM_PULL_BATCH)
             if batch:
                 new += self.local.ingest(key, batch)
+                records += sum(e.kind == outbox.RECORD and e.author != self.local.author
+                               for e in batch)
                 position = batch[-1].pos
                 if self.on_ingest is not None:
                     self.on_ingest(batch)
             if len(batch) < config.TEAM_PULL_BATCH:
                 self._head = max(self._head, position)
-                return new, self._head
+                return new, self._head, records
 
 
 class SyncTask:
     """The long-lived sync of a server: one thread, one connection that both syncs and
-    LISTENs; reconnects with backoff and catches up by position."""
+    LISTENs; reconnects with backoff and catches up by position. `on_change` (on this
+    thread) gets the count of teammates' record versions a sync pulled; learning alone
+    does not call it: a busy team would re-run every decision and review diagnostic at
+    its own pace."""
 
     def __init__(self, sync: TeamSync, poll_seconds: float = config.TEAM_POLL_SECONDS,
                  on_change: Callable[[int], None] | None = None) -> None:
@@ -145,6 +181,7 @@ class SyncTask:
                                         "reconnects": 0, "read_only": False}
         self._lock = threading.Lock()
         self._listening: psycopg.Connection | None = None
+        self._compacted_at = time.monotonic()
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="team-sync", daemon=True)
@@ -196,9 +233,10 @@ class SyncTask:
                 self._status["pushed"] += report.pushed
                 self._status["pulled"] += report.pulled
             backoff = config.TEAM_RECONNECT_MIN_S
-            if report.pulled and self.on_change is not None:
+            self._compact()
+            if report.records and self.on_change is not None:
                 try:
-                    self.on_change(report.pulled)
+                    self.on_change(report.records)
                 except Exception:
                     log.exception("team change callback failed")
             try:
@@ -207,6 +245,18 @@ class SyncTask:
                 log.debug("team store connection lost while waiting: %s", e)
                 self._listening = None
                 self.sync.close()
+
+    def _compact(self) -> None:
+        if time.monotonic() - self._compacted_at < config.TEAM_COMPACT_EVERY_S:
+            return
+        self._compacted_at = time.monotonic()
+        try:
+            n = self.sync.compact()
+        except sqlite3.Error as e:
+            log.warning("team: compacting the mirror failed: %s", e)
+            return
+        with self._lock:
+            self._status["compacted"] = self._status.get("compacted", 0) + n
 
     def _listen(self) -> None:
         """LISTEN on the sync's connection (again after a reconnect) before syncing, so an

@@ -95,3 +95,34 @@ def test_a_file_with_nothing_readable_is_recreated_empty(tmp_path: Path,
     assert store.stats()["synapses"] == 1
     store.close()
     assert any("0 synapses" in r.getMessage() for r in caplog.records)
+
+
+def test_unsent_team_events_survive_the_recovery(tmp_path: Path) -> None:
+    """The outbox of shared learning is carried over with its author and numbering, so
+    nothing waiting to be pushed is lost and no new event reuses a sent (author, seq)."""
+    path = tmp_path / ".neuralmind" / "synapses.db"
+    store = SynapseStore(path)
+    for k in range(3):      # the outbox is created first: its pages come early in the file
+        store.learn_batch([(FILES[k], FILES[k + 1])], [], [], "personal", now=T0 + k, share=True)
+    rng = random.Random(4)
+    for k in range(400):
+        store.activate(rng.sample(FILES, 6), "personal", now=T0 + k)
+    store.close()
+    con = sqlite3.connect(path)
+    con.execute("DELETE FROM team_outbox WHERE seq = 1")   # acknowledged: pushed already
+    con.commit()
+    author = con.execute("SELECT value FROM team_outbox_meta").fetchone()[0]
+    con.close()
+    _damage(path, path, "garbage-middle")
+
+    store = SynapseStore(path)
+    store.stats()
+    store.learn_batch([(FILES[7], FILES[8])], [], [], "personal", now=T0 + 9, share=True)
+    store.close()
+    assert any(p.name.startswith("synapses.db.corrupt-") for p in path.parent.iterdir())
+    con = sqlite3.connect(path)
+    try:
+        assert con.execute("SELECT value FROM team_outbox_meta").fetchone()[0] == author
+        assert [r[0] for r in con.execute("SELECT seq FROM team_outbox ORDER BY seq")] == [2, 3, 4]
+    finally:
+        con.close()

@@ -81,6 +81,10 @@ def test_publish_then_a_fresh_clone_pulls_the_nearest_ancestor_and_updates(
     dirty = nm("team", "publish-index", cwd=ci, env=env, ok=False)
     assert dirty.returncode == 2 and "differs from" in dirty.stderr
     git(ci, "checkout", "--", "app/billing.py")
+    (ci / "app" / "scratch.py").write_text("def local_experiment():\n    return 1\n")
+    untracked = nm("team", "publish-index", cwd=ci, env=env, ok=False)
+    assert untracked.returncode == 2 and "app/scratch.py" in untracked.stderr
+    (ci / "app" / "scratch.py").unlink()
     published = json.loads(nm("team", "publish-index", "--json", cwd=ci, env=env).stdout)
     base = git(ci, "rev-parse", "HEAD").strip()
     assert published["commit"] == base and published["stored_bytes"] > 0

@@ -86,6 +86,32 @@ def test_an_event_ahead_of_a_gap_waits_for_it(tmp_path: Path) -> None:
     assert a.state_hash() == b.state_hash()
 
 
+def test_a_clone_meeting_another_store_folds_all_of_its_events(tmp_path: Path) -> None:
+    """Positions are one store's numbering: after 30 events from store A, store B's 10
+    (other events, positions 1..10) are all folded, not skipped as A's 1..30 (the editor
+    met a new store behind a position it had: it pulled 250 events of 6,000)."""
+    events = team_events(3, 40)
+    fresh = mirror(tmp_path / "fresh")
+    fresh.ingest("B", [RemoteEvent(i + 1, e.author, e.seq, e.kind, e.payload)
+                       for i, e in enumerate(events[30:])])
+    moved = mirror(tmp_path / "moved")
+    moved.ingest("A", events[:30])
+    assert moved.ingest("B", [RemoteEvent(i + 1, e.author, e.seq, e.kind, e.payload)
+                              for i, e in enumerate(events[30:])]) == 10
+    assert moved.pulled("B") == 10 and moved.counts()["waiting"] == 0
+    both = mirror(tmp_path / "both")
+    both.ingest("A", events)
+    assert moved.state_hash() == both.state_hash() != fresh.state_hash()
+    # a mirror from before positions named their store: its positions are not B's either
+    older = mirror(tmp_path / "older")
+    older.ingest("A", events[:30])
+    with older.connection() as conn:
+        conn.execute("DELETE FROM meta WHERE key = 'positions_of'")
+    older.ingest("B", [RemoteEvent(i + 1, e.author, e.seq, e.kind, e.payload)
+                       for i, e in enumerate(events[30:])])
+    assert older.pulled("B") == 10 and older.state_hash() == both.state_hash()
+
+
 def test_own_events_and_pulled_ones_fold_the_same_as_any_order(tmp_path: Path) -> None:
     """A clone that wrote some events itself (folded at write time, pushed later) ends
     in the same state as a clone that only pulled them."""

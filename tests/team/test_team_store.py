@@ -117,7 +117,7 @@ def test_a_crash_between_push_and_acknowledge_duplicates_nothing(team_db: str,
         alice.used(f"f{i}.py", ts=float(i))
     remote = RemoteStore.open(team_db, REPO)
     try:   # the server commits, the process dies before the outbox is acknowledged
-        remote.push([OutEvent(alice.author, e.seq, e.kind, e.payload) for e in alice.pending()])
+        remote.push(alice.pending())
     finally:
         remote.close()
     sync = TeamSync(alice, team_db, REPO)

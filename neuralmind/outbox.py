@@ -1,12 +1,20 @@
-"""The local transactional outbox: changes to shared state waiting to be pushed.
+"""The local transactional outbox: changes to team-shared state waiting to be pushed.
 
-`append` runs inside the caller's SQLite transaction, on the connection of the local
-write it accompanies, so the local change and its outbox entry land together or not
-at all. Entries are numbered by AUTOINCREMENT (never reused, even after deletion):
-`(author, seq)` names an event forever, so pushing one twice (a process killed after
-the server committed and before `acknowledge`) is recognised by the server and
-ignored. The author is generated once per outbox: two clones of one person are two
-authors, so their numbers never collide.
+Each store that holds shared state (the synapse store's `shared` namespace, the memory
+store's team-visible records) keeps an outbox in its own database, and `append` runs
+inside the caller's SQLite transaction, on the connection of the local write it
+accompanies: the local change and its outbox entry land together or not at all. The
+team component collects the entries into its mirror and pushes them (a foundation
+module, so a store below the team component can write its events without importing it).
+
+Entries are numbered by AUTOINCREMENT (never reused, even after deletion): `(author,
+seq)` names an event forever, so pushing one twice (a process killed after the server
+committed and before `acknowledge`) is recognised by the server and ignored. The author
+is generated once per outbox: two clones of one person, or two stores of one clone, are
+two authors, so their numbers never collide.
+
+The event kinds are named here, where producers and the team component both see them;
+`neuralmind.team.events` documents and checks their payloads.
 """
 
 from __future__ import annotations
@@ -17,6 +25,9 @@ import sqlite3
 import uuid
 from dataclasses import dataclass
 from typing import Any
+
+BATCH, SEED, WEAKEN, USED, RECORD = (
+    "synapse.batch", "synapse.seed", "synapse.weaken", "retrieval.used", "record.put")
 
 TABLES = (
     """CREATE TABLE IF NOT EXISTS team_outbox (
@@ -35,6 +46,11 @@ class OutboxEntry:
     kind: str
     payload: str     # JSON text
     created: float   # epoch seconds of the local write
+
+
+def installed(conn: sqlite3.Connection) -> bool:
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+                        "name = 'team_outbox_meta'").fetchone() is not None
 
 
 def install(conn: sqlite3.Connection) -> str:
@@ -71,12 +87,16 @@ def append(conn: sqlite3.Connection, kind: str, payload: dict[str, Any], created
 
 
 def pending(conn: sqlite3.Connection, limit: int) -> list[OutboxEntry]:
+    if not installed(conn):
+        return []
     rows = conn.execute("SELECT seq, kind, payload, created FROM team_outbox ORDER BY seq "
                         "LIMIT ?", (limit,)).fetchall()
     return [OutboxEntry(int(s), k, p, float(c)) for s, k, p, c in rows]
 
 
 def count(conn: sqlite3.Connection) -> int:
+    if not installed(conn):
+        return 0
     return int(conn.execute("SELECT count(*) FROM team_outbox").fetchone()[0])
 
 

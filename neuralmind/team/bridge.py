@@ -1,0 +1,108 @@
+"""Between the team mirror and the stores that show shared state on this machine.
+
+`SynapseBridge.exchange` runs before every push and after every pull, in transactions
+of the synapse store (its lock held, so no local write interleaves):
+
+1. the store's outbox (events its `shared` writes appended in their own transactions)
+   is collected into the mirror (`TeamLocal.collect`: log, overlay, push queue), then
+   dropped from the store; a kill in between only collects the same events again;
+2. the targets whose visible value changed (`dirty`: pulled, echoed or collected events)
+   are written into the store's `shared` rows, and their marks cleared after that
+   commits; a store that shows another mirror, or none yet, is rewritten whole.
+
+So every read of `shared` (spread, next-likely, hover) is the team's fold with this
+machine's unechoed events on top, whatever order the events arrived in.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+
+from neuralmind import config
+from neuralmind.synapse.layer import SynapseLayer
+from neuralmind.synapse.sharing import SharedView
+from neuralmind.team import fold, views
+from neuralmind.team.fold import State
+from neuralmind.team.local import TeamLocal
+
+log = logging.getLogger("neuralmind.team")
+
+
+class SynapseBridge:
+    """The synapse layer's `shared` namespace, kept equal to the team's view."""
+
+    def __init__(self, local: TeamLocal, layer: Callable[[], SynapseLayer | None]) -> None:
+        self.local = local
+        self._layer = layer    # None while learning is off: nothing to exchange
+
+    def exchange(self) -> int:
+        """Collect the outbox, then materialise what changed, TEAM_VIEW_BATCH rows per
+        transaction. Returns the rows written."""
+        layer = self._layer()
+        if layer is None or layer.disabled:
+            return 0
+        more = True
+        while more:        # a backlog (after an outage) is collected a batch per transaction
+            with layer.shared_view() as view:
+                more = self._collect(view)
+                whole = view.shows() != self.local.author
+        written = self._rewrite(layer) if whole else 0
+        while True:
+            marks = views.dirty(self.local, config.TEAM_VIEW_BATCH)
+            if not marks:
+                return written
+            with layer.shared_view() as view:
+                self._collect(view)
+                written += _write(view, views.visible(self.local, [t for t, _ in marks]))
+            views.clear(self.local, marks)
+            if len(marks) < config.TEAM_VIEW_BATCH:
+                return written
+
+    def _rewrite(self, layer: SynapseLayer) -> int:
+        """Every shared target, a page per transaction; then the marks made before it
+        started are done (later ones carry a newer generation)."""
+        through = views.generation(self.local)
+        after, written = "", 0
+        while True:
+            targets = views.targets_after(self.local, after, config.TEAM_VIEW_BATCH)
+            last = len(targets) < config.TEAM_VIEW_BATCH
+            with layer.shared_view() as view:
+                self._collect(view)
+                written += _write(view, views.visible(self.local, targets))
+                if last:
+                    view.set_shows(self.local.author)
+            if last:
+                views.clear_through(self.local, through)
+                return written
+            after = targets[-1]
+
+    def _collect(self, view: SharedView) -> bool:
+        """One batch of the store's outbox into the mirror, then out of the store (in the
+        caller's transaction of it); whether more is waiting."""
+        author = view.author()
+        if author is None:
+            return False
+        entries = view.pending(config.TEAM_PUSH_BATCH)
+        if entries:
+            self.local.collect(author, entries)
+            view.acknowledge(entries[-1].seq)
+        return len(entries) == config.TEAM_PUSH_BATCH
+
+
+def _write(view: SharedView, states: dict[str, State]) -> int:
+    synapses, transitions, activations = [], [], []
+    for target, s in states.items():
+        kind, *parts = target.split(fold.SEP)
+        if kind == fold.SYNAPSE:
+            synapses.append((parts[0], parts[1], s.weight, s.count, s.updated))
+        elif kind == fold.TRANSITION:
+            transitions.append((parts[0], parts[1], s.weight, s.count, s.updated))
+        elif kind == fold.ACTIVATION:
+            activations.append((parts[0], s.weight, s.count, s.updated))
+    return view.write(synapses, transitions, activations)
+
+
+def exchange_all(bridges: Sequence[SynapseBridge]) -> None:
+    for bridge in bridges:
+        bridge.exchange()
