@@ -159,6 +159,49 @@ TOOL_LIST_BUDGETS = {"minimal": 1_000, "default": 2_500}
 # --- Decisions ---------------------------------------------------------------------------------
 MAX_SCAN_COMMITS = 50          # commits scanned one by one for one HEAD move: a long pull scans its tip
 
+# --- Memory (neuralmind/memory: atoms, recall, rank, feedback, promotion, dreams) ----------------
+# Recall: score = lexical + RECALL_ALPHA * semantic + RECALL_CODE_WEIGHT * code, each in 0..1 over
+# the candidates; the preregistered grid's best point on the eval's dev half (memory_bench.py
+# tune; BENCHMARKS.md "Memory": it trades test-half paraphrase recall for about-code recall).
+RECALL_ALPHA = 2.0
+RECALL_CODE_WEIGHT = 2.0
+RECALL_FIELD_WEIGHTS = (3.0, 2.5, 1.0)   # bm25 weights of label, hubs/tags, text (neoBrain's)
+RECALL_HUB_BONUS = 0.5           # lexical bonus of an atom in a hub the question names (or a synonym)
+RECALL_DEPTH = 50                # candidates each signal (lexical, semantic, hubs, code) proposes
+RECALL_SIM_FLOOR = 0.30          # a cosine below this is noise for MiniLM on short texts (decisions' floor)
+RECALL_BUDGET = 400              # tokens (o200k) a recall answer spends by default: ~10 one-line memories
+RECALL_MAX_K = 10                # memories one recall returns at most, whatever the budget
+RECALL_TEXT_CHARS = 300          # a memory's text is clipped to this in a recall answer (get: all of it)
+RECALL_CODE_HITS = 10            # code-search hits that make atoms about them candidates
+RECALL_FILE_FACTOR = 0.7         # code boost of an atom about a retrieved file, vs one about the symbol
+# Rank = clamp01(feedback * decay * connectedness); it moves a recall score by at most +-RANK_SWAY.
+RANK_SWAY = 0.10
+FEEDBACK_PRIOR = 0.5             # an unrated atom's feedback factor
+FEEDBACK_WEIGHTS = {"useful": 0.15, "used": 0.05, "noise": -0.25}  # two noise verdicts reach zero
+DECAY_HALF_LIFE_DAYS = 30.0      # age since the atom was last useful
+DECAY_FLOOR = 0.5                # age alone never forgets: only noise can bring rank below LOW_RANK
+CONNECTEDNESS_BASE = 0.5
+CONNECTEDNESS_PER_EDGE = 0.1     # each typed edge (in or out, code included)
+CONNECTEDNESS_PER_HUB = 0.05
+LOW_RANK = 0.10                  # below: ignored (low exposure) or archived (high exposure)
+ARCHIVE_EXPOSURE = 6             # exposure = served + 3 * verdicts: two verdicts, or three looks and one
+FEEDBACK_GRACE_SECONDS = 120.0   # unrated atoms past this block the session's next recall
+FEEDBACK_TIMEOUT_SECONDS = 600.0  # ... and past this clear as exposure with no verdict
+PROMOTION_COMMITS = 3            # a proposed atom's change must survive this many commits after it
+DIRECTIVES_MAX_LINES = 8         # the pinned-preferences block: small enough to re-inject every turn
+DIRECTIVES_MAX_CHARS = 1000
+DREAM_DUPLICATE_COSINE = 0.95    # light: atoms this close are near-duplicates (MiniLM paraphrase ~0.8)
+DREAM_ASSOCIATION_WEIGHT = 0.3   # rem: co-activation weight that makes two atoms associated
+DREAM_ASSOCIATIONS_PER_ATOM = 5  # rem: strongest associations kept per atom
+DREAM_HUB_MIN_ATOMS = 5          # deep: a hub this busy gets a summary atom
+DREAM_SUMMARY_SENTENCES = 5      # deep: sentences in a hub summary
+DREAM_IDLE_SECONDS = 600.0       # the server dreams after this long without requests or saves
+DREAM_INTERVAL_HOURS = 20.0      # ... and at most this often: once a night
+WAKEUP_MEMORY_SHARE = 0.5        # of the wake-up budget, at most this goes to memory
+WAKEUP_OPEN_LOOPS = 5
+WAKEUP_HUBS = 5
+WAKEUP_RECENT_COMMITS = 10       # "recently edited": the working tree and the last commits
+
 # --- Review of a pending change (neuralmind/review) -------------------------------------------------
 # A file is warned about when together / (of + 1) reaches this: the precision wanted, since a
 # warning users learn to ignore is worse than none. benchmarks/review_bench.py: pooled
@@ -211,6 +254,9 @@ class WorkspaceConfig:
     mcp: bool = True
     mcp_read_only: bool = False                               # agents may consult, not record
     embed_threads: int = 0                                    # 0: onnxruntime's default
+    directives_max_lines: int = DIRECTIVES_MAX_LINES          # the standing-directives block
+    directives_max_chars: int = DIRECTIVES_MAX_CHARS
+    dream_when_idle: bool = True                              # the server consolidates memory
     editor_state: bool = True                                 # agents may see and steer the editor
     team_dsn: str = ""                                        # team store, never with a password
     mcp_tools: str = DEFAULT_TOOL_PROFILE                     # minimal | default | all | a,b,c

@@ -20,12 +20,12 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from neuralmind.decisions import schema as decision_schema
-from neuralmind.decisions.git import Git, GitError
-from neuralmind.decisions.hook import BEGIN
 from neuralmind.discovery import pid_alive, read_discovery
 from neuralmind.graph.store import load_graph
 from neuralmind.graph.validate import validate_graph
+from neuralmind.memory import schema as decision_schema
+from neuralmind.memory.decisions.hook import BEGIN
+from neuralmind.memory.git import Git, GitError
 from neuralmind.statedir import STATE_DIR_NAME
 from neuralmind.synapse import schema as synapse_schema
 

@@ -17,8 +17,8 @@ from neuralmind.cli.common import open_workspace, print_json, root_argument
 from neuralmind.errors import InvalidArgument
 
 if TYPE_CHECKING:
-    from neuralmind.decisions.record import Decision
-    from neuralmind.decisions.store import DecisionStore
+    from neuralmind.memory.decisions.record import Decision
+    from neuralmind.memory.decisions.store import DecisionStore
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -334,7 +334,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 def cmd_eval(args: argparse.Namespace) -> int:
     # every command pays for what cli/*_cmds import at module level; this ~0.5 s (numpy,
     # the store, the embedder) is for `decisions eval` alone
-    from neuralmind.decisions.eval import ALL_MODES, load_queries, run_eval
+    from neuralmind.memory.decisions.eval import ALL_MODES, load_queries, run_eval
 
     if args.limit < 1:
         raise InvalidArgument("--limit must be at least 1")
@@ -353,7 +353,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_init_hook(args: argparse.Namespace) -> int:
-    from neuralmind.decisions.hook import install_hook  # ~20 ms, for `init-hook` alone
+    from neuralmind.memory.decisions.hook import install_hook  # ~20 ms, for `init-hook` alone
 
     report = install_hook(root_argument(args.path))
     if args.json:

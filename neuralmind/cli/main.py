@@ -27,6 +27,7 @@ from neuralmind.cli import (
     hook_cmds,
     init_cmds,
     mcp_cmds,
+    memory_cmds,
     probe_cmds,
     query_cmds,
     review_cmds,
@@ -41,8 +42,9 @@ from neuralmind.log import setup_logging
 log = logging.getLogger("neuralmind.cli")
 
 # Command groups, in the order `--help` lists them.
-COMMAND_GROUPS = (graph_cmds, query_cmds, review_cmds, synapse_cmds, decision_cmds, server_cmds,
-                  mcp_cmds, serve_cmds, init_cmds, hook_cmds, probe_cmds, doctor_cmds, team_cmds)
+COMMAND_GROUPS = (graph_cmds, query_cmds, review_cmds, synapse_cmds, memory_cmds, decision_cmds,
+                  server_cmds, mcp_cmds, serve_cmds, init_cmds, hook_cmds, probe_cmds, doctor_cmds,
+                  team_cmds)
 
 
 def build_parser() -> argparse.ArgumentParser:

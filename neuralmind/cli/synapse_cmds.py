@@ -1,4 +1,5 @@
-"""`neuralmind replay | next | synapse | memory | feedback`: the learning commands."""
+"""`neuralmind replay | next | synapse | feedback`: the learning commands (`memory export`:
+memory_cmds)."""
 
 from __future__ import annotations
 
@@ -53,13 +54,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--namespace", default="shared")
     p.set_defaults(handler=cmd_import)
     syn.set_defaults(handler=lambda a: _group_help(syn))
-
-    mem = sub.add_parser("memory", help="agent-readable memory files")
-    msub = mem.add_subparsers(dest="memory_command", metavar="ACTION")
-    p = msub.add_parser("export", help="write .neuralmind/SYNAPSE_MEMORY.md")
-    p.add_argument("path", nargs="?", default=".")
-    p.set_defaults(handler=cmd_memory_export)
-    mem.set_defaults(handler=lambda a: _group_help(mem))
 
     p = sub.add_parser("feedback", help="reinforce or weaken a retrieved node")
     p.add_argument("node", help="node id: path or path::Qualified.name")

@@ -6,17 +6,16 @@ index), so an agent sees the same text either way. Learning from hook events is 
 here: the server feeds its live sessions, a lone hook process writes the journal
 (`agent_journal.py`).
 
-Each event's text is assembled from parts that are one call each, so that the memory
-(#16: standing directives, recall of memory atoms) and review (#17: missed files,
-decisions at risk) components plug in without touching the events:
-`directives_block`, `memory_lines`, `review_block` (wired to #17's `Workspace.review`).
+Each event's text is assembled from parts that are one engine call each:
+`directives_block` (memory's standing directives), `memory_lines` (memory recall, with the
+prompt's code hits for its code-aware boost) and `review_block` (`Workspace.review`).
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from neuralmind.config import (
@@ -34,6 +33,7 @@ from neuralmind.index.tokens import code_tokens
 from neuralmind.review.report import render_text
 
 if TYPE_CHECKING:
+    from neuralmind.context.pack import RankedHit
     from neuralmind.engine.workspace import Workspace
 
 log = logging.getLogger("neuralmind.engine")
@@ -48,30 +48,46 @@ _CHAT_WORDS = frozenset(["yes", "yeah", "yep", "no", "nope", "ok", "okay", "sure
 
 
 # --- the parts ---------------------------------------------------------------------------------
+def _has_memory(ws: Workspace) -> bool:
+    return (ws.state / "memory.db").is_file()       # never create a store from a hook
+
+
 def directives_block(ws: Workspace) -> str:
     """The standing directives (pinned preference atoms), the rules an agent must keep
-    across sessions and compactions. Memory (#16) owns them; none before it lands."""
-    return ""
+    across sessions and compactions ("" without any)."""
+    if not _has_memory(ws):
+        return ""
+    try:
+        return str(ws.directives()["text"])
+    except Exception as e:  # memory fails open: the rest of the push is still worth it
+        log.info("directives unavailable to the hook: %s", e)
+        return ""
 
 
-def memory_lines(ws: Workspace, question: str) -> list[str]:
-    """One line per memory item relevant to `question`: today the recorded decisions
-    (keyword search, ACTIVE and STALE); memory atoms (#16) when recall lands."""
-    if not (ws.state / "memory.db").is_file():      # never create a store from a hook
+def memory_lines(ws: Workspace, question: str, hits: Sequence[RankedHit] | None = None
+                 ) -> list[str]:
+    """One line per memory atom `question` recalls (decisions among them; an INVALIDATED
+    one never), with its id so the agent can rate or open it. `hits`: the code the prompt
+    already retrieved, standing for recall's own code search. Read-only: a push is not a
+    served recall (no pending feedback, no write in the agent's turn)."""
+    if not _has_memory(ws):
         return []
     try:
-        rows = ws.decisions.memory_search(question, limit=HOOK_PROMPT_MEMORY, status="ALL",
-                                          mode="keyword")["results"]
+        result = ws.recall(question, session=None, record=False, code_hits=hits)
     except Exception as e:  # memory fails open: the file index is still worth pushing
-        log.info("decisions unavailable to the prompt hook: %s", e)
+        log.info("memory unavailable to the prompt hook: %s", e)
         return []
     out = []
-    for r in rows:
-        if r["status"] == "INVALIDATED":
+    for h in result.hits:
+        if h.status == "INVALIDATED":
             continue
-        where = f" ({', '.join(r['files'])})" if r["files"] else ""
-        stale = " [STALE]" if r["status"] == "STALE" else ""
-        out.append(f"decision {r['id'][:8]}{stale}: {r['title']}{where}")
+        a = h.atom
+        files = sorted({t.partition("::")[0] for t in a.about})[:3]
+        where = f" ({', '.join(files)})" if files else ""
+        flag = f" [{h.status}]" if h.status == "STALE" else ""
+        out.append(f"{a.type} {a.id[:8]}{flag}: {a.label}{where}")
+        if len(out) == HOOK_PROMPT_MEMORY:
+            break
     return out
 
 
@@ -97,9 +113,9 @@ def review_block(ws: Workspace, files: list[str]) -> str:
 
 # --- the events --------------------------------------------------------------------------------
 def session_start(ws: Workspace, req: HookRequest) -> str:
-    """The wake-up pack (identity and map) and the standing directives."""
-    pack = ws.wakeup().context
-    return "\n\n".join(p for p in (pack, directives_block(ws)) if p)
+    """The wake-up pack: identity and map, and memory's block (the standing directives,
+    open loops, active hubs, stale decisions on recently edited files)."""
+    return ws.wakeup().context
 
 
 def task_terms(prompt: str) -> set[str]:
@@ -115,7 +131,7 @@ def prompt_answer(ws: Workspace, req: HookRequest) -> tuple[str, list[str]]:
         return "", []
     budget = req.budget or ws.config.hook_budget
     hits, files, _, _ = ws._rank(question, QUERY_HITS)
-    text = render_prompt_index(ws.root, hits, files, memory_lines(ws, question), question,
+    text = render_prompt_index(ws.root, hits, files, memory_lines(ws, question, hits), question,
                                budget)
     return text, [h.node.id for h in hits[:HOOK_PROMPT_FILES]]
 

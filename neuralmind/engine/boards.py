@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from neuralmind.engine.navigation import status_reason
 
 if TYPE_CHECKING:
-    from neuralmind.decisions.store import DecisionStore
+    from neuralmind.memory.decisions.store import DecisionStore
 
 STATUS_ORDER = ("ACTIVE", "STALE", "INVALIDATED")
 STALE_COMMIT = re.compile(r"\bcommit ([0-9a-f]{7,40})\b")

@@ -19,8 +19,8 @@ from neuralmind.graph.communities import file_adjacency
 from neuralmind.graph.model import file_of
 
 if TYPE_CHECKING:
-    from neuralmind.decisions.store import DecisionStore
     from neuralmind.graph.graph import Graph
+    from neuralmind.memory.decisions.store import DecisionStore
     from neuralmind.synapse.layer import SynapseLayer
 
 log = logging.getLogger("neuralmind.engine")

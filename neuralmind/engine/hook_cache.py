@@ -15,7 +15,8 @@ from pathlib import Path
 from neuralmind import __version__
 
 CACHE_NAME = "session_start.md"
-_INPUTS = ("graph.db", "memory.db", "../.neuralmind.toml")
+# memory.db is in WAL mode: a pin or a new atom reaches memory.db-wal first
+_INPUTS = ("graph.db", "memory.db", "memory.db-wal", "../.neuralmind.toml")
 
 
 def key(state: Path) -> str:

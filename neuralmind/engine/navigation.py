@@ -17,8 +17,8 @@ from neuralmind.graph.model import Node
 
 if TYPE_CHECKING:
     from neuralmind.context.pack import RankedHit
-    from neuralmind.decisions.store import DecisionStore
     from neuralmind.graph.store import Graph
+    from neuralmind.memory.decisions.store import DecisionStore
     from neuralmind.synapse.layer import SynapseLayer
 
 Search = Callable[..., "tuple[list[RankedHit], str, str]"]   # Workspace.search

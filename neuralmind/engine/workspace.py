@@ -29,15 +29,17 @@ from neuralmind.config import (
     REVIEW_MIN_CONFIDENCE,
     TEAM_DSN_ENV,
     WAKEUP_BUDGET,
+    WAKEUP_MEMORY_SHARE,
     WorkspaceConfig,
     load_workspace_config,
 )
 from neuralmind.context.pack import ContextResult, RankedHit, assemble
 from neuralmind.context.retrieve import rank
 from neuralmind.context.tokens import count_tokens
-from neuralmind.engine import activity, boards, brain, navigation
+from neuralmind.engine import activity, boards, brain, memory_ops, navigation
 from neuralmind.engine.attention import Attention
 from neuralmind.engine.paths import confine
+from neuralmind.engine.workspace_memory import WorkspaceMemory
 from neuralmind.errors import InvalidArgument, NotFound
 from neuralmind.events.log import flush_event_log, read_events
 from neuralmind.graph import big_file_worker
@@ -47,11 +49,11 @@ from neuralmind.graph.validate import validate_graph
 from neuralmind.statedir import state_dir
 
 if TYPE_CHECKING:
-    from neuralmind.decisions.invalidation import ScanReport
-    from neuralmind.decisions.store import DecisionStore
     from neuralmind.graph.model import Node
     from neuralmind.index.file_rank import RankedFile
     from neuralmind.index.search_index import SearchIndex
+    from neuralmind.memory.decisions.store import DecisionStore
+    from neuralmind.memory.store import MemoryStore
     from neuralmind.review.cochange import CommitHistory
     from neuralmind.review.report import Review
     from neuralmind.synapse.layer import SynapseLayer
@@ -63,7 +65,7 @@ log = logging.getLogger("neuralmind.engine")
 ProgressFn = Callable[[str, int, int], None]  # (phase, done, total)
 
 
-class Workspace:
+class Workspace(WorkspaceMemory):
     """The engine for one project root."""
 
     def __init__(self, root: Path, config: WorkspaceConfig | None = None) -> None:
@@ -173,11 +175,14 @@ class Workspace:
         return result
 
     def wakeup(self, budget: int | None = None) -> ContextResult:
-        """L0 + L1: what an agent should know at the start of a session."""
+        """L0 + L1, and what memory adds (directives, open loops, stale decisions on recently
+        edited files, active hubs) within its share of the same budget."""
         budget = self._check_budget(budget,
                                     default=self.config.budget * WAKEUP_BUDGET // DEFAULT_BUDGET)
         mode = "keyword" if self.index.model_error or not self.index.vector_count else "hybrid"
-        return assemble(self.root, self.graph, None, [], mode, budget=budget)
+        block = memory_ops.wakeup_block(self.memory, self.config, int(budget * WAKEUP_MEMORY_SHARE))
+        result = assemble(self.root, self.graph, None, [], mode, budget=budget - block.tokens)
+        return memory_ops.with_memory(result, block)
 
     def _check_budget(self, budget: int | None, default: int | None = None) -> int:
         b = budget if budget is not None else (default or self.config.budget)
@@ -230,10 +235,15 @@ class Workspace:
         return task
 
     @functools.cached_property
-    def decisions(self) -> DecisionStore:
-        from neuralmind.decisions.store import DecisionStore  # ~0.12 s, on first use
+    def memory(self) -> MemoryStore:
+        from neuralmind.memory.store import MemoryStore  # ~0.12 s, on first use
 
-        return DecisionStore(self.root)
+        return MemoryStore(self.root)
+
+    @property
+    def decisions(self) -> DecisionStore:
+        """Decisions are memory: the same store, seen through its decision API."""
+        return self.memory
 
     # --- learning ------------------------------------------------------------------------
     def editing_event(self, session: str, kind: str, file: str, query: str | None = None) -> None:
@@ -375,7 +385,9 @@ class Workspace:
     def hover(self, rel: str, line: int, k: int = 5) -> dict[str, Any]:
         """The innermost symbol at 1-based `line`, the decisions governing it, its strongest
         associations."""
-        return navigation.hover(self.graph, self.decisions, self._synapses_or_none(), rel, line, k)
+        out = navigation.hover(self.graph, self.decisions, self._synapses_or_none(), rel, line, k)
+        out["memories"] = memory_ops.hover_memories(self.memory, out.get("symbol"))
+        return out
 
     def symbols(self, query: str, limit: int) -> list[dict[str, Any]]:
         """Workspace symbols: name matches first (exact, prefix, substring), then search hits."""
@@ -387,12 +399,6 @@ class Workspace:
         governed symbol in the current graph (None when unknown)."""
         return navigation.file_decisions(self.decisions, rel, statuses)
 
-    # --- decisions after HEAD moved ------------------------------------------------------------
-    def scan_commits(self, previous: str | None) -> list[ScanReport]:
-        """Mark STALE what the commits HEAD moved over since `previous` changed (HEAD alone when
-        None); the last report's `commit` is the new HEAD (an `error` outside git)."""
-        return self.decisions.scan_since(previous)
-
     # --- review of the pending change -----------------------------------------------------------
     def review(self, base: str | None = None, buffers: Mapping[str, str | None] | None = None,
                min_confidence: float | None = None) -> Review:
@@ -401,7 +407,7 @@ class Workspace:
         or the merge base with a ref) plus `buffers`: unsaved editor buffers, path -> text
         (None: unsaved, text unknown; the disk is read). EngineError outside git."""
         # the review's modules load with the first review (~5 ms), not with every command
-        from neuralmind.decisions.git import Git
+        from neuralmind.memory.git import Git
         from neuralmind.review.changes import change_set
         from neuralmind.review.cochange import CommitHistory, SessionHistory
         from neuralmind.review.report import review

@@ -34,12 +34,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from neuralmind.decisions.git import GitError
-from neuralmind.decisions.hook import hook_location, with_block, without_block
 from neuralmind.engine import agent_context
 from neuralmind.errors import InvalidArgument
 from neuralmind.hooks.agents import hook_settings
 from neuralmind.launcher import neuralmind_argv
+from neuralmind.memory.decisions.hook import hook_location, with_block, without_block
+from neuralmind.memory.git import GitError
 from neuralmind.statedir import atomic_write_json, state_dir
 
 if TYPE_CHECKING:

@@ -1,9 +1,11 @@
-"""NeuralMind's diagnostics of open files: stale and invalidated decisions here, with their
-code actions and commands, and what other features add (`add_source`, `add_actions`: the
-review's missed files and decisions at risk).
+"""NeuralMind's diagnostics of open files: stale and invalidated decisions and the memory
+inbox here, with their code actions and commands, and what other features add (`add_source`,
+`add_actions`: the review's missed files and decisions at risk).
 
 One diagnostic per STALE or INVALIDATED decision governing an open file, on
-the governed symbol's first line when the graph knows it, else on line 1.
+the governed symbol's first line when the graph knows it, else on line 1; one
+Information diagnostic per proposed memory about the file or one of its symbols, with
+accept / reject actions (the `neuralmind.memory.accept` / `.reject` commands).
 Clients that support pull diagnostics pull them (and are asked to refresh when
 HEAD moves); the others get publishDiagnostics. A diagnostic another feature adds
 carries `data.kind`; its code actions come from that feature.
@@ -32,6 +34,9 @@ SOURCE = "neuralmind"
 CMD_RESTORE = "neuralmind.decision.restore"
 CMD_INVALIDATE = "neuralmind.decision.invalidate"
 CMD_SHOW = "neuralmind.decision.show"
+CMD_ACCEPT = "neuralmind.memory.accept"
+CMD_REJECT = "neuralmind.memory.reject"
+INBOX = "inbox"
 SEVERITY = {"STALE": types.DiagnosticSeverity.Warning,
             "INVALIDATED": types.DiagnosticSeverity.Information}
 
@@ -74,6 +79,14 @@ def to_diagnostic(server: NeuralMindServer, uri: str, d: dict[str, Any]) -> type
     )
 
 
+def inbox_diagnostic(server: NeuralMindServer, uri: str, m: dict[str, Any]) -> types.Diagnostic:
+    return types.Diagnostic(
+        range=line_range(server, uri, int(m.get("line") or 1)),
+        message=f"Proposed memory ({m['type']}): {m['label']} — accept or reject it",
+        severity=types.DiagnosticSeverity.Information, source=SOURCE, code=m["id"],
+        data={"memory": m["id"], "kind": INBOX})
+
+
 class DecisionDiagnostics(Feature):
     """Keeps the diagnostics of open documents in line with the decision store; code
     actions and commands restore, invalidate or show the decision."""
@@ -82,7 +95,7 @@ class DecisionDiagnostics(Feature):
         super().__init__(server)
         self._pending: asyncio.Task[None] | None = None
         self._sources: list[Source] = []
-        self.actions: dict[str, Actions] = {}     # data.kind -> its code actions
+        self.actions: dict[str, Actions] = {INBOX: _inbox_actions}   # data.kind -> its actions
 
     def add_source(self, source: Source) -> None:
         """Another feature's diagnostics, shown with these (refresh with `schedule_refresh`)."""
@@ -105,7 +118,9 @@ class DecisionDiagnostics(Feature):
             rel = self.server.uri_to_rel(uri)
         service = await self.server.ready_service()
         found = await service.decision_diagnostics(rel)
-        out = [to_diagnostic(self.server, uri, d) for d in found]
+        inbox = await service.inbox_diagnostics(rel)
+        out = ([to_diagnostic(self.server, uri, d) for d in found]
+               + [inbox_diagnostic(self.server, uri, m) for m in inbox])
         for source in self._sources:
             try:
                 out += await source(uri, rel)
@@ -246,3 +261,14 @@ def _register(server: NeuralMindServer, diags: DecisionDiagnostics) -> None:
             type=types.MessageType.Info,
             message=f"{record['title']} [{record['status']}]\n\n{record['rationale']}"))
         return record
+
+
+def _inbox_actions(diag: types.Diagnostic) -> list[types.CodeAction]:
+    label = diag.message.split(": ", 1)[-1].split(" — ", 1)[0]
+    out = []
+    for title, command in ((f"Accept memory: {label}", CMD_ACCEPT),
+                           (f"Reject memory: {label}", CMD_REJECT)):
+        out.append(types.CodeAction(
+            title=title, kind=types.CodeActionKind.QuickFix, diagnostics=[diag],
+            command=types.Command(title=title, command=command, arguments=[{"id": diag.code}])))
+    return out

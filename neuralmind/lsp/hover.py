@@ -1,4 +1,5 @@
-"""Hover: the decisions governing the symbol under the cursor and its strongest associations."""
+"""Hover: the decisions governing the symbol under the cursor, the memories about it, and its
+strongest associations."""
 
 from __future__ import annotations
 
@@ -21,6 +22,12 @@ def render(info: dict[str, Any]) -> str | None:
         for d in info["decisions"]:
             extra = f" — {d['reason']}" if d.get("reason") and d["status"] != "ACTIVE" else ""
             lines.append(f"- [{d['status']}] {d['title']} (`{d['id'][:12]}`){extra}")
+    if info.get("memories"):
+        lines.append("")
+        lines.append("Memories:")
+        for m in info["memories"]:
+            state = f", {m['state']}" if m["state"] != "active" else ""
+            lines.append(f"- [{m['type']}{state}] {m['label']} (`{m['id'][:12]}`)")
     if info["associations"]:
         lines.append("")
         lines.append("Often used with:")

@@ -157,10 +157,10 @@ class CustomRequests(Feature):
 
     def register(self) -> None:
         for method, handler in handlers(self.server).items():
-            _register_one(self.server, method, handler)
+            register_one(self.server, method, handler)
 
 
-def _register_one(server: NeuralMindServer, method: str, handler: Handler) -> None:
+def register_one(server: NeuralMindServer, method: str, handler: Handler) -> None:
     @server.feature(method)
     @translate_errors
     async def request(params: Any) -> Any:

@@ -11,6 +11,7 @@ from neuralmind.lsp.documents import Documents
 from neuralmind.lsp.editor_state import EditorState
 from neuralmind.lsp.hover import Hover
 from neuralmind.lsp.lifecycle import Lifecycle
+from neuralmind.lsp.memory import MemoryRequests
 from neuralmind.lsp.requests import CustomRequests
 from neuralmind.lsp.review import ReviewDiagnostics
 from neuralmind.lsp.server import NeuralMindServer
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 # In this order: hooks run first to last (`close` last to first), so the agent endpoint
 # starts after everything else is ready and stops first.
 FEATURES = (Lifecycle, Documents, DecisionDiagnostics, ReviewDiagnostics, Hover, WorkspaceSymbols,
-            CustomRequests, Configuration, EditorState, AgentEndpoints)
+            CustomRequests, MemoryRequests, Configuration, EditorState, AgentEndpoints)
 
 
 def create_server(log_file: str | None = None,

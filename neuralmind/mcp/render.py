@@ -122,10 +122,33 @@ def memory_timeline(out: dict[str, Any]) -> str:
 def memory_get(out: dict[str, Any]) -> str:
     blocks = []
     for d in out["records"]:
+        if "rationale" not in d:                 # a memory other than a decision
+            about = f" (about {', '.join(d['about'])})" if d.get("about") else ""
+            blocks.append(f"- [{d['type']}, {d['state']}] {d['label']} (id {d['id']}){about}\n"
+                          f"  {d['text']}")
+            continue
         rejected = "".join(f"\n  - rejected: {r}" for r in d.get("rejected_alternatives") or [])
         evidence = "".join(f"\n  - evidence: {e}" for e in d.get("evidence") or [])
         blocks.append(f"{_decision_line(d)}\n  {d['rationale']}{rejected}{evidence}")
     return "\n\n".join(blocks) or "No records."
+
+
+def recall(out: dict[str, Any]) -> str:
+    if out.get("unrated"):
+        return out["notice"]
+    notice = f"\n_{out['notice']}_" if out.get("notice") else ""
+    if not out["atoms"]:
+        return f"No memories for this ({out['mode']}).{notice}"
+    return (f"{out['context']}{notice}\n_Rate each with neuralmind_rate (used, useful or "
+            f"noise)._")
+
+
+def inbox(out: dict[str, Any]) -> str:
+    if not out["atoms"]:
+        return "The inbox is empty."
+    return "\n".join(f"- {a['id']} [{a['type']}] {a['label']}"
+                     + (f" (about {', '.join(a['about'])})" if a["about"] else "")
+                     for a in out["atoms"])
 
 
 def review(out: dict[str, Any]) -> str:

@@ -151,7 +151,28 @@ class MemoryTimeline(_Open):
 
 
 class MemoryGet(_Open):
-    records: list[Decision]
+    records: list[dict]
+
+
+class Atom(_Open):
+    id: str
+
+
+class Recall(_Open):
+    context: str
+    atoms: list[dict]
+
+
+class Rated(_Open):
+    state: str
+
+
+class Directives(_Open):
+    text: str
+
+
+class Inbox(_Open):
+    atoms: list[dict]
 
 
 class Review(_Open):

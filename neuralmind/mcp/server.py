@@ -48,6 +48,8 @@ def instructions(tools: list[str], read_only: bool = False) -> str:
     if "neuralmind_query" in have:
         start.append("Before reading files for a task: neuralmind_query with the task "
                      "(include_wakeup=false after the wakeup), then open only what it names.")
+    if "neuralmind_directives" in have:
+        start.append("Follow neuralmind_directives.")
     if start:
         lines.append(" ".join(start))
     before = named("neuralmind_recall", "neuralmind_decisions_query", "neuralmind_memory_search")
@@ -55,7 +57,9 @@ def instructions(tools: list[str], read_only: bool = False) -> str:
     done = named("neuralmind_feedback")
     record = named("neuralmind_remember", "neuralmind_decision_record")
     editor = [n for n in ("neuralmind_editor_state", "neuralmind_reveal") if n in have]
-    rest = ([f"Before changing a design: {before}."] if before else []) + \
+    rate = (["Rate what neuralmind_recall returns: neuralmind_rate."]
+            if {"neuralmind_recall", "neuralmind_rate"} <= have else [])
+    rest = ([f"Before changing a design: {before}."] if before else []) + rate + \
         ([f"After edits: {after}."] if after else []) + \
         ([f"After a task: {done} on the hits that helped or misled"
           + (f"; {record} for non-obvious choices." if record else ".")] if done else []) + \

@@ -63,6 +63,7 @@ Item = Annotated[str, Field(max_length=MAX_ITEM_CHARS)]
 Items = Annotated[list[Item] | None, Field(max_length=MAX_LIST_ITEMS)]
 Status = Literal["ACTIVE", "STALE", "INVALIDATED", "ALL"]
 Mode = Literal["keyword", "semantic", "hybrid"] | None
+AtomType = Literal["lesson", "preference", "fact", "note", "open_loop", "decision"]
 
 
 def error_result(code: str, message: str) -> CallToolResult:
@@ -114,6 +115,10 @@ class NeuralMindTools:
     def confine(self, path: str) -> str:
         """A workspace-relative path; `../`, outside absolutes and symlinks out are refused."""
         return self.service.resolve(path)
+
+    def _confine_target(self, target: str) -> str:
+        """A file or `path::Qualified.name`, its path confined to the workspace."""
+        return self._confine_symbol(target) if "::" in target else self.confine(target)
 
     def _confine_symbol(self, symbol: str) -> str:
         path, qual = split_node_id(symbol)
@@ -287,6 +292,35 @@ class NeuralMindTools:
         return await self.run(call)
 
     @tool(CONSULTING)
+    async def neuralmind_recall(self, question: Question, budget: Annotated[int | None, Field(
+            ge=MIN_BUDGET, le=MAX_BUDGET, description="tokens (default 400)")] = None,
+                                ctx: Context | None = None) -> Annotated[
+            CallToolResult, schemas.Recall]:
+        """Memories (lessons, preferences, facts, decisions) relevant to a task; rate each after."""
+        async def call() -> CallToolResult:
+            session = None if self.read_only else f"mcp:{_client_name(ctx)}"
+            out = await self.service.memory_recall(question, budget, session=session,
+                                                   record=not self.read_only)
+            return ok_result(out, render.recall(out))
+        return await self.run(call)
+
+    @tool(CONSULTING)
+    async def neuralmind_directives(self) -> Annotated[CallToolResult, schemas.Directives]:
+        """Standing directives: the rules to follow all session."""
+        async def call() -> CallToolResult:
+            out = await self.service.memory_directives()
+            return ok_result(out, out["text"] or "No standing directives.")
+        return await self.run(call)
+
+    @tool(CONSULTING)
+    async def neuralmind_inbox(self) -> Annotated[CallToolResult, schemas.Inbox]:
+        """Proposed memories not yet confirmed by surviving commits or a person."""
+        async def call() -> CallToolResult:
+            out = {"atoms": await self.service.memory_inbox()}
+            return ok_result(out, render.inbox(out))
+        return await self.run(call)
+
+    @tool(CONSULTING)
     async def neuralmind_review(self, base: Annotated[str | None, Field(
             max_length=200, description="git ref to compare with (default HEAD)")] = None
             ) -> Annotated[CallToolResult, schemas.Review]:
@@ -307,6 +341,36 @@ class NeuralMindTools:
         return await self.run(call)
 
     # --- recording tools ----------------------------------------------------------------
+    @tool(RECORDING)
+    async def neuralmind_remember(
+            self, text: Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS)],
+            type: Annotated[AtomType, Field(description="kind of memory")] = "note",
+            label: Annotated[str | None, Field(max_length=MAX_TITLE_CHARS)] = None,
+            hubs: Annotated[Items, Field(description="topics")] = None,
+            about: Annotated[Items, Field(description="files or path::Symbol")] = None,
+            ctx: Context | None = None) -> Annotated[CallToolResult, schemas.Atom]:
+        """Remember something for later sessions; proposed until its work survives commits."""
+        async def call() -> CallToolResult:
+            targets = [self._confine_target(t) for t in _clean(about) or []]
+            out = await self.service.memory_remember(
+                text, type, label, _clean(hubs), targets, source=f"mcp:{_client_name(ctx)}",
+                proposed=True)
+            return ok_result(out, f"Remembered {out['id']} ({out['type']}, {out['state']}): "
+                                  f"{out['label']}")
+        return await self.run(call)
+
+    @tool(RECORDING)
+    async def neuralmind_rate(
+            self, id: Annotated[str, Field(min_length=1, max_length=100)],
+            verdict: Literal["used", "useful", "noise"],
+            ctx: Context | None = None) -> Annotated[CallToolResult, schemas.Rated]:
+        """Rate a recalled memory: used, useful or noise."""
+        async def call() -> CallToolResult:
+            out = await self.service.memory_rate(id, verdict, f"mcp:{_client_name(ctx)}")
+            return ok_result(out, f"Rated {out['atom']['id']} {verdict}: rank {out['rank']:.2f}, "
+                                  f"{out['state']}.")
+        return await self.run(call)
+
     @tool(RECORDING)
     async def neuralmind_feedback(
             self, node_id: Annotated[str, Field(min_length=1, max_length=MAX_PATH_CHARS,

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from neuralmind.decisions.git import Git, GitError
 from neuralmind.errors import InvalidArgument
+from neuralmind.memory.git import Git, GitError
 from neuralmind.statedir import STATE_DIR_NAME
 
 

@@ -19,8 +19,8 @@ from neuralmind.review.cochange import CoChange
 from neuralmind.review.missing import Missing, missing_files
 
 if TYPE_CHECKING:
-    from neuralmind.decisions.pending import AtRisk
-    from neuralmind.decisions.store import DecisionStore
+    from neuralmind.memory.decisions.pending import AtRisk
+    from neuralmind.memory.decisions.store import DecisionStore
 
 
 class PendingContent(Mapping[str, "bytes | None"]):

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
-    from neuralmind.decisions.store import DecisionStore
+    from neuralmind.memory.decisions.store import DecisionStore
 
 T = TypeVar("T")
 

@@ -36,12 +36,14 @@ from neuralmind.events.log import enable_event_log, flush_event_log
 from neuralmind.service.agent_hooks import AgentHookRequests
 from neuralmind.service.attention import AttentionRequests, EditorLink
 from neuralmind.service.decision_requests import DecisionRequests
+from neuralmind.service.dreaming import IdleDreams
 from neuralmind.service.engine_thread import EngineThread
 from neuralmind.service.events import ServiceListener
 from neuralmind.service.freshness import Freshness
 from neuralmind.service.indexing import BackgroundIndexing
 from neuralmind.service.learning import Learning, record_query
 from neuralmind.service.loop_monitor import LoopMonitor
+from neuralmind.service.memory_requests import MemoryRequests
 from neuralmind.service.observatory_requests import ObservatoryRequests
 from neuralmind.service.observe import IndexEvents
 from neuralmind.service.scans import DecisionScans
@@ -76,7 +78,7 @@ def _answer(ws: Workspace, question: str, budget: int | None, explain: bool,
     return result
 
 
-class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
+class EngineService(DecisionRequests, MemoryRequests, AttentionRequests, AgentHookRequests,
                     ObservatoryRequests):
     """One workspace served asynchronously; see the module docstring for the rules."""
 
@@ -100,6 +102,7 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
         self.learning = Learning(self._thread, self.workspace, self.config)
         self.scans = DecisionScans(self._thread, self.workspace,
                                    lambda: self._notify("decisions_changed"))
+        self.dreams = IdleDreams(self._thread, self.workspace, self.config)
         self.team = TeamSyncJob(self._thread, self.workspace,
                                 lambda n: self._notify("decisions_changed"))
         self.loop_monitor = LoopMonitor() if LoopMonitor.wanted() else None
@@ -127,6 +130,7 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
 
     async def _call(self, fn: Callable[[Workspace], T]) -> T:
         """`fn(workspace)` on the engine thread, once the workspace is open."""
+        self.dreams.touch()
         ws = await self.workspace()
         return await self._thread.run(fn, ws)
 
@@ -165,6 +169,7 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
             self.scans.watch(self.root)
         self._thread.spawn(self._thread.run(ws.warm_up), "warm-up")
         self.scans.spawn()
+        self.dreams.start()
         self._thread.spawn(self.team.start(), "team-sync")
         if index:
             self.reindex()
@@ -176,6 +181,7 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
         deadline = time.monotonic() + CLOSE_TIMEOUT_SECONDS
         queued, last_edits = self.learning.take_unsent()
         await self.scans.stop()
+        self.dreams.stop()
         if self.loop_monitor is not None:
             await self.loop_monitor.stop()
         await self.indexing.stop()
@@ -230,12 +236,14 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
     # --- documents ----------------------------------------------------------------------
     async def did_open(self, path: str, session: str = "editor") -> str:
         rel = self.resolve(path)
+        self.dreams.touch()
         self._activate(session, rel)
         self.learning.debouncer(session).event("open", rel)
         return rel
 
     async def did_change(self, path: str, session: str = "editor") -> str:
         rel = self.resolve(path)
+        self.dreams.touch()
         self._activate(session, rel)
         self.learning.debouncer(session).edit(rel)
         self.buffer_changed(rel)
@@ -250,6 +258,7 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
 
     async def did_save(self, path: str, session: str = "editor") -> str:
         rel = self.resolve(path)
+        self.dreams.touch()
         self.freshness.schedule([rel])      # queued first: freshness before learning
         self.learning.debouncer(session).event("save", rel)
         self.buffer_clean(rel)
@@ -292,6 +301,7 @@ class EngineService(DecisionRequests, AttentionRequests, AgentHookRequests,
                     source: str | None = None) -> dict[str, Any]:
         """`session` learns from the question; `source` (default: the session) names the
         asker in the `query` event."""
+        self.dreams.touch()
         ws = await self.workspace()
         result = await self._thread.run(_answer, ws, question, budget, explain, include_wakeup,
                                         source or session or "service")

@@ -264,6 +264,15 @@ class SynapseLayer:
         nbrs = self.store.edges_of([node_id], self._weights(namespaces), now).get(node_id, {})
         return sorted(nbrs.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
 
+    def associations(self, node_ids: Sequence[str], namespaces: Sequence[str] | None = None,
+                     now: float | None = None) -> dict[str, dict[str, float]]:
+        """Every merged association of each of `node_ids` (a bulk `neighbors`, unsorted)."""
+        out: dict[str, dict[str, float]] = {}
+        ids = list(node_ids)
+        for i in range(0, len(ids), 500):
+            out.update(self.store.edges_of(ids[i:i + 500], self._weights(namespaces), now))
+        return out
+
     def learned_edges(self, limit: int, now: float | None = None,
                       ) -> list[tuple[str, str, float, str]]:
         """The strongest synapses learned from use (every namespace but the structural and

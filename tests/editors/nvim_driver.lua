@@ -365,6 +365,27 @@ if ok then
     return out
   end)
 
+  step("memory", function()
+    edit("billing/invoice.py")
+    local before = #notes
+    vim.cmd("NeuralMindRemember Invoice totals are rounded once, after tax")
+    assert(vim.wait(15000, function()
+      return #notes > before
+    end, 20), "NeuralMindRemember printed nothing")
+    local remembered = notes[#notes].msg
+    vim.cmd("NeuralMindRecall how are invoice totals rounded?")
+    local lines
+    assert(vim.wait(20000, function()
+      local buf = vim.fn.bufnr("neuralmind://context")
+      if buf == -1 then
+        return false
+      end
+      lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+      return table.concat(lines, "\n"):find("rounded once", 1, true) ~= nil
+    end, 20), "the recalled memory never showed")
+    return { remembered = remembered, lines = lines }
+  end)
+
   step("status", function()
     local before = #notes
     vim.cmd("NeuralMindStatus")

@@ -217,6 +217,13 @@ def test_decisions_fill_the_quickfix_list_and_status_reports(session: dict) -> N
     assert "Nodes:" in status["text"] and "Last full build:" in status["text"]
 
 
+def test_remember_then_recall_shows_the_memory(session: dict) -> None:
+    step = ok(session, "memory")
+    assert step["remembered"].startswith("NeuralMind: remembered ")
+    assert step["lines"][0] == "# how are invoice totals rounded?"
+    assert any("Invoice totals are rounded once" in line for line in step["lines"])
+
+
 def test_observatory_opens_the_servers_login_url(session: dict) -> None:
     step = ok(session, "observatory")
     assert step["refused"]["level"] == 4 and "mcp" in step["refused"]["msg"]

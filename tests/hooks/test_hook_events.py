@@ -175,6 +175,9 @@ def test_gemini_events(built: Path) -> None:
 @pytest.mark.asyncio
 async def test_a_live_server_answers_and_learns_the_agents_edits(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "live")
+    lesson = Workspace(root).memory.remember("Invoice totals are rounded once, after tax.",
+                                             "lesson", label="Round invoice totals once",
+                                             about=["app/billing.py"])
     proc = start_editor_server(root)
     journal = root / ".neuralmind" / JOURNAL
     try:
@@ -185,6 +188,8 @@ async def test_a_live_server_answers_and_learns_the_agents_edits(tmp_path: Path)
             return "compute_invoice_total" in out
 
         await eventually(served, 120, "the server's first answer")
+        text = context_of(hook(root, "UserPromptSubmit", {"prompt": PROMPT})[0], "UserPromptSubmit")
+        assert f"- lesson {lesson.id[:8]}: Round invoice totals once (app/billing.py)" in text
         text = context_of(hook(root, "SessionStart", {"source": "resume"})[0], "SessionStart")
         assert "## Architecture" in text
         billing = root / "app/billing.py"

@@ -100,7 +100,7 @@ def test_doctor_command_reports_damage_and_exits_1(small_repo: Path) -> None:
 def test_decision_memory_with_one_bad_page_keeps_its_readable_decisions(small_repo: Path) -> None:
     """A damaged page must not make every later decisions command fail, nor lose the rows
     SQLite can still read."""
-    from neuralmind.decisions.store import DecisionStore
+    from neuralmind.memory.decisions.store import DecisionStore
 
     store = DecisionStore(small_repo)
     for i in range(150):

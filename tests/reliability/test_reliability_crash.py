@@ -15,8 +15,8 @@ from pathlib import Path
 from lsp_wire import LspProcess
 from reliability_support import CLI, ENV, cli, integrity
 
-from neuralmind.decisions.store import DecisionStore
 from neuralmind.doctor import ERROR, run_doctor
+from neuralmind.memory.decisions.store import DecisionStore
 
 KILL_RUNS = 3
 

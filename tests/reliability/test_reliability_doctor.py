@@ -8,8 +8,8 @@ from pathlib import Path
 
 from reliability_support import cli
 
-from neuralmind.decisions.hook import install_hook
 from neuralmind.doctor import ERROR, OK, WARNING, run_doctor
+from neuralmind.memory.decisions.hook import install_hook
 
 
 def _by_name(root: Path, model: bool = False) -> dict[str, object]:

@@ -1,6 +1,6 @@
 """Git oddities under `decisions scan`: a repository mid-rebase (detached, conflicted) and a
 huge merge commit. Scans say what they saw; a status changes only on complete information.
-(Detached HEAD, shallow clones and missing objects: tests/decisions/test_decision_brokengit.py.)"""
+(Detached HEAD, shallow clones and missing objects: tests/memory/test_decision_brokengit.py.)"""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 from reliability_support import ENV, cli, git
 
-from neuralmind.decisions.store import DecisionStore
+from neuralmind.memory.decisions.store import DecisionStore
 
 
 def _record(root: Path) -> str:

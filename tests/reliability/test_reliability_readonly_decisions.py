@@ -32,7 +32,7 @@ TITLES = ["Invoices keep cents as integers", "Carts expire after a day", "Users 
 
 ENGINE_READS = """
 import json, sys
-from neuralmind.decisions.schema import StoreError
+from neuralmind.memory.schema import StoreError
 from neuralmind.engine import Workspace
 
 store = Workspace(sys.argv[1]).decisions
@@ -74,7 +74,7 @@ VARIANTS = {
 
 RECORD = """
 import sys
-from neuralmind.decisions.store import DecisionStore
+from neuralmind.memory.decisions.store import DecisionStore
 
 store = DecisionStore(sys.argv[1])
 for i, title in enumerate(sys.argv[2:]):
@@ -87,7 +87,7 @@ def recorded(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
     """Decisions written by a process that exited (its last close merged and removed the
     -wal/-shm files) or by one still holding memory.db open (an editor's server: -wal and
     -shm stay beside it)."""
-    from neuralmind.decisions.store import DecisionStore
+    from neuralmind.memory.decisions.store import DecisionStore
 
     root = make_repo(tmp_path / "shop", n_files=3)
     if request.param == "closed":

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from sample_workspace import make_repo
 
-from neuralmind.decisions import store as store_module
 from neuralmind.errors import EngineError
+from neuralmind.memory.decisions import store as store_module
 from neuralmind.service.engine_service import EngineService
 
 

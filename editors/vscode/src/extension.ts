@@ -7,6 +7,7 @@ import { EditorStateReporter } from "./attention";
 import { DecisionDocuments, DecisionsTree, DECISION_SCHEME } from "./decisionsView";
 import { siblingCli } from "./discovery";
 import { MCP_CLIENTS, McpClient, runMcpConfig } from "./mcpConfig";
+import { memoryInbox, recallMemories, remember } from "./memory";
 import { copyLinkMessage, OBSERVATORY_METHOD, observatoryUrl } from "./observatory";
 import { ContextResult, DecisionRecord, Methods, NextLikelyItem } from "./protocol";
 import { nextLikelyItems } from "./render";
@@ -70,6 +71,9 @@ export function activate(context: vscode.ExtensionContext): void {
       await vscode.languages.setTextDocumentLanguage(doc, "markdown");
       await vscode.window.showTextDocument(doc, { preview: true });
     }),
+    command("neuralmind.recall", () => recallMemories(servers)),
+    command("neuralmind.remember", () => remember(servers)),
+    command("neuralmind.memoryInbox", () => memoryInbox(servers)),
     command("neuralmind.copyMcpConfig", () => copyMcpConfig(servers)),
     command("neuralmind.openObservatory", () => openObservatory(servers)),
     command("neuralmind.showStatus", () => status.showDetails()),

@@ -13,6 +13,11 @@ export const Methods = {
   feedback: "neuralmind/feedback",
   status: "neuralmind/status",
   review: "neuralmind/review",
+  memoryRemember: "neuralmind/memory/remember",
+  memoryRecall: "neuralmind/memory/recall",
+  memoryInbox: "neuralmind/memory/inbox",
+  memoryAccept: "neuralmind/memory/accept",
+  memoryReject: "neuralmind/memory/reject",
 } as const;
 
 /** Notifications: the editor's state (client -> server), an agent's note (server -> client). */
@@ -156,3 +161,28 @@ export interface StatusResult {
   last_error?: string | null;
   [extra: string]: unknown;
 }
+
+/** One memory (an atom) as recall and remember return it. */
+export interface Atom {
+  id: string;
+  type: string;
+  label: string;
+  text: string;
+  state?: string;
+  status?: string;
+  hubs?: string[];
+  about?: string[];
+  score?: number;
+  truncated?: boolean;
+  [extra: string]: unknown;
+}
+
+export interface RecallResult {
+  mode: string;
+  context: string;
+  tokens: number;
+  atoms: Atom[];
+  notice?: string;
+}
+
+export const ATOM_TYPES = ["note", "lesson", "preference", "fact", "open_loop", "decision"] as const;

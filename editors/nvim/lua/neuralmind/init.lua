@@ -207,23 +207,57 @@ local function show_context(question, result)
   return buf
 end
 
+--- Calls `send` with the trimmed `question`, or asks for one with `prompt` when it is empty.
+local function with_question(question, prompt, send)
+  local function go(q)
+    if q and vim.trim(q) ~= "" then
+      send(vim.trim(q))
+    end
+  end
+  if question and vim.trim(question) ~= "" then
+    go(question)
+  else
+    vim.ui.input({ prompt = prompt }, go)
+  end
+end
+
 --- Asks for the context of `question` (prompts when nil or empty).
 function M.ask(question)
   local bufnr = vim.api.nvim_get_current_buf()
-  local function send(q)
-    if not q or vim.trim(q) == "" then
-      return
-    end
-    q = vim.trim(q)
+  with_question(question, "NeuralMind: ", function(q)
     M.request("neuralmind/context", { query = q, uri = buf_uri(bufnr) }, function(result)
       show_context(q, result)
     end, bufnr)
+  end)
+end
+
+-- :NeuralMindRecall / :NeuralMindRemember ------------------------------------------------
+
+--- Recalls the memories a question needs into the context buffer (prompts when empty).
+function M.recall(question)
+  local bufnr = vim.api.nvim_get_current_buf()
+  with_question(question, "NeuralMind recall: ", function(q)
+    M.request("neuralmind/memory/recall", { query = q }, function(result)
+      if is_nil(result.atoms) or #result.atoms == 0 then
+        notify("no memories for: " .. q .. (is_nil(result.notice) and "" or (" (" .. result.notice .. ")")))
+        return
+      end
+      show_context(q, { context = result.context, tokens = result.tokens, mode = result.mode })
+    end, bufnr)
+  end)
+end
+
+--- Remembers `text` as a note about the current file (a person's memory: active at once).
+function M.remember(text)
+  if not text or vim.trim(text) == "" then
+    return
   end
-  if question and vim.trim(question) ~= "" then
-    send(question)
-  else
-    vim.ui.input({ prompt = "NeuralMind: " }, send)
-  end
+  local bufnr = vim.api.nvim_get_current_buf()
+  local uri = buf_uri(bufnr)
+  M.request("neuralmind/memory/remember", { text = vim.trim(text), type = "note", uris = uri and { uri } or {} },
+    function(atom)
+      notify(("remembered %s: %s"):format(atom.id, atom.label))
+    end, bufnr)
 end
 
 -- :NeuralMindNext -----------------------------------------------------------------------
@@ -623,6 +657,12 @@ function M.setup(opts)
     M.ask(a.args)
   end, { nargs = "*", desc = "NeuralMind: context for a question, in a scratch buffer" })
   cmd("NeuralMindNext", M.next_likely, { nargs = 0, desc = "NeuralMind: pick a next-likely file" })
+  cmd("NeuralMindRecall", function(a)
+    M.recall(a.args)
+  end, { nargs = "*", desc = "NeuralMind: memories for a question, in a scratch buffer" })
+  cmd("NeuralMindRemember", function(a)
+    M.remember(a.args)
+  end, { nargs = "+", desc = "NeuralMind: remember a note about the current file" })
   cmd("NeuralMindDecisions", function(a)
     M.decisions(a.args)
   end, {

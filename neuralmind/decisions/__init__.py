@@ -1,1 +1,0 @@
-"""Decision memory: records with their rationale, search, git staleness."""
