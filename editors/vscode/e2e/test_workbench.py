@@ -360,6 +360,35 @@ def test_open_observatory_gives_a_one_time_link(wb: Workbench, context: BrowserC
         page.close()
 
 
+PROPOSED = "Invoices go out as plain text"
+
+
+def test_memory_inbox_accepts_an_agents_proposal_and_recall_shows_it(wb: Workbench,
+                                                                     project: Project):
+    """An agent proposes a memory (MCP `neuralmind_remember` through the user's `neuralmind
+    mcp`); "Memory inbox" lists it, Accept keeps it, "Recall memories" finds and opens it."""
+    atom = call_tool(project.python, project.root, "neuralmind_remember", {
+        "text": "InvoiceRenderer e-mails invoices as plain text, never HTML.", "type": "fact",
+        "label": PROPOSED, "about": ["shop/invoice.py"]})
+    assert atom["state"] == "proposed", atom
+    wb.run_command("NeuralMind: Memory inbox")
+    wb.pick_containing(PROPOSED)
+    wb.choose("Accept")
+    wb.clear_notifications()
+    wb.run_command("NeuralMind: Memory inbox")
+    wb.toast("the memory inbox is empty")
+    wb.run_command("NeuralMind: Recall memories")
+    wb.answer_input("how are invoices sent to customers", prompt="What should be remembered about?")
+    rows = wait_until("the recalled memory", lambda: [r for r in wb.pick_rows() if PROPOSED in r])
+    assert "fact" in rows[0] and "proposed" not in rows[0], rows
+    wb.screenshot("recall")
+    wb.pick_containing(PROPOSED)
+    page = wait_until("the memory's page", lambda: (
+        t := wb.editor().locator(".view-lines").inner_text().replace("\xa0", " ")) and
+        atom["id"] in t and t)
+    assert f"# {PROPOSED}" in page
+
+
 def test_copy_mcp_configuration(wb: Workbench, project: Project):
     wb.run_command("NeuralMind: Copy MCP configuration")
     wb.choose("claude")

@@ -243,10 +243,16 @@ class Workbench:
             f".pane-body .monaco-list-row[aria-label^='{label}']").first
 
     def code_actions(self) -> Locator:
-        """Ctrl+. at the cursor: the quick-fix menu."""
-        self.page.keyboard.press("Control+.")
+        """Ctrl+. at the cursor: the quick-fix menu (pressed again while it stays closed: under
+        load a press can land before the editor has the focus back)."""
         menu = self.page.locator(".action-widget").first
-        menu.wait_for(state="visible")
+
+        def shown() -> bool:
+            if menu.is_visible():
+                return True
+            self.page.keyboard.press("Control+.")
+            return menu.is_visible()
+        wait_until("the quick-fix menu", shown, every=3)
         return menu
 
     # --- webviews -----------------------------------------------------------------
