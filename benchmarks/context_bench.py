@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import statistics
@@ -39,7 +40,7 @@ from typing import Any
 
 BENCH = Path("/work/shared/bench")
 DATA = Path("/work/bench-data")
-WORK = Path("/tmp/nm-context-bench")
+WORK = Path(os.environ.get("NM_BENCH_WORK", "/tmp/nm-context-bench"))   # built workspaces
 H2_REPOS = BENCH / "history2" / "repos.json"
 LANG_NAMES = {"go": "Go", "rs": "Rust", "js": "JavaScript", "ts": "TypeScript", "py": "Python"}
 

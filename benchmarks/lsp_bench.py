@@ -47,6 +47,7 @@ QUESTIONS = [
 
 
 MCP_ON = [False]     # --mcp: serve MCP on loopback too, as an editor does by default
+COLD_QUESTION = [QUESTIONS[0]]   # --question: asked during the cold index (attention)
 
 
 def pct(values: list[float], q: float) -> float:
@@ -185,6 +186,31 @@ async def first_answer(c: Client) -> tuple[float, bool]:
     return time.perf_counter() - t0, bool(out.get("partial"))
 
 
+async def first_ranked_answer(c: Client, timeout: float = 600) -> list[str]:
+    """Ask until an answer ranks files; returns the files the service pays attention to."""
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < timeout:
+        out = await c.request("neuralmind/context", {"query": COLD_QUESTION[0], "budget": 1000})
+        if out.get("files"):
+            return [f["file"] for f in out["files"][:5]]
+        await asyncio.sleep(0.1)
+    raise TimeoutError("no answer ranked any file")
+
+
+async def asked_files_semantic(c: Client, n: int, timeout: float = 3600) -> float:
+    """perf_counter() when the status says the `n` asked-about files are all embedded."""
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < timeout:
+        status = await c.request("neuralmind/status", {})
+        attention = status.get("attention") or {}
+        if attention.get("files", 0) >= n and attention.get("semantic", 0) >= n:
+            return time.perf_counter()
+        if status.get("indexing") is None and status.get("embeddings_pending", 1) == 0:
+            return time.perf_counter()        # the whole index is semantic
+        await asyncio.sleep(0.1)
+    raise TimeoutError("the asked-about files never became semantic")
+
+
 def stalls_between(status: dict[str, Any], t0: float, t1: float) -> float:
     inside = [ms for t, ms in status.get("event_loop", {}).get("stalls", []) if t0 <= t <= t1]
     return max(inside, default=0.0)
@@ -313,6 +339,20 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         results["cold_first_answer_s"] = time.perf_counter() - t_spawn
         results["cold_first_answer_partial"] = partial
         warmed = time.monotonic()
+        # issue #21 part 2: the first answer that ranks files (keyword search once the graph
+        # exists), then until those files are semantic (their nodes embedded first)
+        asked = await first_ranked_answer(c)
+        results["cold_first_ranked_answer_s"] = time.perf_counter() - t_spawn
+        results["cold_asked_files"] = asked
+        results["cold_asked_files_semantic_s"] = (
+            await asked_files_semantic(c, len(asked)) - t_spawn) if asked else None
+        if args.first_answer_only:      # how far the build was then, and stop there
+            status = await c.request("neuralmind/status", {})
+            results.update({k: status.get(k) for k in ("nodes", "embedded_nodes",
+                                                         "semantic_coverage", "attention")})
+            results["load_average"] = os.getloadavg()
+            results["cold_shutdown_s"] = await c.stop()
+            return results
         await c.wait_indexed()
         results["cold_full_index_s"] = time.perf_counter() - t_spawn
         build_end = time.monotonic()
@@ -502,6 +542,10 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the temporary copy")
     parser.add_argument("--warm-only", action="store_true",
                         help="skip the cold start: reuse the indexed copy a run with --tmp left")
+    parser.add_argument("--question", default=QUESTIONS[0],
+                        help="the question asked while the cold index runs")
+    parser.add_argument("--first-answer-only", action="store_true",
+                        help="stop the cold run once the asked-about files are semantic")
     parser.add_argument("--json", default=None, help="also write the figures to this file")
     parser.add_argument("--server-log", default=None, help="append the servers' stderr here")
     parser.add_argument("--team", action="store_true",
@@ -516,6 +560,7 @@ def main() -> int:
         team_generator(dsn, root, float(rate), int(devs))
         return 0
     MCP_ON[0] = args.mcp
+    COLD_QUESTION[0] = args.question
     results = asyncio.run(run(args))
     print_results(results)
     if args.json:

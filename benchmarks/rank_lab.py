@@ -9,6 +9,15 @@ those signals and a few parameters, scored in seconds on every set, per reposito
     python benchmarks/context_bench.py --sets symbols retrieval hist-test h2-test   # builds
     python benchmarks/rank_lab.py --report            # the shipped ranking, every set
     python benchmarks/rank_lab.py --loro              # the grid, chosen by leave-one-repo-out
+    python benchmarks/rank_lab.py --variant lab2 --trials t.jsonl     # one line per override
+    python benchmarks/rank_lab.py --variant lab2 --trials t.jsonl --texts members_out
+
+`--texts` swaps every node vector for those of a text variant (which nodes get a vector
+and what text stands for them: ranking_variants.TEXT_VARIANTS), embedded once and cached
+by text hash. To compare an embedding model, point NEURALMIND_MODEL_DIR at a directory
+holding its model.onnx + tokenizer.json and NM_LAB_CACHE at a fresh cache directory,
+then run with `--texts shipped`: node, chunk and question vectors all come from it.
+NM_BENCH_WORK (context_bench.py) says where the built workspaces are.
 
 Splits: the history rows of the 10 history projects tune (the grid is scored on them), the
 test rows report. LORO: for each of the 10 projects, the grid point that is best on the
@@ -20,6 +29,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import pickle
 import statistics
 import sys
@@ -34,7 +44,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import context_bench as cb  # noqa: E402
 
-CACHE = Path("/tmp/retr/lab")
+CACHE = Path(os.environ.get("NM_LAB_CACHE", "/tmp/retr/lab"))   # signals, vectors
 HISTORY_SETS = ("hist-dev", "hist-test", "h2-dev", "h2-test")
 
 
@@ -165,9 +175,13 @@ def table(results: dict[str, list[tuple[Question, dict[str, Any]]]]) -> str:
 
 
 class Lab:
-    """Questions, their repositories and signals, loaded once."""
+    """Questions, their repositories and signals, loaded once.
 
-    def __init__(self, sets: list[str]) -> None:
+    `texts` names a text variant (TEXT_VARIANTS): each repository's vectors are then
+    those of that variant's texts (embedded once, cached by text hash) instead of the
+    built index's."""
+
+    def __init__(self, sets: list[str], texts: str | None = None) -> None:
         self.qs = questions(sets)
         self.repos: dict[str, Repo] = {}
         qvecs = query_vectors(self.qs)
@@ -176,6 +190,8 @@ class Lab:
         for q in self.qs:
             if q.src not in self.repos:
                 self.repos[q.src] = Repo(q.src)
+                if texts:
+                    revector(self.repos[q.src], texts)
             self.sig.append(signals(self.repos[q.src], q, qvecs[q.text]))
         print(f"signals for {len(self.qs)} questions in {time.perf_counter() - t:.1f} s",
               file=sys.stderr)
@@ -215,6 +231,72 @@ def objective(results: dict[str, list[tuple[Question, dict[str, Any]]]]) -> floa
     return statistics.fmean(vals)
 
 
+def trial_line(res: dict[str, list[tuple[Question, dict[str, Any]]]]) -> str:
+    """R@5 / MRR per history set, the guard margin, and the objective on the tuning
+    (history) rows and on the test rows: mean over the 10 projects of (R@5 + MRR) / 2."""
+    cells = []
+    for s in HISTORY_SETS:
+        ms = [m for _, m in res.get(s, [])]
+        if ms:
+            cells.append(f"{s} {mean_of(ms, 'R@5'):.3f}/{mean_of(ms, 'MRR'):.3f}")
+    ret = [m for _, m in res.get("retrieval", [])]
+    if ret:
+        cells.append(f"guard {guard_margin(res):+.3f} ret {mean_of(ret, 'MRR'):.3f}")
+    for name, sets in (("dev", ("hist-dev", "h2-dev")), ("test", ("hist-test", "h2-test"))):
+        by: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for s in sets:
+            for q, m in res.get(s, []):
+                by[q.repo].append(m)
+        if by:
+            obj = statistics.fmean((mean_of(v, "R@5") + mean_of(v, "MRR")) / 2
+                                   for v in by.values())
+            cells.append(f"obj-{name} {obj:.4f}")
+    return " | ".join(cells)
+
+
+# --- text variants: which nodes get a vector, and what text stands for them -------------
+def _vector_cache() -> dict[str, np.ndarray]:
+    path = CACHE / "textvecs.pkl"
+    return pickle.loads(path.read_bytes()) if path.exists() else {}
+
+
+def embed_cached(texts: list[str]) -> np.ndarray:
+    """Vectors of `texts` (the engine's embedder), cached on disk by text hash."""
+    import hashlib
+
+    cache = _vector_cache()
+    keys = [hashlib.sha1(t.encode()).hexdigest() for t in texts]
+    todo = {k: t for k, t in zip(keys, texts, strict=True) if k not in cache}
+    if todo:
+        from neuralmind.index.embedder import load_embedder
+
+        t0 = time.perf_counter()
+        vecs = load_embedder().embed(list(todo.values()))
+        print(f"  embedded {len(todo)} texts in {time.perf_counter() - t0:.1f} s",
+              file=sys.stderr)
+        cache.update(zip(todo, vecs, strict=True))
+        CACHE.mkdir(parents=True, exist_ok=True)
+        (CACHE / "textvecs.pkl").write_bytes(pickle.dumps(cache))
+    return np.stack([cache[k] for k in keys]) if keys else np.zeros((0, 384), np.float32)
+
+
+def revector(repo: Repo, variant: str) -> None:
+    """Replace the repository's vectors by those of a text variant: `fn(repo) -> {id: text}`
+    (ids left out get no vector)."""
+    import ranking_variants as rv
+
+    texts = rv.TEXT_VARIANTS[variant](repo)
+    ids = sorted(texts)
+    vecs = embed_cached([texts[i] for i in ids])
+    store = repo.index._vectors
+    store.clear()
+    store.upsert(ids, vecs, ["" for _ in ids])
+    repo.vec_ids = store.ids()
+    repo.vecs = np.stack([store.vector(i) for i in repo.vec_ids]).astype(np.float32)
+    pos = {f: i for i, f in enumerate(repo.files)}
+    repo.vec_file_idx = np.array([pos[i.split("::", 1)[0]] for i in repo.vec_ids])
+
+
 def main() -> None:
     import ranking_variants as rv
 
@@ -224,10 +306,19 @@ def main() -> None:
     ap.add_argument("--params", default="{}", help="JSON overrides of the variant's defaults")
     ap.add_argument("--loro", action="store_true", help="grid by leave-one-repository-out")
     ap.add_argument("--full", action="store_true", help="full tables instead of one line a set")
+    ap.add_argument("--texts", help="a text variant (ranking_variants.TEXT_VARIANTS)")
+    ap.add_argument("--trials", type=Path,
+                    help="a file of JSON overrides, one a line: one summary line each")
     args = ap.parse_args()
-    lab = Lab(args.sets)
+    lab = Lab(args.sets, args.texts)
     fn, defaults, grid = rv.VARIANTS[args.variant]
     params = defaults | json.loads(args.params)
+    if args.trials:
+        for line in args.trials.read_text().splitlines():
+            if line.strip() and not line.startswith("#"):
+                print(line, "\n   ", trial_line(lab.run(fn, params | json.loads(line))),
+                      flush=True)
+        return
     if not args.loro:
         t = time.perf_counter()
         res = lab.run(fn, params)

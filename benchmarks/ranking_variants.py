@@ -1,4 +1,11 @@
-"""Ranking variants for rank_lab.py: each is fn(repo, question, signals, params) -> files."""
+"""Ranking variants for rank_lab.py: each is fn(repo, question, signals, params) -> files.
+
+`product` re-runs the engine's own `file_rank.rank_files`; `lab2` recomposes it from one
+recorded real search per question with experimental lists (chunk vectors under MiniLM,
+truncated MiniLM or a static model; node-vector aggregates; name matches) and knobs;
+TEXT_VARIANTS say which nodes get a vector and what text stands for them (rank_lab
+--texts). A notebook of experiments, hence its length; BENCHMARKS.md keeps the results.
+"""
 
 from __future__ import annotations
 
@@ -367,3 +374,272 @@ def product_follow(repo: Any, q: Any, s: Any, p: dict[str, Any]) -> list[str]:
 VARIANTS["product_follow"] = (product_follow, _product_defaults() | {"follow": 1, "per_source": 1},
                               {"follow": [0, 1, 2, 3], "per_source": [1, 2],
                                "pair_share": [0.0, 0.5, 0.8]})
+
+
+# --- RETR2 experiments: richer recorded evidence, lists recomposed per grid point ----------
+def _record2(repo: Any, q: Any, s: Any) -> dict[str, Any]:
+    """One real search per question, recording the full symbol ranking (before the test
+    factor is applied is recoverable: test hits carry the down-weight reason), whole-file
+    BM25 100 deep, and the node cosines already in the signals."""
+    if "rec2" in s.extra:
+        return s.extra["rec2"]
+    import neuralmind.index.search_index as si
+    from neuralmind.config import FILE_BM25_B
+    from neuralmind.context.retrieve import source_pairs
+
+    product(repo, q, s, _product_defaults())
+    idx = repo.index
+    seen: dict[str, Any] = {}
+    orig = idx._rank_symbols
+
+    def rec(*a: Any, **kw: Any) -> Any:
+        hits = orig(*a, **kw)
+        seen["hits"] = [(h.id, h.score, any(r.startswith("test/") for r in h.reasons))
+                        for h in hits]
+        return hits
+
+    idx._rank_symbols = rec
+    try:
+        idx.search(q.text, k=40, pairs=source_pairs(repo.graph))
+    finally:
+        del idx._rank_symbols
+    from neuralmind.index.query import parse_question
+
+    pq = parse_question(q.text)
+    seen["kw"] = [f for f, _ in idx._bm25.search_terms(pq.keyword_terms, 100,
+                                                      subset=si.is_file_id, b=FILE_BM25_B)]
+    order = np.argsort(-s.node_cos)
+    best: dict[str, float] = {}
+    for i in order[:2000]:
+        best.setdefault(repo.files[repo.vec_file_idx[i]], float(s.node_cos[i]))
+    seen["meaning_all"] = list(best)
+    seen["pairs"] = s.extra["product_lists"]["pairs"]
+    seen["flags"] = s.extra["product_lists"]["kw"]
+    s.extra["rec2"] = seen
+    return seen
+
+
+def _truncated_embed(texts: list[str], max_tokens: int) -> np.ndarray:
+    """The engine's embedder with its window cut to `max_tokens` (restored after)."""
+    import time
+
+    from neuralmind.index.embedder import MAX_TOKENS, load_embedder
+
+    emb = load_embedder()
+    emb._tokenizer.enable_truncation(max_tokens)
+    t = time.perf_counter()
+    try:
+        vecs = emb.embed(texts)
+    finally:
+        emb._tokenizer.enable_truncation(MAX_TOKENS)
+    print(f"  {len(texts)} chunks at {max_tokens} tokens in {time.perf_counter() - t:.1f} s",
+          file=sys.stderr)
+    return vecs
+
+
+def chunk_list(repo: Any, q: Any, s: Any, tag: str) -> list[str]:
+    """Files by their best chunk's cosine to the question, under model `tag` (MiniLM
+    chunks must have been cached by rank_lab.chunk_vectors; static models are computed)."""
+    import rank_lab
+    import static_lab
+
+    key = ("chunk_list", tag)
+    if key in s.extra:
+        return s.extra[key]
+    attr = f"chunks_{tag}"
+    if not hasattr(repo, attr):
+        path = rank_lab.CACHE / f"chunks-{tag}-{repo.src.replace('/', '__')}.pkl"
+        if path.exists():
+            setattr(repo, attr, rank_lab.pickle.loads(path.read_bytes()))
+        elif tag in static_lab.EMBEDDERS or tag.startswith("minilm"):
+            texts, owner = [], []
+            for i, f in enumerate(repo.files):
+                for c in rank_lab.file_chunks(f, repo.text[f]):
+                    texts.append(c)
+                    owner.append(i)
+            if tag in static_lab.EMBEDDERS:
+                vecs = static_lab.EMBEDDERS[tag](texts)
+            else:   # "minilm64": each chunk cut to its first 64 word pieces
+                vecs = _truncated_embed(texts, int(tag[len("minilm"):]))
+            setattr(repo, attr, (vecs, np.array(owner)))
+            path.write_bytes(rank_lab.pickle.dumps(getattr(repo, attr)))
+        else:
+            setattr(repo, attr, None)
+    data = getattr(repo, attr)
+    if data is None:
+        s.extra[key] = []
+        return []
+    vecs, owner = data
+    qv = s.extra["qv"] if tag.startswith("minilm") else static_lab.EMBEDDERS[tag]([q.text])[0]
+    cos = vecs @ qv.astype(np.float32)
+    best: dict[str, float] = {}
+    for i in np.argsort(-cos)[:300]:
+        best.setdefault(repo.files[owner[i]], float(cos[i]))
+    s.extra[key] = list(best)
+    return s.extra[key]
+
+
+def agg_list(repo: Any, s: Any, how: str) -> list[str]:
+    """Files by an aggregate of their node vectors' cosines to the question, at no
+    embedding cost: "centroid" (cosine to the file's mean node vector), "topN" (mean of
+    the file's N best node cosines), "sumN" (their sum)."""
+    key = ("agg", how)
+    if key in s.extra:
+        return s.extra[key]
+    nf = len(repo.files)
+    if how == "centroid":
+        if not hasattr(repo, "centroids"):
+            c = np.zeros((nf, repo.vecs.shape[1]), np.float32)
+            np.add.at(c, repo.vec_file_idx, repo.vecs)
+            n = np.linalg.norm(c, axis=1, keepdims=True)
+            repo.centroids = c / np.maximum(n, 1e-12)
+            repo.has_vec = n[:, 0] > 0
+        sc = repo.centroids @ s.extra["qv"].astype(np.float32)
+        sc[~repo.has_vec] = -9
+    else:
+        depth = int(how[3:])
+        order = np.argsort(-s.node_cos)
+        got: dict[int, list[float]] = defaultdict(list)
+        for i in order:
+            fi = int(repo.vec_file_idx[i])
+            if len(got[fi]) < depth:
+                got[fi].append(float(s.node_cos[i]))
+        sc = np.full(nf, -9.0)
+        for fi, v in got.items():
+            sc[fi] = (sum(v) if how.startswith("sum") else sum(v) / depth)
+    top = np.argsort(-sc)[:100]
+    s.extra[key] = [repo.files[i] for i in top if sc[i] > -9]
+    return s.extra[key]
+
+
+def lab2(repo: Any, q: Any, s: Any, p: dict[str, Any]) -> list[str]:
+    """The product's ranking recomposed from recorded evidence, with experimental knobs:
+    sym_tf (test factor inside the symbols list), sym_depth, kw_depth, meaning_depth
+    (files), pair_mode ("max": today, "add": own score + share x source), w_chunks,
+    w_name (files whose name stem is a question word), w_size."""
+    from neuralmind.index.file_rank import is_doc_path
+    from neuralmind.index.pairing import is_test_path
+
+    rec = _record2(repo, q, s)
+    hits = rec["hits"]
+    tf = p.get("sym_tf", 0.5)
+    if tf != 0.5:
+        hits = sorted(((i, sc / 0.5 * tf if t else sc) for i, sc, t in hits),
+                      key=lambda h: (-h[1], h[0]))
+    else:
+        hits = [(i, sc) for i, sc, _ in hits]
+    lists: dict[str, list[str]] = {
+        "symbols": list(dict.fromkeys(i.split("::", 1)[0] for i, _ in hits[:p.get("sym_depth", 40)])),
+        "keywords": rec["kw"][:p.get("kw_depth", 20)],
+        "meaning": rec["meaning_all"][:p.get("meaning_depth", 10 ** 6)],
+    }
+    if p.get("w_chunks"):
+        lists["chunks"] = chunk_list(repo, q, s, p.get("chunk_tag", "minilm"))
+    if p.get("w_agg"):
+        lists["agg"] = agg_list(repo, s, p.get("agg", "top3"))
+    if p.get("w_name"):
+        _prep(repo)
+        ps = path_scores(repo, s)
+        lists["name"] = sorted(ps, key=lambda f: (-ps[f], f))[:p.get("name_depth", 5)]
+    weights = {"symbols": p["w_symbols"], "keywords": p["w_keywords"], "meaning": p["w_meaning"],
+               "chunks": p.get("w_chunks", 0.0), "name": p.get("w_name", 0.0),
+               "agg": p.get("w_agg", 0.0)}
+    k = p["k"]
+    sc: dict[str, float] = defaultdict(float)
+    for name, files in lists.items():
+        w = weights.get(name, 0.0)
+        if not w:
+            continue
+        for r, f in enumerate(files, 1):
+            sc[f] += w / (k + r)
+    flags = rec["flags"]
+    for f in list(sc):
+        if not flags.get("about_docs") and is_doc_path(f):
+            sc[f] *= p["doc_factor"]
+        elif not flags.get("about_tests") and is_test_path(f):
+            sc[f] *= p["test_factor"]
+    share = p["pair_share"]
+    if share:
+        own = dict(sc)
+        for t, srcs in rec["pairs"].items():
+            src = max((own.get(x, 0.0) for x in srcs), default=0.0)
+            if not src:
+                continue
+            if p.get("pair_mode", "max") == "max":
+                sc[t] = max(own.get(t, 0.0), share * src)
+            else:
+                sc[t] = own.get(t, 0.0) + share * src
+    return sorted(sc, key=lambda f: (-sc[f], f))[:20]
+
+
+VARIANTS["lab2"] = (lab2, _product_defaults() | {"sym_tf": 0.5, "sym_depth": 40, "kw_depth": 20},
+                    {"sym_tf": [0.5, 1.0], "pair_mode": ["max", "add"],
+                     "pair_share": [0.3, 0.5, 0.8]})
+
+
+# --- text variants for rank_lab --texts: which nodes get a vector, and their text ---------
+def _shipped_texts(repo: Any, opts: Any = None) -> dict[str, str]:
+    idx = repo.index
+    if opts is not None:
+        idx.text_options = opts
+    try:
+        return {i: t[2] for i, t in idx._texts(repo.graph, list(repo.graph.nodes)).items()}
+    finally:
+        from neuralmind.index.node_text import DEFAULT_TEXT
+
+        idx.text_options = DEFAULT_TEXT
+
+
+def _is_member(n: Any) -> bool:
+    return "." in (n.qualname or "") and n.kind != "file"
+
+
+def _members_out(repo: Any, keep_doc: bool = True, opts: Any = None) -> dict[str, str]:
+    texts = _shipped_texts(repo, opts)
+    nodes = repo.graph.nodes
+    return {i: t for i, t in texts.items()
+            if not (_is_member(nodes[i]) and not (keep_doc and nodes[i].docstring))}
+
+
+def _members_out_parent(repo: Any, opts: Any = None) -> dict[str, str]:
+    """Members without a docstring lose their vector; their parent's text names them."""
+    texts = _members_out(repo, opts=opts)
+    nodes = repo.graph.nodes
+    by_qual = {(n.file, n.qualname): i for i, n in nodes.items() if n.qualname}
+    kids: dict[str, list[str]] = defaultdict(list)
+    for n in nodes.values():
+        if _is_member(n) and not n.docstring:
+            parent = by_qual.get((n.file, n.qualname.rsplit(".", 1)[0]))
+            if parent:
+                kids[parent].append(n.name)
+    for p, names in kids.items():
+        if p in texts:
+            texts[p] += "\ndefines " + ", ".join(names[:40])
+    return texts
+
+
+def _nopath():
+    from neuralmind.index.node_text import NodeTextOptions
+
+    return NodeTextOptions(path=False)
+
+
+def _short_out(repo: Any, min_tokens: int) -> dict[str, str]:
+    from neuralmind.index.embedder import load_embedder
+
+    texts = _shipped_texts(repo)
+    ids = list(texts)
+    toks = load_embedder()._tokenize([texts[i] for i in ids])
+    return {i: texts[i] for i, t in zip(ids, toks, strict=True) if len(t) > min_tokens}
+
+
+TEXT_VARIANTS: dict[str, Any] = {
+    "shipped": _shipped_texts,
+    "nopath": lambda r: _shipped_texts(r, _nopath()),
+    "members_out": _members_out,
+    "members_out_all": lambda r: _members_out(r, keep_doc=False),
+    "members_out_parent": _members_out_parent,
+    "nopath_members_out_parent": lambda r: _members_out_parent(r, _nopath()),
+    "short16_out": lambda r: _short_out(r, 16),
+    "short24_out": lambda r: _short_out(r, 24),
+}

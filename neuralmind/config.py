@@ -114,6 +114,18 @@ NEGATIVE_FEEDBACK_FACTOR = 0.5       # negative feedback multiplies a node's edg
 ACTIVATE_MAX_NODES = 50              # a larger co-activation set is truncated (pairs are n^2/2)
 NEXT_FILE_MIX = {"transition": 0.1, "coactivation": 0.88, "popularity": 0.02}  # benchmarks/synapse_bench.py --tune
 
+# --- Embedding order and coverage (index/embed_order.py, SearchIndex.embed_pending) --------
+# Vectors the background build computes ahead of need; the other symbols are represented
+# by their file's vector and by keyword search. ~20 min of embedding at ~80 texts/s on 2
+# cores and ~75 MB of float16 vectors; whole Django (42,572 nodes) fits under it entirely.
+MAX_EMBEDDED_NODES = 100_000
+EMBED_SLICE = 256              # texts per slice: ~2-4 s on 2 cores, how often attention is read
+VECTOR_SAVE_SECONDS = 30.0     # a build writes its vectors this often (whole Django's ~65 MB
+#   npz takes ~0.3 s to write): a server reloading them gains coverage meanwhile
+ATTENTION_SAVE_SECONDS = 2.0   # ...and this soon after embedding attention files
+MAX_ATTENTION_FILES = 50       # files the service asks the build to embed first
+ATTENTION_NEIGHBOURS = 5       # files near an edit (same folder, import neighbours) that join
+
 # --- Server (neuralmind/service) --------------------------------------------------------------
 CLOSE_TIMEOUT_SECONDS = 1.2    # shutdown must finish within the 2 s an LSP client waits
 # The search index is written to disk once saves pause this long (not on every save:
@@ -254,6 +266,7 @@ class WorkspaceConfig:
     mcp: bool = True
     mcp_read_only: bool = False                               # agents may consult, not record
     embed_threads: int = 0                                    # 0: onnxruntime's default
+    max_embedded_nodes: int = MAX_EMBEDDED_NODES              # the rest at file level
     directives_max_lines: int = DIRECTIVES_MAX_LINES          # the standing-directives block
     directives_max_chars: int = DIRECTIVES_MAX_CHARS
     dream_when_idle: bool = True                              # the server consolidates memory

@@ -27,6 +27,7 @@ from neuralmind.statedir import atomic_write_json, state_dir
 log = logging.getLogger("neuralmind.mcp")
 
 HEALTH_PATH = "/neuralmind/health"
+CLI_PATH = "/neuralmind/cli"          # plain JSON: the CLI's consulting commands, warm
 MCP_PATH = "/mcp"
 OBSERVATORY_PATH = "/observatory"              # the page, on the same loopback endpoint
 OBSERVATORY_LOGIN_PATH = "/neuralmind/observatory"   # POST with the token: a login URL

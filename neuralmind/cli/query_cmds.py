@@ -1,4 +1,8 @@
-"""`neuralmind query | wakeup | search`: the retrieval commands."""
+"""`neuralmind query | wakeup | search`: the retrieval commands.
+
+`query` and `search` ask the workspace's running server first (`remote.py`): it
+answers at once from its warm index; without one they answer from disk.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from neuralmind.cli.common import Progress, open_workspace, print_json
-from neuralmind.engine.activity import publish_query
+from neuralmind.cli.remote import from_server, local_argument
 
 if TYPE_CHECKING:
     from neuralmind.engine import Workspace
@@ -20,6 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--budget", type=int, default=None, help="total tokens (default 1500)")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     p.add_argument("--explain", action="store_true", help="why each piece is in the context")
+    local_argument(p)
     p.set_defaults(handler=cmd_query)
 
     p = sub.add_parser("wakeup", help="L0 + L1: the pack for the start of a session")
@@ -32,17 +37,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("path", nargs="?", default=".")
     p.add_argument("-k", type=int, default=10)
     p.add_argument("--json", action="store_true")
+    local_argument(p)
     p.set_defaults(handler=cmd_search)
 
 
 def _built_workspace(path: str) -> Workspace:
-    """The workspace of PATH, built first when it never was (so `query` just works)."""
+    """The workspace of PATH, built first when it never was (so `query` just works).
+
+    This process answers one question and exits: the model is loaded the quick way."""
     ws = open_workspace(path)
     progress = Progress()
     try:
         ws.ensure_built(progress=progress)
     finally:
         progress.finish()
+    ws.index.one_shot = True
     return ws
 
 
@@ -54,19 +63,26 @@ def _mode_notice(mode: str, notice: str) -> None:
 
 
 def cmd_query(args: argparse.Namespace) -> int:
-    ws = _built_workspace(args.path)
-    result = ws.query(args.question, budget=args.budget, explain=args.explain)
-    publish_query(ws.graph, args.question, result, "cli")
-    _mode_notice(result.mode, result.notice)
+    out = from_server(args, "query", {"question": args.question, "budget": args.budget,
+                                      "explain": args.explain})
+    if out is None:
+        # the event bus only when this process answers (the warm path imports no engine)
+        from neuralmind.engine.activity import publish_query
+
+        ws = _built_workspace(args.path)
+        result = ws.query(args.question, budget=args.budget, explain=args.explain)
+        publish_query(ws.graph, args.question, result, "cli")
+        out = result.to_json()
+    _mode_notice(out["mode"], out.get("notice", ""))
     if args.json:
-        print_json(result.to_json())
+        print_json(out)
         return 0
-    print(result.context)
-    layers = ", ".join(f"{k} {v}" for k, v in result.layers.items())
-    print(f"\n[{result.tokens} tokens: {layers}; mode {result.mode}]", file=sys.stderr)
+    print(out["context"])
+    layers = ", ".join(f"{k} {v}" for k, v in out["layers"].items())
+    print(f"\n[{out['tokens']} tokens: {layers}; mode {out['mode']}]", file=sys.stderr)
     if args.explain:
         print("\n# Why this context", file=sys.stderr)
-        for line in result.explain:
+        for line in out.get("explain", []):
             print(line, file=sys.stderr)
     return 0
 
@@ -83,13 +99,14 @@ def cmd_wakeup(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    ws = _built_workspace(args.path)
-    hits, mode, notice = ws.search(args.question, k=args.k)
-    _mode_notice(mode, notice)
+    out = from_server(args, "search", {"question": args.question, "k": args.k})
+    if out is None:
+        hits, mode, notice = _built_workspace(args.path).search(args.question, k=args.k)
+        out = {"mode": mode, "notice": notice, "hits": [h.to_json() for h in hits]}
+    _mode_notice(out["mode"], out.get("notice", ""))
     if args.json:
-        print_json({"mode": mode, "hits": [h.to_json() for h in hits]})
+        print_json({"mode": out["mode"], "hits": out["hits"]})
         return 0
-    for i, h in enumerate(hits, 1):
-        n = h.node
-        print(f"{i:2}. {h.score:.4f}  {n.file}:{n.start_line}  {n.qualname or n.name} ({n.kind})")
+    for i, h in enumerate(out["hits"], 1):
+        print(f"{i:2}. {h['score']:.4f}  {h['file']}:{h['line']}  {h['symbol']} ({h['kind']})")
     return 0

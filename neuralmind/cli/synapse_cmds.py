@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from neuralmind.cli.common import open_workspace, print_json
+from neuralmind.cli.remote import from_server, local_argument
 from neuralmind.errors import InvalidArgument
 from neuralmind.synapse.replay import replay
 
@@ -31,6 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("path", nargs="?", default=".")
     p.add_argument("-k", type=int, default=5)
     p.add_argument("--json", action="store_true")
+    local_argument(p)
     p.set_defaults(handler=cmd_next)
 
     syn = sub.add_parser("synapse", help="inspect and maintain the synapse store")
@@ -104,16 +106,18 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 # --- next / feedback --------------------------------------------------------------------
 def cmd_next(args: argparse.Namespace) -> int:
-    ws = open_workspace(args.path)
     file = str(Path(args.file).expanduser())
-    preds = ws.next_likely(file, k=args.k)
+    preds = from_server(args, "next", {"file": file, "k": args.k})
+    if preds is None:
+        preds = [{"file": f, "probability": round(p, 6)}
+                 for f, p in open_workspace(args.path).next_likely(file, k=args.k)]
     if args.json:
-        print_json({"predictions": [{"file": f, "probability": round(p, 6)} for f, p in preds]})
+        print_json({"predictions": preds})
         return 0
     if not preds:
         print("no prediction yet: nothing learned about this file", file=sys.stderr)
-    for f, p in preds:
-        print(f"{p:6.1%}  {f}")
+    for pred in preds:
+        print(f"{pred['probability']:6.1%}  {pred['file']}")
     return 0
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,19 +37,17 @@ from neuralmind.config import (
 from neuralmind.context.pack import ContextResult, RankedHit, assemble
 from neuralmind.context.retrieve import rank
 from neuralmind.context.tokens import count_tokens
-from neuralmind.engine import activity, boards, brain, memory_ops, navigation
+from neuralmind.engine import activity, boards, brain, coverage, memory_ops, navigation
 from neuralmind.engine.attention import Attention
 from neuralmind.engine.paths import confine
 from neuralmind.engine.workspace_memory import WorkspaceMemory
 from neuralmind.errors import InvalidArgument, NotFound
 from neuralmind.events.log import flush_event_log, read_events
-from neuralmind.graph import big_file_worker
-from neuralmind.graph.build import BuildReport, GraphBuilder, prepare_incremental
 from neuralmind.graph.store import Graph, graph_path, load_graph
-from neuralmind.graph.validate import validate_graph
 from neuralmind.statedir import state_dir
 
 if TYPE_CHECKING:
+    from neuralmind.graph.build import BuildReport
     from neuralmind.graph.model import Node
     from neuralmind.index.file_rank import RankedFile
     from neuralmind.index.search_index import SearchIndex
@@ -94,6 +93,7 @@ class Workspace(WorkspaceMemory):
         A full build also seeds the synapse layer with cold-start priors (the call and
         import structure, git co-change, an optional bundle); seeding fails open.
         """
+        from neuralmind.graph.build import GraphBuilder  # ~50 ms: a cold query needs none
         before = self.graph if changed is not None else None
         report = GraphBuilder(self.root, self.config).build(changed=changed, progress=progress,
                                                             previous=self._graph)
@@ -101,7 +101,9 @@ class Workspace(WorkspaceMemory):
         embed_progress = (lambda done, total: progress("embed", done, total)) if progress else None
         if before is None:
             self._seed_synapses(report.graph, bootstrap)
-            self.index.update(report.graph, embed=embed, progress=embed_progress)
+            self.index.update(report.graph, embed=False)
+            if embed:
+                coverage.embed_pending(report.graph, self.index, self.config, embed_progress)
             return report
         touched = set(report.reextracted) | set(report.removed)
         ids = {n.id for p in touched for g in (before, report.graph) for n in g.nodes_by_file(p)}
@@ -312,6 +314,7 @@ class Workspace(WorkspaceMemory):
         """The per-save path: re-extract `paths` and re-index only the nodes of files that
         changed, keyword side only (searchable by name on return). Returns the report and
         those node ids; `index.update(report.graph, ids, embed=True)` adds their vectors."""
+        from neuralmind.graph.build import GraphBuilder  # with the first save (see build)
         before = {n.id for p in paths for n in self.graph.nodes_by_file(p)}
         report = GraphBuilder(self.root, self.config).build(changed=paths, previous=self.graph)
         self._graph = report.graph
@@ -324,6 +327,7 @@ class Workspace(WorkspaceMemory):
 
     def validate(self) -> list[str]:
         """Violations of the IR contract in the stored graph (empty when it is valid)."""
+        from neuralmind.graph.validate import validate_graph  # the extractor's helpers, rarely
         return validate_graph(self.graph, self.root)
 
     # --- serving: the EngineService's jobs on its engine thread -----------------------------
@@ -340,6 +344,7 @@ class Workspace(WorkspaceMemory):
     def warm_up(self) -> None:
         """Load the embedding model and the budget tokenizer before the first question, and
         the resolution state saves patch before the first save (~1.5 s on Django)."""
+        from neuralmind.graph.build import prepare_incremental  # serving builds on saves
         prepare_incremental(self.graph)
         try:
             count_tokens("warm up")
@@ -375,7 +380,8 @@ class Workspace(WorkspaceMemory):
     def close() -> None:
         """Stop the big-file worker process (shared by the process; stops a big extraction
         under way and reaps the worker)."""
-        big_file_worker.shutdown()
+        if (worker := sys.modules.get("neuralmind.graph.big_file_worker")) is not None:
+            worker.shutdown()             # (never imported: no worker ever ran)
 
     # --- navigation (the editor's hover, workspace symbols, decision diagnostics) ---------------
     def node_at(self, rel: str, line: int) -> Node | None:
@@ -452,7 +458,7 @@ class Workspace(WorkspaceMemory):
         return {"files": len(self.graph.files), "nodes": len(self.graph.nodes),
                 "indexed_nodes": index.node_count, "embedded_nodes": index.vector_count,
                 "embeddings_pending": index.pending, "model_state": index.model_state,
-                "model_error": index.model_error}
+                "model_error": index.model_error, **coverage.semantic_counts(index)}
 
     # --- the observatory's views (neuralmind/observatory) --------------------------------------
     def ask(self, question: str, budget: int | None = None) -> dict[str, Any]:

@@ -24,6 +24,7 @@ import json
 import logging
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +33,9 @@ from typing import Any, Protocol
 import numpy as np
 
 from neuralmind.config import (
+    ATTENTION_SAVE_SECONDS,
     CANDIDATES,
+    EMBED_SLICE,
     EXACT_BOOST,
     EXACT_MAX_NODES,
     FILE_BM25_B,
@@ -43,10 +46,12 @@ from neuralmind.config import (
     RRF_WEIGHTS,
     SYMBOL_LIST_DEPTH,
     SYMBOL_TEST_FACTOR,
+    VECTOR_SAVE_SECONDS,
 )
 from neuralmind.graph.model import Node
 from neuralmind.heap import no_gc
 from neuralmind.index.bm25 import BM25Index
+from neuralmind.index.embed_order import EmbedOrder, choose
 from neuralmind.index.embedder import Embedder, ModelUnavailable, load_embedder
 from neuralmind.index.file_rank import FileRankParams, RankedFile, interleave, rank_files
 from neuralmind.index.fusion import group_rrf, rrf
@@ -117,6 +122,7 @@ class SearchIndex:
         self.weights = dict(weights or RRF_WEIGHTS)
         self._threads = threads
         self._embedder = embedder
+        self.one_shot = False      # set by a one-question process: see `embedder()`
         self._model_error: str | None = None
         self._lock = threading.RLock()
         self._embed_lock = threading.Lock()
@@ -228,14 +234,27 @@ class SearchIndex:
         to another writer's files: that writer ran a build, which saw the same sources.
         """
         paths = self._paths()
-        if all(self._stamp(p) == self._stamps.get(n) for n, p in paths.items()):
+        changed = {n for n, p in paths.items() if self._stamp(p) != self._stamps.get(n)}
+        if not changed:
             return False
         if self._embed_lock.locked():   # we are the writer; our own state is newer
             return False
+        if changed == {VECTORS_FILE} and not self.unsaved:
+            self._load_vectors()        # a build embedding in slices: the rest is unchanged
+            return True
         if self.unsaved:
             log.info("another process wrote the search index; dropping unsaved changes")
         self._load()
         return True
+
+    def _load_vectors(self) -> None:
+        path = self._paths()[VECTORS_FILE]
+        with no_gc(freeze=True):
+            vectors = VectorStore.load(path)
+        with self._lock:
+            self._vectors = vectors if vectors is not None else VectorStore()
+            self._pending = {i for i in self._pending if i not in self._vectors}
+            self._stamps[VECTORS_FILE] = self._stamp(path)
 
     # --- status --------------------------------------------------------------------------
     @property
@@ -250,11 +269,21 @@ class SearchIndex:
     def pending(self) -> int:
         return len(self._pending)
 
-    def embedder(self) -> Embedder | None:
-        """The shared embedder, loaded on first use; None (with a notice) when unavailable."""
+    def waiting(self, node_id: str) -> bool:
+        """The node is indexed by keyword and still waits for its vector."""
+        return node_id in self._pending
+
+    def embedder(self, question: bool = False) -> Embedder | None:
+        """The shared embedder, loaded on first use; None (with a notice) when unavailable.
+
+        `question`: only a question will be embedded; with `one_shot` set (a process that
+        answers once and exits) the session is the quick-to-build one (`load_embedder`)."""
+        if getattr(self._embedder, "one_shot", False) and not question:
+            self._embedder = None           # many texts to embed after all: the full session
         if self._embedder is None and self._model_error is None:
             try:
-                self._embedder = load_embedder(self._threads)
+                self._embedder = load_embedder(self._threads,
+                                               one_shot=question and self.one_shot)
             except ModelUnavailable as e:
                 self._model_error = str(e)
                 log.warning("semantic search unavailable, keyword-only: %s", e)
@@ -272,8 +301,10 @@ class SearchIndex:
         return "loaded" if self._embedder is not None else "not_loaded"
 
     # --- building ------------------------------------------------------------------------
-    def _texts(self, graph: GraphLike, ids: Iterable[str]) -> dict[str, tuple[str, str, str]]:
-        """id -> (name, keyword text, embedded text) for the ids present in the graph."""
+    def _texts(self, graph: GraphLike, ids: Iterable[str],
+               keyword: bool = True) -> dict[str, tuple[str, str, str]]:
+        """id -> (name, keyword text, embedded text) for the ids present in the graph
+        (`keyword=False`: the keyword text is "" and no file is read for it)."""
         nodes = graph.nodes
         children: dict[str, list[str]] = {}
         for n in nodes.values():
@@ -288,7 +319,8 @@ class SearchIndex:
             if node is None:
                 continue
             lines = None
-            if need_lines if node.kind != "file" else opts.file_keyword_body:
+            if (need_lines if node.kind != "file" else opts.file_keyword_body) and (
+                    keyword or opts.body_lines):
                 if node.file not in cache:
                     try:
                         cache[node.file] = (self.root / node.file).read_text(
@@ -298,7 +330,7 @@ class SearchIndex:
                 lines = cache[node.file]
             kids = children.get(node.file, []) if node.kind == "file" else []
             out[node_id] = (node.name.lower(),
-                            keyword_text(node, lines, self.text_options, kids),
+                            keyword_text(node, lines, self.text_options, kids) if keyword else "",
                             node_text(node, lines, self.text_options, kids))
         return out
 
@@ -362,7 +394,7 @@ class SearchIndex:
             return self._embed(embedder, {i: texts[i][2] for i in todo}, todo, progress)
 
     def _embed(self, embedder: Embedder, texts: dict[str, str], hashes: dict[str, str],
-               progress: ProgressFn | None) -> int:
+               progress: ProgressFn | None, save: bool = True) -> int:
         with self._lock:
             if self._vectors.model_id != embedder.model_id:
                 if len(self._vectors):
@@ -382,8 +414,68 @@ class SearchIndex:
             live = set(self._kw_hash)
             self._vectors.remove([i for i in self._vectors.ids() if i not in live])
             self._pending -= set(texts)
-        self._save(keyword=True, vectors=True)
+        if save:
+            self._save(keyword=True, vectors=True)
         return len({texts[i] for i in fresh})
+
+    def embed_pending(self, graph: GraphLike, *, attention: Callable[[], Sequence[str]] = tuple,
+                      limit: int | None = None,
+                      importance: Callable[[str], float] | None = None,
+                      progress: ProgressFn | None = None,
+                      saved: Callable[[int], None] | None = None) -> int:
+        """Embed what `update(embed=False)` left pending, in `EmbedOrder`: the files
+        `attention()` names (asked again before every slice), then every file node, then
+        the other symbols (`importance` first when `limit` vectors leave no room for all);
+        what the cap leaves stays at file level.
+
+        Vectors are written every VECTOR_SAVE_SECONDS, and soon after attention slices,
+        so a server reloading them (`reload_if_changed`) gains semantic coverage while
+        the build goes on; `saved(vectors)` follows each write. Returns how many nodes
+        were embedded."""
+        embedder = self.embedder()
+        if embedder is None:
+            return 0
+        with self._lock:
+            pending = sorted(self._pending)
+        room = None if limit is None else max(0, limit - len(self._vectors))
+        chosen = choose(pending, room, importance)
+        texts = self._texts(graph, chosen, keyword=False)
+        sizes = dict(zip(texts, embedder.token_lengths([t[2] for t in texts.values()]),
+                         strict=True))
+        del texts
+        by_file: dict[str, list[str]] = {}
+        for node_id in pending:
+            by_file.setdefault(node_path(node_id), []).append(node_id)
+        order = EmbedOrder(pending, chosen, lambda path: by_file.get(path, ()), sizes)
+        total, done, last_save, unsaved = len(chosen), 0, time.monotonic(), False
+        while True:
+            ids, urgent = order.next_slice(EMBED_SLICE, attention())
+            if not ids:
+                break
+            slice_texts = self._texts(graph, ids, keyword=False)
+            self._embed(embedder, {i: t[2] for i, t in slice_texts.items()},
+                        {i: _hash(t[2]) for i, t in slice_texts.items()}, None, save=False)
+            done += len(ids)
+            total = max(total, done)      # attention files may go past the cap
+            if progress is not None:
+                progress(done, total)
+            unsaved = True
+            since = time.monotonic() - last_save
+            if since >= VECTOR_SAVE_SECONDS or (urgent and since >= ATTENTION_SAVE_SECONDS):
+                self._save(keyword=False, vectors=True)
+                last_save, unsaved = time.monotonic(), False
+                if saved is not None:
+                    saved(len(self._vectors))
+        left = order.rest()
+        with self._lock:
+            self._pending.difference_update(left)    # represented by their files' vectors
+        if left:
+            log.info("%d nodes left at file level (max_embedded_nodes %s)", len(left), limit)
+        if unsaved or left:
+            self._save(keyword=True, vectors=True)
+            if saved is not None:
+                saved(len(self._vectors))
+        return done
 
     # --- searching -----------------------------------------------------------------------
     def search(self, query: str, k: int = 20, mode: str = "hybrid",
@@ -421,7 +513,7 @@ class SearchIndex:
         """The question's vector (None: keyword-only) and any notice about the mode."""
         if mode != "hybrid":
             return None, ""
-        embedder = self.embedder()
+        embedder = self.embedder(question=True)
         if embedder is None:
             return None, f"keyword-only: {self._model_error}"
         if len(self._vectors) == 0:

@@ -84,6 +84,8 @@ class IndexProgress(ServiceListener):
     def _send_report(self, token: str, state: IndexingState) -> None:
         pct = int(100 * state.done / state.total) if state.total else None
         message = f"{state.phase} {state.done}/{state.total}" if state.total else state.phase
+        if state.semantic is not None:       # what the served index has, while embedding
+            message += f" · semantic {state.semantic:.0%}"
         self.server.work_done_progress.report(
             token, types.WorkDoneProgressReport(message=message, percentage=pct, cancellable=True))
 

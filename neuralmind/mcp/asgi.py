@@ -38,6 +38,34 @@ async def plain(send: Send, status: int, body: bytes,
     await send({"type": "http.response.body", "body": body})
 
 
+async def posted_body(method: str, receive: Receive, send: Send, limit: int) -> bytes | None:
+    """The body of a POST of at most `limit` bytes; anything else is answered here (405,
+    413) and gives None."""
+    if method != "POST":
+        await plain(send, 405, b"POST a JSON request", [(b"allow", b"POST")])
+        return None
+    body = await read_body(receive, limit)
+    if body is None:
+        await plain(send, 413, f"a request is at most {limit} bytes".encode())
+    return body
+
+
+async def read_body(receive: Receive, limit: int) -> bytes | None:
+    """A request's whole body (b"" when the client left), or None past `limit` bytes."""
+    chunks, size = [], 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return b""
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body"):
+            return b"".join(chunks)
+
+
 class AppLifespan:
     """Drives one app's lifespan from a task of its own, the way a server would.
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from neuralmind.engine.activity import publish_hook
 from neuralmind.hookwire import HookRequest, WireError
-from neuralmind.mcp.asgi import Receive, Send, plain
+from neuralmind.mcp.asgi import Receive, Send, plain, posted_body
 
 if TYPE_CHECKING:
     from neuralmind.service.engine_service import EngineService
@@ -31,32 +31,12 @@ JSON_TYPE = [(b"content-type", b"application/json")]
 HookRoute = Callable[[str, Receive, Send], Awaitable[None]]
 
 
-async def _body(receive: Receive) -> bytes | None:
-    """The request body, or None when it is larger than MAX_BODY_BYTES."""
-    chunks, size = [], 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return b""
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            return None
-        chunks.append(chunk)
-        if not message.get("more_body"):
-            return b"".join(chunks)
-
-
 def hook_route(service: EngineService) -> HookRoute:
     """The ASGI handler of the hook route for `service`."""
 
     async def route(method: str, receive: Receive, send: Send) -> None:
-        if method != "POST":
-            await plain(send, 405, b"POST a hook request", [(b"allow", b"POST")])
-            return
-        body = await _body(receive)
+        body = await posted_body(method, receive, send, MAX_BODY_BYTES)
         if body is None:
-            await plain(send, 413, b"a hook request is at most 1 MB")
             return
         try:
             req = HookRequest.from_json(json.loads(body or b"null"))

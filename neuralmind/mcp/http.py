@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 from neuralmind.discovery import (
+    CLI_PATH,
     DISCOVERY_NAME,
     HEALTH_PATH,
     MCP_PATH,
@@ -45,6 +46,7 @@ from neuralmind.discovery import (
 from neuralmind.heap import no_gc
 from neuralmind.hookwire import HOOK_PATH
 from neuralmind.mcp.asgi import ASGIApp, Receive, Scope, Send, plain
+from neuralmind.mcp.cli_route import CliRoute
 from neuralmind.mcp.hook_route import HookRoute, hook_route
 from neuralmind.mcp.lazyapp import LazyApp
 from neuralmind.observatory.app import ObservatoryApp
@@ -67,17 +69,19 @@ class Guard:
 
     Also answers the health route the stdio bridge probes (token required too), so
     a stale discovery file can be told from a live one without speaking MCP, and the
-    hook route agent hooks POST to (`hook_route.py`). Only the MCP path reaches the
-    app: anything else is answered here, so that neither a refusal nor a probe nor a
-    hook nor a stray path builds the (lazy) app. The observatory page (`/observatory`, a
-    browser: session cookie, not the token) passes the Host/Origin checks and goes to its
-    own app; a login URL for it is minted, with the token, at OBSERVATORY_LOGIN_PATH.
+    CLI's route (`cli_route.py`, plain JSON) and the hook route agent hooks POST to
+    (`hook_route.py`). Only the MCP path reaches the app: anything else is answered
+    here, so that neither a refusal nor a probe nor a hook nor a stray path builds the
+    (lazy) app. The observatory page (`/observatory`, a browser: session cookie, not the
+    token) passes the Host/Origin checks and goes to its own app; a login URL for it is
+    minted, with the token, at OBSERVATORY_LOGIN_PATH.
     """
 
     def __init__(self, app: ASGIApp, token: str, port: int, health: dict[str, Any],
-                 hook: HookRoute | None = None,
+                 cli: ASGIApp | None = None, hook: HookRoute | None = None,
                  observatory: ObservatoryApp | None = None) -> None:
         self.app = app
+        self.cli = cli
         self.hook = hook
         self.observatory = observatory
         self.token = token.encode()
@@ -112,6 +116,9 @@ class Guard:
             return
         if path == HEALTH_PATH:
             await plain(send, 200, self.health, [(b"content-type", b"application/json")])
+            return
+        if path == CLI_PATH and self.cli is not None:
+            await self.cli(scope, receive, send)
             return
         if path == HOOK_PATH and self.hook is not None:
             await self.hook(scope.get("method", ""), receive, send)
@@ -246,8 +253,9 @@ async def serve_http(service: EngineService, host: str = "127.0.0.1", port: int 
     health = {"name": "neuralmind", "root": str(service.root), "pid": os.getpid(),
               "read_only": read_only}
     observatory = ObservatoryApp(service, port)
-    config = uvicorn.Config(Guard(app, token, port, health, hook_route(service), observatory),
-                            log_config=None, log_level="warning", access_log=False, lifespan="on",
+    guard = Guard(app, token, port, health, CliRoute(service), hook_route(service), observatory)
+    config = uvicorn.Config(guard, log_config=None, log_level="warning", access_log=False,
+                            lifespan="on",
                             timeout_graceful_shutdown=0.3, ws="none", loop="none")
     # serve() would load the config on the loop: importing the HTTP protocol (h11 or
     # httptools) and lifespan modules there held the GIL ~60 ms at start-up

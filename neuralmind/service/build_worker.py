@@ -11,8 +11,12 @@ previous generation readable.
 Events, one JSON object per line on stdout:
     {"event": "progress", "phase": str, "done": int, "total": int}
     {"event": "graph_ready", "files": int, "nodes": int}   graph + keyword index written
+    {"event": "vectors_saved", "vectors": int}             a slice of embeddings written
     {"event": "done", "files": int, "nodes": int, "seconds": float}
     {"event": "error", "code": str, "message": str}
+
+Requests from the parent, one JSON object per line on stdin:
+    {"attention": [path, ...]}   embed these files' nodes first (index/embed_order.py)
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -54,9 +59,33 @@ class _Emitter:
         self.send("progress", phase=phase, done=int(done), total=int(total))
 
 
-def run(root: Path, config_values: dict[str, Any], embed: bool, out: Any) -> int:
+class Attention:
+    """The files the parent wants embedded first, read from stdin by a thread of its own."""
+
+    def __init__(self) -> None:
+        self._files: list[str] = []
+
+    def files(self) -> list[str]:
+        return self._files
+
+    def listen(self, stream: Any) -> None:
+        threading.Thread(target=self._read, args=(stream,), name="attention",
+                         daemon=True).start()
+
+    def _read(self, stream: Any) -> None:
+        for line in stream:
+            try:
+                files = json.loads(line).get("attention")
+            except (ValueError, AttributeError):
+                continue
+            if isinstance(files, list):
+                self._files = [f for f in files if isinstance(f, str)]   # one atomic swap
+
+
+def run(root: Path, config_values: dict[str, Any], embed: bool, out: Any,
+        attention: Attention | None = None) -> int:
     # after fd 1 became stderr (main): nothing the engine's imports print reaches the pipe
-    from neuralmind.engine import Workspace
+    from neuralmind.engine import Workspace, coverage
 
     emit = _Emitter(out)
     config = load_workspace_config(root)
@@ -69,8 +98,10 @@ def run(root: Path, config_values: dict[str, Any], embed: bool, out: Any) -> int
         graph = report.graph
         emit.send("graph_ready", files=len(graph.files), nodes=len(graph.nodes))
         if embed:
-            ws.index.update(graph, embed=True,
-                            progress=lambda done, total: emit.progress("embed", done, total))
+            coverage.embed_pending(
+                graph, ws.index, ws.config, attention=(attention or Attention()).files,
+                progress=lambda done, total: emit.progress("embed", done, total),
+                saved=lambda vectors: emit.send("vectors_saved", vectors=vectors))
         emit.send("done", files=len(graph.files), nodes=len(graph.nodes),
                   seconds=round(time.monotonic() - started, 3))
         return 0
@@ -112,7 +143,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         print(f"neuralmind-build-worker: {e}", file=sys.stderr)
         return 2
-    return run(Path(args.root), values, not args.no_embed, events)
+    attention = Attention()
+    attention.listen(sys.stdin)
+    return run(Path(args.root), values, not args.no_embed, events, attention)
 
 
 if __name__ == "__main__":

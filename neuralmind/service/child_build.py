@@ -37,6 +37,7 @@ class BuildOutcome:
 
 ProgressCb = Callable[[str, int, int], None]
 ReadyCb = Callable[[dict[str, Any]], Awaitable[None]]
+SavedCb = Callable[[int], Awaitable[None]]
 
 
 class ChildBuild:
@@ -50,8 +51,10 @@ class ChildBuild:
         self.log_file = log_file
         self._proc: asyncio.subprocess.Process | None = None
         self._cancelled = False
+        self._attention: list[str] = []
 
-    async def run(self, on_progress: ProgressCb, on_graph_ready: ReadyCb) -> BuildOutcome:
+    async def run(self, on_progress: ProgressCb, on_graph_ready: ReadyCb,
+                  on_vectors: SavedCb | None = None) -> BuildOutcome:
         cmd = [sys.executable, "-m", "neuralmind.service.build_worker", str(self.root),
                "--config", json.dumps(self.config_values)]
         if not self.embed:
@@ -61,8 +64,10 @@ class ChildBuild:
         env = dict(os.environ)
         env.setdefault("ORT_DISABLE_TELEMETRY", "1")
         self._proc = await asyncio.create_subprocess_exec(
-            *cmd, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            *cmd, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=None, env=env, cwd=str(self.root), start_new_session=True)
+        if self._attention:
+            self.attend(self._attention)
         outcome: BuildOutcome | None = None
         assert self._proc.stdout is not None
         try:
@@ -81,6 +86,8 @@ class ChildBuild:
                                 int(event.get("total", 0)))
                 elif kind == "graph_ready":
                     await on_graph_ready(event)
+                elif kind == "vectors_saved" and on_vectors is not None:
+                    await on_vectors(int(event.get("vectors", 0)))
                 elif kind == "done":
                     outcome = BuildOutcome(True, files=int(event.get("files", 0)),
                                            nodes=int(event.get("nodes", 0)),
@@ -98,6 +105,18 @@ class ChildBuild:
             return BuildOutcome(False, code="build_failed",
                                 message=f"the build process exited with status {rc}")
         return outcome
+
+    def attend(self, files: list[str]) -> None:
+        """Ask the child to embed these files' nodes first (best effort: a child that
+        ended or never reads them changes nothing)."""
+        self._attention = list(files)
+        proc = self._proc
+        if proc is None or proc.stdin is None or proc.returncode is not None:
+            return
+        try:
+            proc.stdin.write((json.dumps({"attention": self._attention}) + "\n").encode())
+        except (BrokenPipeError, ConnectionResetError, RuntimeError):
+            pass
 
     async def stop(self) -> None:
         """Stop the child: SIGTERM lets it remove its temp files, SIGKILL if it lingers."""

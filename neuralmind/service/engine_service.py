@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from neuralmind.config import CLOSE_TIMEOUT_SECONDS, WorkspaceConfig, load_workspace_config
-from neuralmind.engine import activity
+from neuralmind.engine import activity, coverage
 from neuralmind.engine.paths import confine
 from neuralmind.errors import EngineError
 from neuralmind.events import bus, publish
@@ -39,6 +39,7 @@ from neuralmind.service.decision_requests import DecisionRequests
 from neuralmind.service.dreaming import IdleDreams
 from neuralmind.service.engine_thread import EngineThread
 from neuralmind.service.events import ServiceListener
+from neuralmind.service.focus import Focus
 from neuralmind.service.freshness import Freshness
 from neuralmind.service.indexing import BackgroundIndexing
 from neuralmind.service.learning import Learning, record_query
@@ -102,6 +103,7 @@ class EngineService(DecisionRequests, MemoryRequests, AttentionRequests, AgentHo
         self.learning = Learning(self._thread, self.workspace, self.config)
         self.scans = DecisionScans(self._thread, self.workspace,
                                    lambda: self._notify("decisions_changed"))
+        self.focus = Focus(self.indexing.attend)
         self.dreams = IdleDreams(self._thread, self.workspace, self.config)
         self.team = TeamSyncJob(self._thread, self.workspace,
                                 lambda n: self._notify("decisions_changed"))
@@ -239,6 +241,7 @@ class EngineService(DecisionRequests, MemoryRequests, AttentionRequests, AgentHo
         self.dreams.touch()
         self._activate(session, rel)
         self.learning.debouncer(session).event("open", rel)
+        self.focus.opened(rel)
         return rel
 
     async def did_change(self, path: str, session: str = "editor") -> str:
@@ -247,6 +250,7 @@ class EngineService(DecisionRequests, MemoryRequests, AttentionRequests, AgentHo
         self._activate(session, rel)
         self.learning.debouncer(session).edit(rel)
         self.buffer_changed(rel)
+        self._focus_edit(rel)
         return rel
 
     def _activate(self, session: str, rel: str) -> None:
@@ -262,13 +266,31 @@ class EngineService(DecisionRequests, MemoryRequests, AttentionRequests, AgentHo
         self.freshness.schedule([rel])      # queued first: freshness before learning
         self.learning.debouncer(session).event("save", rel)
         self.buffer_clean(rel)
+        self._focus_edit(rel)
         return rel
 
     async def did_close(self, path: str, session: str = "editor") -> str:
         rel = self.resolve(path)
         self.learning.flush_edit(session)
         self.buffer_clean(rel)
+        self.focus.closed(rel)
         return rel
+
+    def _focus_edit(self, rel: str) -> None:
+        """The first edit of a file brings it and the files near it to the build's front."""
+        if self.focus.is_edited(rel) or self._ws is None:
+            return
+        self.focus.edited(rel)
+        ws = self._ws
+
+        async def near() -> None:
+            try:
+                files = await self._thread.run(lambda: coverage.nearby_files(ws.graph, rel))
+            except EngineError:
+                return          # shutting down
+            self.focus.edited(rel, files)
+
+        self._thread.spawn(near(), "attention")
 
     async def files_changed(self, paths: Iterable[str]) -> list[str]:
         """Files changed outside the editor (watched files, git checkout, generators)."""
@@ -305,6 +327,7 @@ class EngineService(DecisionRequests, MemoryRequests, AttentionRequests, AgentHo
         ws = await self.workspace()
         result = await self._thread.run(_answer, ws, question, budget, explain, include_wakeup,
                                         source or session or "service")
+        self.focus.asked(f.file for f in result.files)
         if session and self.config.learning:
             ids = [h.node.id for h in result.hits]
             self._thread.spawn(self._thread.run(record_query, ws, session, question, ids),
@@ -317,6 +340,7 @@ class EngineService(DecisionRequests, MemoryRequests, AttentionRequests, AgentHo
 
     async def search(self, question: str, k: int = 10) -> dict[str, Any]:
         hits, mode, notice = await self._call(lambda ws: ws.search(question, k))
+        self.focus.asked(h.node.file for h in hits)
         out: dict[str, Any] = {"mode": mode, "hits": [h.to_json() for h in hits]}
         if notice:
             out["notice"] = notice
@@ -343,7 +367,10 @@ class EngineService(DecisionRequests, MemoryRequests, AttentionRequests, AgentHo
 
     # --- status -------------------------------------------------------------------------
     async def status(self) -> dict[str, Any]:
-        counts = await self._call(lambda ws: ws.counts())
+        focus = self.focus.files()
+        counts, semantic = await self._call(lambda ws: (
+            ws.counts(), coverage.semantic_files(ws.graph, ws.index, focus)))
+        counts["attention"] = {"files": len(focus), "semantic": semantic}
         extra: dict[str, Any] = {}
         if self.loop_monitor is not None:
             extra["event_loop"] = self.loop_monitor.to_json()

@@ -14,9 +14,13 @@ class IndexingState:
     phase: str
     done: int
     total: int
+    semantic: float | None = None    # share of nodes with a vector in the served index
 
     def to_json(self) -> dict[str, Any]:
-        return {"phase": self.phase, "done": self.done, "total": self.total}
+        out: dict[str, Any] = {"phase": self.phase, "done": self.done, "total": self.total}
+        if self.semantic is not None:
+            out["semantic"] = self.semantic
+        return out
 
 
 class ServiceListener:

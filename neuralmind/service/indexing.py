@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from neuralmind.engine import coverage
 from neuralmind.service.child_build import ChildBuild
 from neuralmind.service.events import IndexingState
 
@@ -47,6 +48,14 @@ class BackgroundIndexing:
         self._build: ChildBuild | None = None
         self._task: asyncio.Task[None] | None = None
         self._requested = False
+        self._attention: list[str] = []
+        self.semantic: float | None = None     # coverage the server has loaded, while embedding
+
+    def attend(self, files: list[str]) -> None:
+        """Files to embed first (service/focus.py), for this build and the next."""
+        self._attention = list(files)
+        if self._build is not None:
+            self._build.attend(self._attention)
 
     def request(self) -> None:
         """Bring everything up to date in the background (unchanged files are skipped by
@@ -75,10 +84,13 @@ class BackgroundIndexing:
             if ws.index_unsaved:          # the child starts from what is on disk
                 await self._thread.run(ws.flush_index)
             self._build = ChildBuild(self.root, self._config_values(), log_file=self._log_file)
+            self._build.attend(self._attention)
             try:
-                outcome = await self._build.run(self._on_progress, self._on_graph_ready)
+                outcome = await self._build.run(self._on_progress, self._on_graph_ready,
+                                                self._on_vectors)
             finally:
                 self._build = None
+                self.semantic = None
             if outcome.ok:
                 await self._thread.run(ws.swap_in)
             self._finished(ws, outcome)
@@ -98,10 +110,23 @@ class BackgroundIndexing:
         self._notify("indexing_finished", outcome)
 
     def _on_progress(self, phase: str, done: int, total: int) -> None:
-        self.state = IndexingState(phase, done, total)
+        self.state = IndexingState(phase, done, total, self.semantic)
         self._notify("indexing_progress", self.state)
+
+    async def _on_vectors(self, vectors: int) -> None:
+        """The child wrote a slice of vectors: serve them now, not at the end of the build."""
+        ws = await self._workspace()
+        self.semantic = await self._thread.run(_refreshed_coverage, ws)
+        if self.state is not None:
+            self._on_progress(self.state.phase, self.state.done, self.state.total)
 
     async def _on_graph_ready(self, event: dict[str, Any]) -> None:
         """The child wrote the graph and keyword index: serve them while it embeds."""
         ws = await self._workspace()
         await self._thread.run(ws.swap_in)
+
+
+def _refreshed_coverage(ws: Workspace) -> float:
+    """Load the vectors the build wrote; the share of nodes that have one now."""
+    coverage.refresh_index(ws.index)
+    return float(ws.counts()["semantic_coverage"])

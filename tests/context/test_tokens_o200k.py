@@ -155,6 +155,22 @@ def test_every_token_round_trips_through_the_vocabulary() -> None:
     assert vocab.rank(b"<|endoftext|>") == -1
 
 
+def test_the_vocabulary_cache_loads_what_the_rank_file_gives_and_survives_damage(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(o200k.CACHE_ENV, str(tmp_path))
+    built, groups = o200k._load_parts()                 # decoded, then written
+    path = o200k._cache_path(o200k._ranks_path())
+    assert path.parent == tmp_path and path.is_file()
+    cached, cached_groups = o200k._load_parts()         # read back
+    assert cached_groups == groups == o200k._code_point_groups()
+    assert len(cached) == len(built) == 199_998
+    assert all(cached.rank(built.token(r)) == r for r in range(0, len(built), 97))
+    path.write_bytes(path.read_bytes()[:100_000])      # a torn write: rebuilt, rewritten
+    again, _ = o200k._load_parts()
+    assert again.rank(b" world") == built.rank(b" world") >= 0
+    assert o200k._read_cache(path) is not None
+
+
 def _truncate_before(oracle: bpe_openai.Encoding, text: str, limit: int) -> str:
     """truncate_to_tokens as it was on bpe-openai's encoder (the behaviour to keep)."""
     if limit <= 0:

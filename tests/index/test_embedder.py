@@ -146,3 +146,19 @@ def test_preloaded_tokenizer_is_used_once(embedder: Embedder, tmp_path: Path,
     text = ["def verify_session(cookie): return signer.unsign(cookie)"]
     assert float(first.embed(text)[0] @ embedder.embed(text)[0]) > 0.9999
     assert float(second.embed(text)[0] @ embedder.embed(text)[0]) > 0.9999
+
+
+def test_one_shot_session_embeds_a_question_as_the_full_one(embedder: Embedder,
+                                                            tmp_path: Path) -> None:
+    """A cold CLI query loads the unoptimised single-thread session: same vectors; a
+    search index that must embed many texts after all switches to the full session."""
+    from neuralmind.index.search_index import SearchIndex
+
+    quick = load_embedder(threads=2, one_shot=True)
+    assert quick.one_shot and not embedder.one_shot and quick is not embedder
+    questions = ["how are redirects followed", "def merge_cookies(jar, cookies):"]
+    assert (quick.embed(questions) * embedder.embed(questions)).sum(axis=1).min() > 0.9999
+    index = SearchIndex(tmp_path / "state", threads=2)
+    index.one_shot = True
+    assert index.embedder(question=True) is quick
+    assert index.embedder() is embedder

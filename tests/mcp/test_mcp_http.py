@@ -17,8 +17,14 @@ import pytest_asyncio
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp_support import CLI, ENV
 
-from neuralmind.discovery import discovery_path, live_endpoint, read_discovery
+from neuralmind.discovery import (
+    HOOKS_DISCOVERY_NAME,
+    discovery_path,
+    live_endpoint,
+    read_discovery,
+)
 from neuralmind.mcp import config
 from neuralmind.mcp.http import McpEndpoint, serve_http
 from neuralmind.service.engine_service import EngineService
@@ -162,3 +168,85 @@ async def test_mcp_config_registers_the_stdio_command(endpoint: McpEndpoint, rep
     if client == "generic":
         assert out["http"]["url"] == endpoint.url
         assert endpoint.token not in json.dumps(out)       # tokens are not for config files
+
+
+# --- the CLI through the running server (cli/remote.py -> mcp/cli_route.py) ----------------
+
+
+async def cli(repo: Path, *args: str) -> tuple[int, str, str]:
+    """`neuralmind -v ARGS` in a real process (never blocking the loop the endpoint runs on)."""
+    proc = await asyncio.create_subprocess_exec(
+        *CLI, "-v", *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        cwd=repo, env=ENV)
+    out, err = await proc.communicate()
+    return proc.returncode or 0, out.decode(), err.decode()
+
+
+SERVED = "answered by the running server"
+
+
+@pytest.mark.parametrize("args", [
+    ("query", "how is the invoice total computed", ".", "--json", "--budget", "600"),
+    ("search", "invoice total", ".", "--json", "-k", "5"),
+    ("next", "app/billing.py", ".", "--json"),
+])
+async def test_cli_answers_through_the_running_server_as_from_disk(
+        endpoint: McpEndpoint, repo: Path, args: tuple[str, ...]) -> None:
+    code, served, err = await cli(repo, *args)
+    assert code == 0 and SERVED in err, err
+    code, local, err = await cli(repo, *args, "--local")
+    assert code == 0 and SERVED not in err, err
+    served_json, local_json = json.loads(served), json.loads(local)
+    if args[0] == "query":       # the server adds only what a partial answer needs
+        assert served_json.pop("partial") is False and local_json.pop("partial") is False
+    assert served_json == local_json
+
+
+async def test_cli_text_output_through_the_server(endpoint: McpEndpoint, repo: Path) -> None:
+    code, out, err = await cli(repo, "search", "invoice total", ".", "-k", "3")
+    assert code == 0 and SERVED in err
+    assert "app/billing.py:" in out.splitlines()[0]
+
+
+async def test_the_servers_refusal_is_the_clis_error(endpoint: McpEndpoint, repo: Path) -> None:
+    code, out, err = await cli(repo, "query", "invoice", ".", "--budget", "1")
+    assert code == 2 and "budget must be" in err and out == ""
+
+
+async def test_cli_falls_back_to_disk_when_the_server_refuses_the_token(
+        endpoint: McpEndpoint, repo: Path) -> None:
+    path = discovery_path(repo)
+    with preserved_discovery(repo):
+        data = json.loads(path.read_text())
+        path.write_text(json.dumps({**data, "token": "not-the-token"}))
+        code, out, err = await cli(repo, "search", "invoice total", ".", "--json")
+    assert code == 0 and SERVED not in err, err
+    assert json.loads(out)["hits"][0]["file"] == "app/billing.py"
+
+
+async def test_cli_asks_an_agents_own_server_when_no_editor_serves(
+        endpoint: McpEndpoint, repo: Path) -> None:
+    path = discovery_path(repo)
+    hooks = discovery_path(repo, HOOKS_DISCOVERY_NAME)
+    with preserved_discovery(repo):
+        path.rename(hooks)          # only an agent's `neuralmind mcp` runs for the workspace
+        try:
+            code, out, err = await cli(repo, "search", "invoice total", ".", "--json")
+        finally:
+            hooks.unlink()
+    assert code == 0 and SERVED in err, err
+    assert json.loads(out)["hits"][0]["file"] == "app/billing.py"
+
+
+@pytest.mark.parametrize("body,status", [
+    (b"not json", 400), (b'{"method": "rm", "params": {}}', 400),
+    (b'{"method": "search", "params": {"question": 3}}', 200),
+])
+async def test_cli_route_checks_its_requests(endpoint: McpEndpoint, body: bytes,
+                                             status: int) -> None:
+    url = endpoint.url.replace("/mcp", "/neuralmind/cli")
+    async with httpx2.AsyncClient() as http:
+        r = await http.post(url, content=body, headers=headers(endpoint))
+        anonymous = await http.post(url, content=body)
+    assert r.status_code == status and r.json()["error"]["code"] == "invalid_argument"
+    assert anonymous.status_code == 401
