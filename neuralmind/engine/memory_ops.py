@@ -121,6 +121,24 @@ def hover_memories(memory: MemoryStore, symbol: dict[str, Any] | None) -> list[d
             for a in memory.atoms_about(targets) if a.type != "decision"]
 
 
+def node_memories(memory: MemoryStore, graph: Graph, node: dict[str, Any]
+                  ) -> list[dict[str, Any]]:
+    """The observatory's node panel: atoms (not decisions, listed beside them) about a file
+    or any of its symbols, or about a symbol or one containing it. None (and no memory.db
+    created) without a store; a damaged store does not hide the node."""
+    if not memory.path.exists():
+        return []
+    try:
+        if node["kind"] != "file":
+            return hover_memories(memory, node)
+        symbols = [n.id for n in graph.nodes_by_file(node["file"]) if n.kind != "file"]
+        return [{"id": a.id, "type": a.type, "label": a.label, "state": a.state}
+                for a in memory.atoms_about([node["file"], *symbols]) if a.type != "decision"]
+    except (EngineError, sqlite3.Error) as e:
+        log.warning("memory of %s unavailable: %s", node["id"], e)
+        return []
+
+
 def file_inbox(memory: MemoryStore, graph: Graph, rel: str) -> list[dict[str, Any]]:
     """Proposed atoms about `rel` or one of its symbols, with the line of the first symbol the
     graph knows (1 when none)."""

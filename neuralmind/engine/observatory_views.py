@@ -12,13 +12,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from neuralmind.engine import activity, boards, brain
+from neuralmind.engine import activity, boards, brain, memory_ops
 from neuralmind.events.log import flush_event_log, read_events
 
 if TYPE_CHECKING:
     from neuralmind.context.pack import ContextResult
     from neuralmind.graph.store import Graph
     from neuralmind.memory.decisions.store import DecisionStore
+    from neuralmind.memory.store import MemoryStore
     from neuralmind.synapse.layer import SynapseLayer
 
 
@@ -29,6 +30,7 @@ class ObservatoryViews:
     state: Path
     graph: Graph
     decisions: DecisionStore
+    memory: MemoryStore
     _synapses_or_none: Callable[[], SynapseLayer | None]
     query: Callable[..., ContextResult]
 
@@ -48,14 +50,12 @@ class ObservatoryViews:
         return brain.brain_graph(self.graph, self._synapses_or_none())
 
     def brain_node(self, node_id: str) -> dict[str, Any]:
-        """One node with its decisions, synapses, next-likely files and symbols."""
-        return brain.node_detail(self.graph, self.decisions, self._synapses_or_none(), node_id)
+        """One node with its decisions, memory atoms, synapses, next-likely files and symbols."""
+        out = brain.node_detail(self.graph, self.decisions, self._synapses_or_none(), node_id)
+        return {**out, "memory": memory_ops.node_memories(self.memory, self.graph, out)}
 
     def decision_board(self) -> dict[str, Any]:
         return boards.decision_board(self.decisions)
-
-    def memory_board(self) -> dict[str, Any]:
-        return boards.memory_board(self.root)
 
     def dream_diary(self) -> dict[str, Any]:
         return boards.dream_diary(self.state)

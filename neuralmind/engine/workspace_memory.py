@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from neuralmind.engine import memory_ops
+from neuralmind.engine import boards, memory_ops
 
 if TYPE_CHECKING:
     from neuralmind.config import WorkspaceConfig
@@ -72,6 +72,10 @@ class WorkspaceMemory:
         """The standing directives block, within this workspace's limits."""
         return self.memory.directives(self.config.directives_max_lines,
                                       self.config.directives_max_chars).to_json()
+
+    def memory_board(self) -> dict[str, Any]:
+        """The observatory's Memory view: atoms by state, the inbox, the directives."""
+        return boards.memory_board(self.memory, self.directives)
 
     def file_inbox(self, rel: str) -> list[dict[str, Any]]:
         """Proposed memories about `rel` or its symbols, each with its 1-based line."""

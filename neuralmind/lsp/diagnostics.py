@@ -45,21 +45,20 @@ Actions = Callable[[types.Diagnostic], list[types.CodeAction]]
 
 
 def line_range(server: NeuralMindServer, uri: str, line: int) -> types.Range:
-    """The whole of 1-based `line` (its text length when the document is open)."""
+    """The whole of 1-based `line`: to its end in the text as opened, else to the start of the
+    next line. The server keeps the text as opened (edits are not applied), so a line past it
+    is a line the user added (a review's first changed line): it stays where it is, and the
+    client clamps a line past its own end."""
     idx = max(0, line - 1)
-    length = 0
     try:
-        doc = server.workspace.get_text_document(uri)
-        lines = doc.lines
-        if idx < len(lines):
-            length = len(lines[idx].rstrip("\r\n"))
-        else:
-            idx = 0
-            length = len(lines[0].rstrip("\r\n")) if lines else 0
+        lines = server.workspace.get_text_document(uri).lines
     except Exception:
-        pass
-    return types.Range(start=types.Position(line=idx, character=0),
-                       end=types.Position(line=idx, character=length))
+        lines = []
+    if idx < len(lines):
+        end = types.Position(line=idx, character=len(lines[idx].rstrip("\r\n")))
+    else:
+        end = types.Position(line=idx + 1, character=0)
+    return types.Range(start=types.Position(line=idx, character=0), end=end)
 
 
 def to_diagnostic(server: NeuralMindServer, uri: str, d: dict[str, Any]) -> types.Diagnostic:

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from neuralmind.errors import InvalidArgument, NotFound
+from neuralmind.events import bus
 
 TYPES = ("decision", "lesson", "preference", "fact", "note", "open_loop")
 STATES = ("proposed", "active", "ignored", "archived", "rejected")
@@ -59,6 +60,17 @@ class Atom:
         out.pop("seq")
         out["exposure"] = self.exposure
         return out
+
+
+def publish_change(change: str, a: Atom, **extra: Any) -> None:
+    """Tell the event bus an atom changed (`remember`, `rate`, `state`; the observatory
+    pulses the files it is about and reloads its Memory view). Nothing is built when
+    nobody listens."""
+    if not bus.active:
+        return
+    files = list(dict.fromkeys(t.partition("::")[0] for t in a.about))
+    bus.publish("memory", change=change, id=a.id, label=a.label, type=a.type, state=a.state,
+                files=files, **extra)
 
 
 def check_type(value: str | None) -> str:

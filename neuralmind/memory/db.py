@@ -18,10 +18,10 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from neuralmind.memory import hubs, schema
+from neuralmind.memory import atoms, hubs, schema
 from neuralmind.memory.atoms import Atom
 from neuralmind.memory.clock import Clock
 from neuralmind.memory.git import Git
@@ -177,6 +177,8 @@ class MemoryDB:
                 conn.execute("UPDATE atoms SET state = ?, updated_at = ? WHERE id = ? AND state = ?",
                              (state, now, a.id, a.state))
                 self.note("atom", a.id)
+        for a, state in changes:
+            atoms.publish_change("state", replace(a, state=state), by="rank")
 
     @contextlib.contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:

@@ -17,6 +17,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from neuralmind.errors import InvalidArgument
+from neuralmind.events import publish
 from neuralmind.memory import atoms, dreams, pending, promotion, rank
 from neuralmind.memory import directives as directive_block
 from neuralmind.memory import hubs as topics
@@ -76,6 +77,7 @@ class MemoryStore(DecisionStore):
             atoms.index_text(conn, self.use_fts, a.seq, a.label, names, a.text)
             self.note("atom", a.id)
         log.info("remembered %s %s: %s", kind, a.id, a.label)
+        atoms.publish_change("remember", a)
         return a
 
     def link(self, src: str, kind: str, dst: str) -> dict[str, str]:
@@ -117,6 +119,7 @@ class MemoryStore(DecisionStore):
         with self.write() as conn:
             atoms.delete_rows(conn, self.use_fts, a.id)
             self.note("deleted", a.id)
+        atoms.publish_change("state", a, deleted=True)
         log.info("forgot %s %s: %s", a.type, a.id, a.label)
         return a
 
@@ -190,6 +193,7 @@ class MemoryStore(DecisionStore):
                 a.state = state
                 self.note("atom", full)
             self.note("feedback", full)
+        atoms.publish_change("rate", a, verdict=v)
         return {"atom": a.to_json(), "verdict": v, "rank": round(r, 4), "state": a.state}
 
     def pending(self, session: str) -> list[dict[str, Any]]:
@@ -230,6 +234,18 @@ class MemoryStore(DecisionStore):
     def directives(self, max_lines: int, max_chars: int) -> directive_block.Directives:
         return directive_block.render(directive_block.pinned(self), max_lines, max_chars)
 
+    def ranked(self, exclude_types: tuple[str, ...] = ("decision",)
+               ) -> list[tuple[Atom, float]]:
+        """Every atom (of any state) with its rank now, in creation order: what the
+        observatory's Memory view lists. Decisions are left out by default (their own
+        view shows them by status)."""
+        marks = ",".join("?" * len(exclude_types)) or "''"
+        with self.read() as conn:
+            found = atoms.load(conn, f"WHERE type NOT IN ({marks}) ORDER BY seq", exclude_types)
+            edges = atoms.edge_counts(conn, [a.id for a in found])
+        now = self.clock.now()
+        return [(a, rank.rank(a, edges.get(a.id, 0), now)) for a in found]
+
     def inbox(self) -> list[dict[str, Any]]:
         """Proposed atoms waiting for their work to survive or for a person."""
         with self.read() as conn:
@@ -263,11 +279,18 @@ class MemoryStore(DecisionStore):
     # --- promotion and dreams -------------------------------------------------------------
     def review_proposals(self) -> promotion.PromotionReport:
         """Promote or reject proposed atoms now that HEAD moved (promotion.py)."""
-        return promotion.review(self)
+        report = promotion.review(self)
+        for atom_id in (*report.promoted, *report.rejected):
+            atoms.publish_change("state", self.atom(atom_id), by="git")
+        return report
 
     def dream(self, phase: str | None = None,
               synapses: SynapseLayer | None = None) -> dreams.DreamReport:
-        return dreams.dream(self, phase, synapses)
+        report = dreams.dream(self, phase, synapses)
+        publish("memory", change="dream", id=report.at, label=f"{', '.join(report.phases)} dream",
+                files=[], merged=len(report.merged), linked=len(report.linked),
+                summarised=len(report.summarised))
+        return report
 
     # --- helpers --------------------------------------------------------------------------
     def _targets(self, about: list[str] | None) -> list[str]:
@@ -290,7 +313,9 @@ class MemoryStore(DecisionStore):
         with self.write() as conn:
             conn.execute(sql, params)
             self.note("atom", atom_id)
-        return self.atom(atom_id)
+        a = self.atom(atom_id)
+        atoms.publish_change("state", a)
+        return a
 
     def _judge(self, a: Atom, state: str, verdict: str) -> Atom:
         now = self.clock.iso()
@@ -299,7 +324,9 @@ class MemoryStore(DecisionStore):
                          (state, now, a.id))
             conn.execute("INSERT INTO ratings VALUES (?, ?, 'person', ?)", (a.id, verdict, now))
             self.note("atom", a.id)
-        return self.atom(a.id)
+        judged = self.atom(a.id)
+        atoms.publish_change("state", judged, verdict=verdict)
+        return judged
 
 
 def _label_from(text: str) -> str:

@@ -65,6 +65,13 @@ local function edit(rel)
   vim.cmd.edit(vim.fn.fnameescape(ws .. "/" .. rel))
 end
 
+--- Records a decision governing `rel` and opens it: the record and the buffer.
+local function record_and_edit(title, rationale, rel)
+  local record = sync("neuralmind/decisions/record", { title = title, rationale = rationale, files = { rel } })
+  edit(rel)
+  return record, vim.api.nvim_get_current_buf()
+end
+
 local ok = step("setup", function()
   nm.setup({ settings = { debounce_seconds = 0.2, mcp = true, budget = 1200 }, editor_state_debounce_ms = 50 })
   edit("billing/invoice.py")
@@ -169,13 +176,8 @@ if ok then
   end)
 
   step("stale", function()
-    local record = sync("neuralmind/decisions/record", {
-      title = "Session tokens are 16 random bytes",
-      rationale = "Shorter tokens failed the security review.",
-      files = { "auth/session.py" },
-    })
-    edit("auth/session.py")
-    local buf = vim.api.nvim_get_current_buf()
+    local record, buf = record_and_edit("Session tokens are 16 random bytes",
+      "Shorter tokens failed the security review.", "auth/session.py")
     -- The user edits the governed file, saves, and commits from a terminal.
     vim.api.nvim_buf_set_lines(buf, -1, -1, false, { "", "", "def drop_session(session):", "    session.token = None" })
     vim.cmd.write()
@@ -280,6 +282,87 @@ if ok then
     edit("billing/invoice.py")
     vim.cmd("edit!") -- drop the unsaved change
     return { items = items, title = vim.fn.getqflist({ title = 1 }).title }
+  end)
+
+  -- The review's diagnostics on an uncommitted edit: the missed partner (Information) and the
+  -- decision at risk (Hint), whose code actions re-affirm it, then supersede it. The edits are
+  -- saved: the server's own review knows which buffers are unsaved, not their text.
+  step("review_diagnostics", function()
+    local record, buf = record_and_edit("Invoice totals round to cents",
+      "Accounting reconciles to two decimals.", "billing/invoice.py")
+    local function ours(code)
+      for _, d in ipairs(vim.diagnostic.get(buf)) do
+        if d.source == "neuralmind" and d.code == code then
+          return d
+        end
+      end
+    end
+    local function actions(d)
+      local params = vim.lsp.util.make_range_params(0, "utf-16")
+      params.range = d.user_data.lsp.range
+      params.context = { diagnostics = { d.user_data.lsp } }
+      local titles = {}
+      for _, a in ipairs(sync("textDocument/codeAction", params) or {}) do
+        table.insert(titles, a.title)
+      end
+      return titles
+    end
+    local function apply(d, prefix)
+      vim.api.nvim_win_set_cursor(0, { d.lnum + 1, 0 })
+      vim.lsp.buf.code_action({
+        apply = true,
+        filter = function(a)
+          return vim.startswith(a.title, prefix)
+        end,
+      })
+    end
+    local head_lines = vim.api.nvim_buf_line_count(buf)
+    vim.api.nvim_buf_set_lines(buf, -1, -1, false, { "", "ROUNDING = 3" })
+    vim.cmd.write()
+    local missed, risk
+    assert(vim.wait(30000, function()
+      missed, risk = ours("missed-file"), ours("decision-at-risk")
+      return missed ~= nil and risk ~= nil
+    end, 50), "no missed-file and at-risk diagnostics within 30 s: " .. vim.inspect(vim.diagnostic.get(buf))
+      .. "; the review: " .. vim.inspect(sync("neuralmind/review", vim.empty_dict()))
+      .. "; the decision: " .. vim.inspect(record))
+    local out = {
+      id = record.id,
+      missed = { message = missed.message, severity = missed.severity, actions = actions(missed) },
+      risk = { message = risk.message, severity = risk.severity, lnum = risk.lnum, actions = actions(risk) },
+      head_lines = head_lines,
+      severity = { info = vim.diagnostic.severity.INFO, hint = vim.diagnostic.severity.HINT },
+    }
+    apply(risk, "Re-affirm decision")
+    assert(vim.wait(20000, function()
+      return ours("decision-at-risk") == nil
+    end, 50), "the decision stayed at risk after Re-affirm")
+    vim.api.nvim_buf_set_lines(buf, -1, -1, false, { "ROUND_HALF = 'even'" })
+    vim.cmd.write()
+    assert(vim.wait(20000, function()
+      risk = ours("decision-at-risk")
+      return risk ~= nil
+    end, 50), "a new edit did not put the decision at risk again")
+    local asked = {}
+    local answers = { "Invoice totals round to mills", "Tax authorities want three decimals." }
+    local input = vim.ui.input
+    vim.ui.input = function(opts, on_confirm) -- the user types the new decision
+      table.insert(asked, opts.prompt)
+      on_confirm(answers[#asked])
+    end
+    local before = #notes
+    apply(risk, "Supersede decision")
+    local done = vim.wait(20000, function()
+      return #notes > before
+    end, 50)
+    vim.ui.input = input
+    assert(done, "Supersede said nothing")
+    out.asked = asked
+    out.superseded = notes[#notes].msg
+    out.audit = sync("neuralmind/decisions/audit", vim.empty_dict())
+    vim.fn.system({ "git", "-C", ws, "checkout", "--", "billing/invoice.py" })
+    vim.cmd("edit!") -- back to the committed file
+    return out
   end)
 
   step("memory", function()

@@ -257,3 +257,24 @@ def test_review_lists_the_missed_partner_of_an_unsaved_change(session: dict) -> 
     assert missed[0]["file"].endswith("storage/cache.py")
     assert "usually changes with billing/invoice.py" in missed[0]["text"]
     assert "NeuralMind review" in step["title"]
+
+
+def test_review_diagnostics_and_their_code_actions(session: dict) -> None:
+    step = ok(session, "review_diagnostics")
+    missed, risk = step["missed"], step["risk"]
+    assert missed["severity"] == step["severity"]["info"]
+    assert "usually changes with `storage/cache.py`" in missed["message"]
+    assert missed["actions"] == ["Open storage/cache.py"]
+    assert risk["severity"] == step["severity"]["hint"]
+    assert "governed by 'Invoice totals round to cents'" in risk["message"]
+    # on the first line the edit added (0-based: the committed line count), a line the
+    # server's copy of the text as first opened does not have
+    assert risk["lnum"] == step["head_lines"]
+    assert [a.split(":")[0] for a in risk["actions"]] == [
+        "Re-affirm decision", "Supersede decision", "Invalidate decision", "Show decision"]
+    assert step["asked"] == ["New decision title: ", "Why it replaces the old one: "]
+    assert "recorded 'Invoice totals round to mills', superseding 'Invoice totals round to cents'" \
+        in step["superseded"]
+    statuses = {d["title"]: d["status"] for d in step["audit"]}
+    assert statuses["Invoice totals round to cents"] == "INVALIDATED"
+    assert statuses["Invoice totals round to mills"] == "ACTIVE"

@@ -9,6 +9,7 @@ import pytest
 from memory_helpers import store_at
 
 from neuralmind.errors import EngineError
+from neuralmind.events import Event, bus
 from neuralmind.memory.atoms import AtomNotFound
 from neuralmind.memory.db import Change
 
@@ -142,3 +143,31 @@ def test_a_superseded_decision_is_linked_and_recall_shows_the_new_one(repo: Path
     assert [tuple(e) for e in edges] == [(new.id, "supersedes", old.id)]
     hits = [h.atom.id for h in store.recall("pool connections", record=False).hits]
     assert new.id in hits and old.id not in hits
+
+
+def test_each_change_is_told_to_the_event_bus_after_it_is_stored(repo: Path) -> None:
+    store = store_at(repo)
+    told: list[dict] = []
+
+    def listen(e: Event) -> None:
+        if e.kind == "memory":      # what the listener sees is already committed
+            told.append({**e.data, "stored": store.atom(e.data["id"]).state
+                         if e.data["change"] not in ("dream",) and not e.data.get("deleted")
+                         else None})
+    unsubscribe = bus.subscribe(listen)
+    try:
+        a = store.remember("Pool waits. Retry once.", "lesson", about=["pool.py::Pool.acquire"])
+        b = store.remember("Helper returns one", "fact", proposed=True)
+        store.reject(b.id)
+        store.rate(a.id, "noise")
+        store.forget(b.id)
+        store.dream("deep")
+    finally:
+        unsubscribe()
+    assert [(t["change"], t.get("state"), t.get("stored")) for t in told] == [
+        ("remember", "active", "active"), ("remember", "proposed", "proposed"),
+        ("state", "rejected", "rejected"), ("rate", told[3]["state"], told[3]["state"]),
+        ("state", "rejected", None), ("dream", None, None)]
+    assert told[0]["files"] == ["pool.py"] and told[0]["label"] == "Pool waits"
+    assert told[3]["verdict"] == "noise" and told[4]["deleted"] is True
+    assert told[5]["label"] == "deep dream" and told[5]["files"] == []

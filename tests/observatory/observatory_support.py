@@ -9,6 +9,7 @@ from sample_workspace import git, make_repo
 
 XSS_FILE = "app/<img src=x onerror=alert(1)>.py"
 XSS_TITLE = "<script>window.__pwned = 1</script> Keep totals in cents"
+ATOM_LABEL = "<script>window.__pwned = 2</script> Sum in cents"
 
 
 def make_observed_repo(root: Path) -> Path:

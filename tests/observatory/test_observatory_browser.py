@@ -15,7 +15,7 @@ import pytest_lsp
 from browser_support import CHROMIUM_ARGS, SCREENSHOTS, WATCH_PAGE, chromium_or_fail
 from lsp_support import CAPABILITIES, CONFIG, indexing_ended, uri, wait_for
 from lsprotocol import types
-from observatory_support import XSS_FILE, XSS_TITLE
+from observatory_support import ATOM_LABEL, XSS_FILE, XSS_TITLE
 from playwright.async_api import Browser, Page, async_playwright
 from pytest_lsp import LanguageClient
 
@@ -42,6 +42,9 @@ async def client(lsp_client: LanguageClient, repo: Path):
     await lsp_client.protocol.send_request_async("neuralmind/decisions/record", {
         "title": XSS_TITLE, "rationale": "Rounding happens once, at the end.",
         "files": ["app/billing.py"]})
+    await lsp_client.protocol.send_request_async("neuralmind/memory/remember", {
+        "text": "Totals are summed in cents, then rounded once.", "type": "lesson",
+        "label": ATOM_LABEL, "about": ["app/billing.py"]})
     (repo / ".neuralmind" / "DREAMS.md").write_text(
         "# Dreams\n\n## 2026-12-01 deep\nSummarised hub billing: 3 atoms.\n", encoding="utf-8")
     yield
@@ -133,6 +136,7 @@ async def test_brain_shows_the_graph_and_a_node_with_its_decision(page: Watched)
         "() => document.querySelector('#node-panel .node-name')?.textContent === 'app/billing.py'")
     panel = await p.text_content("#node-panel")
     assert panel is not None and XSS_TITLE in panel and "compute_invoice_total" in panel
+    assert ATOM_LABEL in panel                                  # its memory atom, as text
     await shot(p, "brain")
 
 
@@ -176,8 +180,10 @@ async def test_decisions_memory_dreams_savings_and_debug_views(page: Watched) ->
     assert await card.first.text_content() == XSS_TITLE
     await shot(p, "decisions")
     await show(p, "memory")
-    await p.wait_for_selector("#memory-board .empty")
-    assert "memory" in (await p.text_content("#memory-board") or "").lower()
+    atom = p.locator('#memory-board [data-state="active"] tr[data-id] td:first-child')
+    await atom.first.wait_for()
+    assert await atom.first.text_content() == ATOM_LABEL
+    assert await p.text_content("#memory-inbox") == "Inbox (0)Nothing proposed."
     await shot(p, "memory")
     await show(p, "dreams")
     await p.wait_for_selector("#dream-diary article.dream")
@@ -203,7 +209,8 @@ async def test_markup_from_the_repository_stays_text(page: Watched) -> None:
         "f => document.querySelector('#node-panel .node-name')?.textContent === f", arg=XSS_FILE)
     assert await p.evaluate("document.querySelectorAll('img').length") == 0
     assert await p.evaluate("document.querySelectorAll('script').length") == 1   # app.js only
-    await show(p, "decisions")
-    assert await p.evaluate("document.querySelectorAll('script').length") == 1
+    for view in ("decisions", "memory"):
+        await show(p, view)
+        assert await p.evaluate("document.querySelectorAll('script').length") == 1
     await shot(p, "xss")
     await page.assert_clean()

@@ -6,10 +6,11 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
-from observatory_support import XSS_FILE, XSS_TITLE
+from observatory_support import ATOM_LABEL, XSS_FILE, XSS_TITLE
 from sample_workspace import eventually
 
 from neuralmind.discovery import OBSERVATORY_LOGIN_PATH
@@ -151,10 +152,42 @@ async def test_the_views_answer_for_the_workspace(endpoint: McpEndpoint, service
         assert {"query", "decision"} <= kinds
         dreams = (await get("dreams")).json()
         assert [e["title"] for e in dreams["entries"]] == ["2026-12-01 deep", "2026-11-30 light"]
-        memory = (await get("memory")).json()
-        assert memory["available"] is False and memory["note"]
         status = (await get("status")).json()
         assert Path(status["root"]) == repo
+
+
+async def test_memory_shows_atoms_by_state_inbox_directives_and_on_the_node(
+        endpoint: McpEndpoint, service: EngineService) -> None:
+    lesson = await service.memory_remember("Totals are summed in cents, then rounded once.",
+                                           "lesson", ATOM_LABEL, about=["app/billing.py"])
+    rule = await service.memory_remember("Never round before the total.", "preference")
+    await service.memory_pin(rule["id"])
+    proposed = await service.memory_remember("Users are looked up by email.", "fact",
+                                             about=["app/users.py"], source="mcp", proposed=True)
+    rated = await service.memory_rate(lesson["id"], "useful", "test")
+    async with httpx2.AsyncClient(timeout=60) as http:
+        cookie = await login(endpoint, http)
+
+        async def get(route: str, **params: str) -> Any:
+            r = await http.get(f"{base(endpoint)}/observatory/api/{route}", params=params,
+                               headers={"Cookie": cookie})
+            return r.json()
+
+        board, node = await get("memory"), await get("node", id="app/billing.py")
+        recent = await get("events", limit="200")
+    assert board["available"] is True
+    shown = {a["id"]: a for a in board["atoms"]}
+    assert shown[lesson["id"]]["label"] == ATOM_LABEL and shown[lesson["id"]]["state"] == "active"
+    assert shown[lesson["id"]]["rank"] == pytest.approx(rated["rank"], abs=1e-3) and shown[lesson["id"]]["exposure"] == 3
+    assert shown[proposed["id"]]["state"] == "proposed"
+    assert all(a["type"] != "decision" for a in board["atoms"])    # their own board
+    assert [a["id"] for a in board["inbox"]] == [proposed["id"]]
+    assert [d["id"] for d in board["directives"]] == [rule["id"]]
+    assert [m["label"] for m in node["memory"]] == [ATOM_LABEL]
+    changes = {(e["data"]["change"], e["data"]["id"]) for e in recent if e["kind"] == "memory"}
+    assert {("remember", lesson["id"]), ("state", rule["id"]), ("rate", lesson["id"])} <= changes
+    told = next(e["data"] for e in recent if e["kind"] == "memory")
+    assert told["files"] == ["app/billing.py"] and told["label"] == ATOM_LABEL
 
 
 @pytest.mark.parametrize("method,route,body,params,status", [

@@ -59,9 +59,22 @@ def reserve(warehouse, sku, count):
 def label_for(parcel):
     return f"{parcel.carrier}:{parcel.tracking}"
 ''',
+    # A pair that changes together (three commits of three: the review's 3 / (3 + 1) = 75%
+    # reaches its 60% threshold): editing tax.py alone makes rates.py a probably-missed file.
+    "shop/tax.py": '''"""Tax due on an amount."""
+
+
+def tax_due(amount, rate):
+    return amount * rate
+''',
+    "shop/rates.py": '''"""Tax rates per region."""
+
+RATES = {"EU": 0.2, "US": 0.07}
+''',
     "README.md": "# Shop\n\nA tiny shop backend: billing, sessions and a page cache.\n",
 }
 
+PAIR = ("shop/tax.py", "shop/rates.py")
 STALE_TITLE = "Invoice totals round to cents"
 ACTIVE_TITLE = "Session tokens are 128-bit random"
 INVALIDATED_TITLE = "Rendered pages are cached in memory"
@@ -113,6 +126,10 @@ def make_project(root: Path, python: Path, settings: dict[str, object]) -> Proje
     _git(root, "init", "-q", "-b", "main")
     _git(root, "add", "-A")
     _git(root, "commit", "-q", "-m", "the shop")
+    for i in (1, 2):
+        for rel in PAIR:
+            (root / rel).write_text((root / rel).read_text() + f"# revision {i}\n")
+        _git(root, "commit", "-q", "-am", f"tax and its rates, revision {i}")
     ids = {
         STALE_TITLE: _record(python, root, STALE_TITLE,
                              "Accounting reconciles to two decimals.", "shop/invoice.py"),

@@ -97,6 +97,17 @@ class Workbench:
         rows = widget.locator(".quick-input-list .monaco-list-row")
         return [rows.nth(i).get_attribute("aria-label") or "" for i in range(rows.count())]
 
+    def pick_containing(self, text: str) -> None:
+        """Clicks the first row of the open quick pick whose label contains `text`."""
+        rows = self.quick_input().locator(".quick-input-list .monaco-list-row")
+
+        def row() -> Locator | None:
+            for i in range(rows.count()):
+                if text in (rows.nth(i).get_attribute("aria-label") or ""):
+                    return rows.nth(i)
+            return None
+        wait_until(f"a row naming {text!r}", row).click()
+
     def choose(self, label: str) -> None:
         """Filters a quick pick by `label` and picks the row labelled exactly so."""
         self.quick_input().locator("input").fill(label)
@@ -232,10 +243,16 @@ class Workbench:
             f".pane-body .monaco-list-row[aria-label^='{label}']").first
 
     def code_actions(self) -> Locator:
-        """Ctrl+. at the cursor: the quick-fix menu."""
-        self.page.keyboard.press("Control+.")
+        """Ctrl+. at the cursor: the quick-fix menu (pressed again while it stays closed: under
+        load a press can land before the editor has the focus back)."""
         menu = self.page.locator(".action-widget").first
-        menu.wait_for(state="visible")
+
+        def shown() -> bool:
+            if menu.is_visible():
+                return True
+            self.page.keyboard.press("Control+.")
+            return menu.is_visible()
+        wait_until("the quick-fix menu", shown, every=3)
         return menu
 
     # --- webviews -----------------------------------------------------------------
