@@ -3,9 +3,9 @@
 A repository's learned stores live in a per-user data folder keyed by the repository's
 identity (neuralmind/repo/learned.py). Tests point that folder at a temporary one: one
 for the session, set when this file is imported (before any other conftest or test
-module, so environments captured at import time and the servers of session- or
-module-scoped fixtures inherit it), and a fresh one per
-test for what a test runs itself, so two test repositories that happen to share an
+module, so environments captured at import time and the servers of session-scoped
+fixtures inherit it), one per test module for its module-scoped repositories and servers,
+and a fresh one per test for what a test runs itself, so two test repositories that happen to share an
 identity (same files, same second) never see each other's synapses or decisions.
 """
 
@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,16 @@ os.environ[HOME_ENV] = _SESSION_HOME
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     shutil.rmtree(_SESSION_HOME, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def module_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """This module's learned-memory home: two modules' module-scoped sample repositories
+    share an identity (the memory one module remembers showed in another's observatory)."""
+    home = tmp_path_factory.mktemp("module-home")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(HOME_ENV, str(home))
+        yield home
 
 
 @pytest.fixture(autouse=True)
