@@ -153,7 +153,8 @@ OVERLAY_IDLE_SECONDS = 0.75
 
 # --- Answers scored by use (neuralmind/usage) ---------------------------------------------
 # An answer is credited with the files opened and changed this long after it: long enough for
-# a developer to read and start the change, short enough not to credit the next task.
+# a developer to read and start the change, short enough not to credit the next task. The
+# observatory's Savings view uses the same window for its precision by use.
 USE_WINDOW_SECONDS = 1800.0
 # Files changed in the window wait this long for the commit that says whether they were kept;
 # work left uncommitted longer taught nothing.
@@ -374,9 +375,6 @@ INDEX_EVENT_INTERVAL_SECONDS = 0.25
 BYTES_PER_TOKEN = 4.36
 # Files of a query's hits counted as served (and as replaced): the ones a pack shows first.
 QUERY_EVENT_FILES = 8
-# A served file counts as used when its session opens, edits or saves it this soon after the
-# question (precision by use, the Savings view): one task's worth of work.
-USE_WINDOW_SECONDS = 30 * 60
 
 # --- Observatory (neuralmind/observatory: the brain in a browser page) ---------------------
 # The Brain view draws files, each linked to its few strongest structural neighbours: on

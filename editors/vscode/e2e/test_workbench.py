@@ -389,6 +389,35 @@ def test_memory_inbox_accepts_an_agents_proposal_and_recall_shows_it(wb: Workben
     assert f"# {PROPOSED}" in page
 
 
+def test_freshness_indicator_follows_a_commit_made_outside(wb: Workbench, project: Project):
+    """The status bar says the index is fresh; a commit made in a terminal moves HEAD, the
+    server indexes what changed, and the item's details name the new HEAD."""
+    wait_until("the status bar to say fresh", lambda: wb.status_text(STATUS).endswith("· fresh"))
+    (project.root / "shop/coupons.py").write_text(
+        '"""Coupons and their discounts."""\n\n\ndef discount(total, percent):\n'
+        '    return total * (100 - percent) / 100\n')
+    git = ["git", "-c", "user.name=E2E", "-c", "user.email=e2e@example.com"]
+    subprocess.run([*git, "add", "shop/coupons.py"], cwd=project.root, check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "coupons"], cwd=project.root, check=True)
+    head = subprocess.run([*git, "rev-parse", "HEAD"], cwd=project.root, check=True,
+                          capture_output=True, text=True).stdout.strip()
+    dialog = wb.page.locator(".monaco-dialog-box")
+
+    def details() -> str | None:
+        if not wb.status_text(STATUS).endswith("· fresh"):
+            return None
+        wb.status_item(STATUS).click()
+        dialog.wait_for(state="visible")
+        text = dialog.inner_text()
+        if f"Fresh against: {head[:10]}" in text:
+            wb.screenshot("freshness-details")
+        wb.page.keyboard.press("Escape")
+        dialog.wait_for(state="hidden")
+        return text if f"Fresh against: {head[:10]}" in text else None
+    text = wait_until("the details to name the new HEAD", details, timeout=60, every=1)
+    assert "Not indexed yet: 0" in text
+
+
 def test_copy_mcp_configuration(wb: Workbench, project: Project):
     wb.run_command("NeuralMind: Copy MCP configuration")
     wb.choose("claude")
