@@ -93,7 +93,8 @@ def savings_line(s: dict[str, Any] | None) -> str:
     """Answers served, tokens against the whole codebase's, and use (one line)."""
     if not s or not s.get("answers"):
         return ""
-    ratio = f" ({s['ratio']}x fewer)" if s.get("ratio") else ""
+    # "fewer" only when the answers cost less than what they replace (not on a tiny project)
+    ratio = f" ({s['ratio']}x fewer)" if (s.get("ratio") or 0) > 1 else ""
     use = (f"; by use: {s['files_used_per_answer']} files used per answer, precision@5 "
            f"{s['precision_at_5']} ({s['acted_on']} answers acted on)"
            if s.get("precision_at_5") is not None else "")

@@ -102,7 +102,8 @@ export function statusLines(status: StatusResult, now: number): string[] {
   }
   const s = status.savings?.overall;
   if (s && s.answers) {
-    const ratio = s.ratio ? ` (${s.ratio}x fewer)` : "";
+    // fewer only when the answers cost less than the code they replace (not so on a tiny project)
+    const ratio = s.ratio && s.ratio > 1 ? ` (${s.ratio}x fewer)` : "";
     lines.push(`Answers: ${fmt(s.answers)}, ${fmt(s.tokens_served)} tokens instead of ${fmt(s.codebase_tokens)}${ratio}`);
     if (s.precision_at_5 !== null) {
       lines.push(`Used: ${s.files_used_per_answer} files per answer, precision@5 ${s.precision_at_5} (${fmt(s.acted_on)} answers acted on)`);

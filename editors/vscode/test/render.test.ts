@@ -87,6 +87,9 @@ test("the status bar says fresh, or what is pending and unsaved", () => {
   const savings = { answers: 3, tokens_served: 3000, codebase_tokens: 300000, tokens_saved: 297000, ratio: 100, settled: 2, acted_on: 1, files_used_per_answer: 1.5, precision_at_5: 0.4 };
   const lines = statusLines({ nodes: 1, savings: { overall: savings, days: [], codebase_tokens_now: 100000 } }, NOW);
   assert.ok(lines.includes("Answers: 3, 3,000 tokens instead of 300,000 (100x fewer)"));
+  const tiny = { ...savings, tokens_served: 706, codebase_tokens: 361, ratio: 0.5 };
+  const tinyLines = statusLines({ nodes: 1, savings: { overall: tiny, days: [], codebase_tokens_now: 361 } }, NOW);
+  assert.ok(tinyLines.includes("Answers: 3, 706 tokens instead of 361"));
   assert.ok(lines.includes("Used: 1.5 files per answer, precision@5 0.4 (1 answers acted on)"));
 });
 
