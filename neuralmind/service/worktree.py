@@ -69,9 +69,7 @@ class WorkTree:
     # --- the change set -----------------------------------------------------------------
     def touched(self) -> None:
         """Something wrote to the work tree: read the change set again once writes pause."""
-        if self._timer is not None:
-            self._timer.cancel()
-        self._timer = asyncio.get_running_loop().call_later(DIRTY_REFRESH_SECONDS, self._due)
+        self._timer = self._thread.restart_timer(self._timer, DIRTY_REFRESH_SECONDS, self._due)
 
     def _due(self) -> None:
         self._timer = None
