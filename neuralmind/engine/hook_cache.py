@@ -2,9 +2,11 @@
 
 Without a server every SessionStart hook would load the graph, the search index and the
 tokenizer (~0.8 s of CPU) to render the same wake-up pack; the pack changes only when
-the graph, the memory store, the settings or NeuralMind itself change, so it is kept in
-`.neuralmind/session_start.md` under a key made of those (stdlib only: reading it must
-cost the hook nothing). A stale or unreadable file is simply rendered again.
+the graph, the memory store, the settings, git HEAD (its "stale decisions on recently
+edited files" are those of the last commits) or NeuralMind itself change, so it is kept in
+`.neuralmind/session_start.md` under a key made of those (a few `stat` calls, git is not
+run: reading it must cost the hook nothing). A stale or unreadable file is simply
+rendered again.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import os
 from pathlib import Path
 
 from neuralmind import __version__
+from neuralmind.repo.git import git_dir, head_signature
 
 CACHE_NAME = "session_start.md"
 _INPUTS = ("graph.db", "../.neuralmind.toml")
@@ -30,9 +33,22 @@ def _learned(state: Path) -> Path:
         return state
 
 
+def _head(root: Path) -> str:
+    """Where HEAD is (repo/git.head_signature) for the repository `root` lies in, '-' outside
+    git: a commit, checkout or pull moves it."""
+    for folder in (root, *root.parents):
+        gdir = git_dir(folder)
+        if gdir is not None:
+            return ":".join(map(str, head_signature(gdir)))
+        if (folder / ".git").exists():
+            break                        # an unreadable `.git`: no HEAD to follow
+    return "-"
+
+
 def key(state: Path) -> str:
-    """What the pack depends on: NeuralMind's version and each input's size and mtime."""
-    parts = [__version__]
+    """What the pack depends on: NeuralMind's version, git HEAD and each input's size and
+    mtime."""
+    parts = [__version__, _head(state.resolve().parent)]
     learned = _learned(state)
     for path in [state / n for n in _INPUTS] + [learned / n for n in _MEMORY_INPUTS]:
         try:

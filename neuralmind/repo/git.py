@@ -78,6 +78,28 @@ def common_dir(gdir: Path) -> Path:
     return gdir
 
 
+def _mtime(path: Path) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return 0
+
+
+def head_signature(gdir: Path) -> tuple[str, int, int, int]:
+    """Changes whenever HEAD or the branch it names moves."""
+    head = gdir / "HEAD"
+    try:
+        text = head.read_text(encoding="utf-8").strip()
+    except OSError:
+        return ("", 0, 0, 0)
+    common = common_dir(gdir)
+    ref_mtime = 0
+    if text.startswith("ref:"):
+        ref = text[4:].strip()
+        ref_mtime = _mtime(gdir / ref) or _mtime(common / ref)
+    return (text, _mtime(head), ref_mtime, _mtime(common / "packed-refs"))
+
+
 def head_commit(root: Path) -> str | None:
     """The commit HEAD points at, None outside git or before the first commit."""
     out = run_git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")

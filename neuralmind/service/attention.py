@@ -6,7 +6,8 @@ A mixin of EngineService (one job per file). The editor's server links itself he
 `neuralmind mcp` process, the CLI) there is no editor state to serve and nothing to reveal,
 and the answer says so with the code `no_editor`; the setting `editor_state = false` turns
 both off (`editor_state_off`). The buffers the editor holds unsaved are tracked from its
-document notifications (text unknown until a client sends it with a review request).
+document notifications; a review reads their texts from the server's own open documents
+(service/buffers.py), a text a client sends with the request taking precedence.
 """
 
 from __future__ import annotations
@@ -58,9 +59,14 @@ class AttentionRequests:
                      min_confidence: float | None = None) -> dict[str, Any]:
         """The review of the working tree, the unsaved buffers and any buffer texts a client
         sends (path -> text): missing partners and decisions at risk."""
-        known = {**self.unsaved, **self.buffers.texts(),     # the texts the overlay holds
-                 **{self.resolve(p): t for p, t in (buffers or {}).items()}}
-        result = await self._call(lambda ws: ws.review(base, known, min_confidence))
+        unsaved = dict(self.unsaved)                         # copied on the loop
+        sent = {self.resolve(p): t for p, t in (buffers or {}).items()}
+        held = self.buffers.texts()                          # the editor's open documents
+
+        def call(ws: Any) -> Any:
+            return ws.review(base, {**unsaved, **held(), **sent}, min_confidence)
+
+        result = await self._call(call)
         return result.to_json()
 
     # --- the editor's state, for agents -----------------------------------------------------

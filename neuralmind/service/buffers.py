@@ -72,11 +72,15 @@ class Buffers:
         """Buffers with edits the index has not seen."""
         return {r for r, b in self.open.items() if b.edited}
 
-    def texts(self) -> dict[str, str | None]:
-        """The unsaved buffers for a review of the pending change: path -> text, or None
-        when edits since the last extraction are not applied yet (read the file)."""
-        return {r: (b.text if not b.edits else None) for r, b in self.open.items()
-                if b.unsaved or b.edited}
+    def texts(self) -> Callable[[], dict[str, str]]:
+        """The unsaved buffers' texts for a review of the pending change, as a call for the
+        engine thread (path -> text): edits not extracted yet are applied to a copy there,
+        so a review right after typing sees what the editor shows, not the file on disk."""
+        pending = {r: (b.text, list(b.edits)) for r, b in self.open.items()
+                   if b.unsaved or b.edited}
+        encoding = self.encoding
+        return lambda: {r: apply_changes(text, edits, encoding) if edits else text
+                        for r, (text, edits) in pending.items()}
 
     # --- document events (event loop) -------------------------------------------------
     def opened(self, rel: str, text: str) -> None:

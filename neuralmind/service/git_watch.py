@@ -11,37 +11,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from neuralmind.repo.git import common_dir, git_dir
+from neuralmind.repo.git import git_dir, head_signature
 
 log = logging.getLogger("neuralmind.service")
 
 POLL_SECONDS = 0.5
-
-
-def _mtime(path: Path) -> int:
-    try:
-        return os.stat(path).st_mtime_ns
-    except OSError:
-        return 0
-
-
-def head_signature(gdir: Path) -> tuple[str, int, int, int]:
-    """Changes whenever HEAD or the branch it names moves."""
-    head = gdir / "HEAD"
-    try:
-        text = head.read_text(encoding="utf-8").strip()
-    except OSError:
-        return ("", 0, 0, 0)
-    common = common_dir(gdir)
-    ref_mtime = 0
-    if text.startswith("ref:"):
-        ref = text[4:].strip()
-        ref_mtime = _mtime(gdir / ref) or _mtime(common / ref)
-    return (text, _mtime(head), ref_mtime, _mtime(common / "packed-refs"))
 
 
 class HeadWatcher:

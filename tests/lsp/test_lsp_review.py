@@ -133,3 +133,24 @@ async def test_the_review_request_takes_buffer_texts(client: LanguageClient, rep
     assert found["app/sessions.py"]["uri"] == uri(repo / "app" / "sessions.py")
     with pytest.raises(Exception, match="base"):
         await client.protocol.send_request_async("neuralmind/review", {"base": "no-such-ref"})
+
+
+async def test_the_review_reads_the_editors_unsaved_text(client: LanguageClient,
+                                                         repo: Path) -> None:
+    """Without texts in the request the server reviews its own open documents, edits it has
+    not extracted yet included (the file on disk is unchanged)."""
+    await client.protocol.send_request_async("neuralmind/decisions/record", {
+        "title": "Users are nameless", "rationale": "names come from the directory",
+        "symbols": ["app/models.py::User"]})
+    models = repo / "app" / "models.py"
+    open_doc(client, models)
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri(models), version=2),
+        content_changes=[types.TextDocumentContentChangeWholeDocument(
+            text=models.read_text().replace('name = ""', 'name = "anon"'))]))
+    out = await client.protocol.send_request_async("neuralmind/review", {})
+    client.text_document_did_close(types.DidCloseTextDocumentParams(
+        text_document=types.TextDocumentIdentifier(uri=uri(models))))
+    assert "app/models.py" in out["unsaved_files"]
+    assert [(d["title"], d["file"]) for d in out["decisions_at_risk"]
+            if d["file"] == "app/models.py"] == [("Users are nameless", "app/models.py")]
