@@ -26,7 +26,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from lsp_bench import (  # noqa: E402
+    SEARCHABLE_K,
     Client,
+    found_first,
     pct,
     print_results,
     stall_culprits,
@@ -72,8 +74,8 @@ async def save_rounds(c: Client, path: Path, original: str, rounds: int,
         t0 = time.perf_counter()
         c.notify("textDocument/didSave", {"textDocument": {"uri": path.as_uri()}})
         while True:
-            found = await c.request("neuralmind/search", {"query": name, "k": 1})
-            if found["hits"] and found["hits"][0]["symbol"] == name:
+            found = await c.request("neuralmind/search", {"query": name, "k": SEARCHABLE_K})
+            if found_first(found["hits"], name) is not None:
                 break
             if time.perf_counter() - t0 > 60:
                 raise TimeoutError(f"{name} never became searchable")

@@ -244,13 +244,30 @@ async def save_latencies(c: Client, root: Path, files: list[str], rounds: int) -
     return out
 
 
+# Searches whose new function was found below the top hit. Searchable is what is measured:
+# the function among the first SEARCHABLE_K hits. Ranking puts another file's similar name
+# first at times (a small non-test file full of earlier bench_marker_* functions above the
+# exact match in Django's test file): counted here, not mistaken for a save never indexed.
+SEARCHABLE_K = 5
+NOT_FIRST: list[str] = []
+
+
+def found_first(hits: list[dict[str, Any]], name: str) -> bool | None:
+    """True: `name` is the top hit; False: among the hits below it; None: not found."""
+    names = [h["symbol"] for h in hits]
+    return None if name not in names else names[0] == name
+
+
 async def saved_until_searchable(c: Client, path: Path, name: str) -> float:
     """Seconds from didSave of `path` until a search finds the function `name` in it."""
     t0 = time.perf_counter()
     c.notify("textDocument/didSave", {"textDocument": {"uri": path.as_uri()}})
     while True:
-        found = await c.request("neuralmind/search", {"query": name, "k": 1})
-        if found["hits"] and found["hits"][0]["symbol"] == name:
+        found = await c.request("neuralmind/search", {"query": name, "k": SEARCHABLE_K})
+        first = found_first(found["hits"], name)
+        if first is not None:
+            if not first:
+                NOT_FIRST.append(name)
             return time.perf_counter() - t0
         if time.perf_counter() - t0 > 30:
             if c.proc is not None and c.log is not asyncio.subprocess.DEVNULL:
@@ -309,8 +326,11 @@ async def buffer_latencies(c: Client, root: Path, rel: str, rounds: int) -> list
             "contentChanges": [{"range": {"start": end, "end": end}, "text": added}]})
         text += added
         while True:
-            found = await c.request("neuralmind/search", {"query": name, "k": 1})
-            if found["hits"] and found["hits"][0]["symbol"] == name:
+            found = await c.request("neuralmind/search", {"query": name, "k": SEARCHABLE_K})
+            first = found_first(found["hits"], name)
+            if first is not None:
+                if not first:
+                    NOT_FIRST.append(name)
                 out.append(time.perf_counter() - t0)
                 break
             if time.perf_counter() - t0 > 30:
@@ -513,6 +533,7 @@ async def run_warm(args: argparse.Namespace, root: Path, env: dict[str, str], lo
     results["save_to_searchable_p50_ms"] = 1000 * statistics.median(saves)
     results["save_to_searchable_p95_ms"] = 1000 * pct(saves, 95)
     results["save_to_searchable_max_ms"] = 1000 * max(saves)
+    results["saves_ms"] = [round(1000 * x) for x in saves]
 
     # saves that change imports or add files: the file graph and communities change
     module = ".".join(Path(by_size[len(by_size) // 3]).with_suffix("").parts)
@@ -522,6 +543,7 @@ async def run_warm(args: argparse.Namespace, root: Path, env: dict[str, str], lo
     results["structural_save_module"] = module
     results["structural_save_p50_ms"] = 1000 * statistics.median(struct)
     results["structural_save_p95_ms"] = 1000 * pct(struct, 95)
+    results["structural_saves_ms"] = [round(1000 * x) for x in struct]
     results["max_stall_structural_saves_ms"] = stalls_between(status, t_struct,
                                                               time.monotonic())
 
@@ -540,6 +562,7 @@ async def run_warm(args: argparse.Namespace, root: Path, env: dict[str, str], lo
     results["rss_before_edits_mb"] = rss_before
     results["rss_after_edits_mb"] = c.rss_mb()
     results["edits"] = args.edits
+    results["search_hit_not_first"] = len(NOT_FIRST)
     results["learned_batches"] = status["learning"]["batches"]
     results["max_stall_warm_run_ms"] = status["event_loop"]["max_stall_ms"]
     results["top_stalls_warm_s_ms"] = top_stalls(status, warm_start)
