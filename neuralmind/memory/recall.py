@@ -1,9 +1,10 @@
 """Recall: the memories a question needs, ranked, within a token budget.
 
-    score = (lexical + RECALL_ALPHA * semantic + RECALL_CODE_WEIGHT * code) * sway(rank)
+    score = (gate * lexical + RECALL_ALPHA * max(semantic, RECALL_CODE_WEIGHT * code)) * sway(rank)
 
 - lexical: FTS5 bm25 over label, hubs and text with field weights (RECALL_FIELD_WEIGHTS),
-  plus RECALL_HUB_BONUS for an atom in a hub the question names (synonyms included);
+  plus RECALL_HUB_BONUS for an atom in a hub the question names (synonyms included),
+  scaled by the gate: the IDF-weighted share of the question the best keyword match covers;
 - semantic: cosine of the question with the atom's vector (the engine's embedder);
 - code: how strongly the code search for the same question retrieved what the atom is
   `about` (a symbol itself, or RECALL_FILE_FACTOR of its file's best hit);
@@ -20,6 +21,7 @@ feedback (pending.py), and an overdue session gets the unrated list instead of r
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -32,7 +34,7 @@ from neuralmind.errors import InvalidArgument
 from neuralmind.memory import atoms, hubs, pending, rank
 from neuralmind.memory.atoms import Atom
 from neuralmind.memory.search import like_ranking
-from neuralmind.memory.terms import fts_match, search_terms
+from neuralmind.memory.terms import fts_match, search_terms, words
 from neuralmind.memory.vectors import RECALL_SCOPE
 
 if TYPE_CHECKING:
@@ -168,6 +170,7 @@ def _score(store: MemoryDB, conn: sqlite3.Connection, question: str,
     lex = {s: (lex_raw[s] / top_lex if top_lex > 0 else 0.0)
            + (config.RECALL_HUB_BONUS if s in in_hub else 0.0) for s in seqs}
     lex_n, sem_n, code_n = _minmax(lex), _minmax(cos), _minmax(code, seqs)
+    gate = _lexical_gate(store, conn, question, [loaded[s] for s in seqs if lex[s] > 0])
     out: list[Recalled] = []
     forgotten: list[tuple[Atom, str]] = []
     for s in seqs:
@@ -179,8 +182,8 @@ def _score(store: MemoryDB, conn: sqlite3.Connection, question: str,
         if state != a.state:
             forgotten.append((a, state))
             continue
-        base = combine(lex_n[s], sem_n[s], code_n[s])
-        why = {"lexical": lex_n[s], "semantic": sem_n[s], "code": code_n[s], "rank": r}
+        base = combine(gate * lex_n[s], sem_n[s], code_n[s])
+        why = {"lexical": gate * lex_n[s], "semantic": sem_n[s], "code": code_n[s], "rank": r}
         out.append(Recalled(a, base * rank.sway(r), why, statuses.get(a.id)))
     if forgotten:
         store.apply_states(forgotten)
@@ -189,9 +192,49 @@ def _score(store: MemoryDB, conn: sqlite3.Connection, question: str,
 
 
 def combine(lexical: float, semantic: float, code: float) -> float:
-    """The relevance of one candidate from its three normalised signals (before rank). The
-    code term adds (a multiplying form lost on the eval's dev half: BENCHMARKS.md)."""
-    return lexical + config.RECALL_ALPHA * semantic + config.RECALL_CODE_WEIGHT * code
+    """The relevance of one candidate from its normalised signals (before rank). Code and
+    meaning are two ways to the same atom, so they compete (max) instead of adding: added, a
+    code hit lifted atoms the question does not mean over the one it does (the eval's
+    paraphrases, BENCHMARKS.md "Memory")."""
+    return lexical + config.RECALL_ALPHA * max(semantic, config.RECALL_CODE_WEIGHT * code)
+
+
+def _lexical_gate(store: MemoryDB, conn: sqlite3.Connection, question: str,
+                  matched: list[Atom]) -> float:
+    """How much of the question the best keyword match covers: the IDF-weighted share of the
+    question's search terms that one candidate's label, hubs (with synonyms) or text holds.
+
+    The lexical term is min-max normalised, so its best candidate scores 1 whether it shares
+    every rare word of the question or one common word; scaled by this share, a paraphrase's
+    stray word match no longer outweighs the meaning (eval dev half: BENCHMARKS.md)."""
+    terms = search_terms(question)
+    if not terms or not matched:
+        return 0.0
+    idf = _idf(store, conn, terms)
+    total = sum(idf)
+    synonyms = {h.name: " ".join(h.synonyms) for h in store.hub_list()}
+    best = 0.0
+    for a in matched:
+        fields = " ".join([a.label, a.text, *a.hubs, *(synonyms.get(h, "") for h in a.hubs)])
+        have = set(words(fields))
+        got = sum(w for t, w in zip(terms, idf, strict=True)
+                  if t in have or any(x.startswith(t) for x in have))
+        best = max(best, got / total)
+    return best
+
+
+def _idf(store: MemoryDB, conn: sqlite3.Connection, terms: list[str]) -> list[float]:
+    """log((N + 1) / (df + 0.5)) per term over every atom (df by prefix, as the search
+    matches); without FTS5 every term weighs 1."""
+    if not store.use_fts:
+        return [1.0] * len(terms)
+    n = conn.execute("SELECT count(*) FROM atoms").fetchone()[0]
+    out = []
+    for t in terms:
+        df = conn.execute("SELECT count(*) FROM atoms_fts WHERE atoms_fts MATCH ?",
+                          (fts_match([t]),)).fetchone()[0]
+        out.append(math.log((n + 1) / (df + 0.5)))
+    return out
 
 
 def _lexical(store: MemoryDB, conn: sqlite3.Connection, question: str,
