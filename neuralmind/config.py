@@ -213,6 +213,7 @@ MAX_SCAN_COMMITS = 50          # commits scanned one by one for one HEAD move: a
 RECALL_ALPHA = 2.0
 RECALL_CODE_WEIGHT = 1.0
 RECALL_FIELD_WEIGHTS = (3.0, 2.5, 1.0)   # bm25 weights of label, hubs/tags, text (neoBrain's)
+RECALL_GATE_CANDIDATES = 10      # best keyword matches whose question coverage sets the gate (each costs a scan)
 RECALL_HUB_BONUS = 0.5           # lexical bonus of an atom in a hub the question names (or a synonym)
 RECALL_DEPTH = 50                # candidates each signal (lexical, semantic, hubs, code) proposes
 RECALL_SIM_FLOOR = 0.30          # a cosine below this is noise for MiniLM on short texts (decisions' floor)

@@ -153,7 +153,7 @@ def _score(store: MemoryDB, conn: sqlite3.Connection, question: str,
     depth = config.RECALL_DEPTH
     lexical = _lexical(store, conn, question, depth)
     named = hubs.named(store.hub_list(), question)
-    in_hub = _hub_members(conn, named, depth)
+    in_hub = _hub_members(store, conn, named, depth)
     cosine, semantic = _semantic(store, question, depth)
     code = _code(conn, code_hits, depth)
     seqs = sorted(set(lexical) | in_hub | set(semantic) | set(code))
@@ -170,7 +170,9 @@ def _score(store: MemoryDB, conn: sqlite3.Connection, question: str,
     lex = {s: (lex_raw[s] / top_lex if top_lex > 0 else 0.0)
            + (config.RECALL_HUB_BONUS if s in in_hub else 0.0) for s in seqs}
     lex_n, sem_n, code_n = _minmax(lex), _minmax(cos), _minmax(code, seqs)
-    gate = _lexical_gate(store, conn, question, [loaded[s] for s in seqs if lex[s] > 0])
+    best_lex = sorted((s for s in seqs if lex[s] > 0), key=lambda s: (-lex[s], s))
+    gate = _lexical_gate(store, conn, question,
+                         [loaded[s] for s in best_lex[:config.RECALL_GATE_CANDIDATES]])
     out: list[Recalled] = []
     forgotten: list[tuple[Atom, str]] = []
     for s in seqs:
@@ -225,16 +227,21 @@ def _lexical_gate(store: MemoryDB, conn: sqlite3.Connection, question: str,
 
 def _idf(store: MemoryDB, conn: sqlite3.Connection, terms: list[str]) -> list[float]:
     """log((N + 1) / (df + 0.5)) per term over every atom (df by prefix, as the search
-    matches); without FTS5 every term weighs 1."""
+    matches; counted once per term until the store changes); without FTS5 every term
+    weighs 1."""
     if not store.use_fts:
         return [1.0] * len(terms)
-    n = conn.execute("SELECT count(*) FROM atoms").fetchone()[0]
-    out = []
+    generation = store.generation()
+    if store.term_df[0] != generation:
+        store.term_df = (generation, {})
+    df = store.term_df[1]
+    if "" not in df:
+        df[""] = conn.execute("SELECT count(*) FROM atoms").fetchone()[0]
     for t in terms:
-        df = conn.execute("SELECT count(*) FROM atoms_fts WHERE atoms_fts MATCH ?",
-                          (fts_match([t]),)).fetchone()[0]
-        out.append(math.log((n + 1) / (df + 0.5)))
-    return out
+        if t not in df:
+            df[t] = conn.execute("SELECT count(*) FROM atoms_fts WHERE atoms_fts MATCH ?",
+                                 (fts_match([t]),)).fetchone()[0]
+    return [math.log((df[""] + 1) / (df[t] + 0.5)) for t in terms]
 
 
 def _lexical(store: MemoryDB, conn: sqlite3.Connection, question: str,
@@ -261,12 +268,21 @@ def _lexical(store: MemoryDB, conn: sqlite3.Connection, question: str,
     return dict(like_ranking(conn, terms, RECALL_SCOPE, (), depth))
 
 
-def _hub_members(conn: sqlite3.Connection, named: list[str], depth: int) -> set[int]:
+def _hub_members(store: MemoryDB, conn: sqlite3.Connection, named: list[str],
+                 depth: int) -> set[int]:
+    """The newest `depth` recallable atoms of each named hub (kept until the store changes:
+    a busy hub's members are a sort of hundreds of rows)."""
+    generation = store.generation()
+    if store.hub_seqs[0] != generation:
+        store.hub_seqs = (generation, {})
+    cached = store.hub_seqs[1]
     out: set[int] = set()
     for hub in named:
-        out.update(int(r[0]) for r in conn.execute(
-            "SELECT a.seq FROM atom_hubs h JOIN atoms a ON a.id = h.atom_id "
-            f"WHERE h.hub = ? AND {RECALL_SCOPE} ORDER BY a.seq DESC LIMIT ?", (hub, depth)))
+        if hub not in cached:
+            cached[hub] = {int(r[0]) for r in conn.execute(
+                "SELECT a.seq FROM atom_hubs h JOIN atoms a ON a.id = h.atom_id "
+                f"WHERE h.hub = ? AND {RECALL_SCOPE} ORDER BY a.seq DESC LIMIT ?", (hub, depth))}
+        out |= cached[hub]
     return out
 
 

@@ -78,7 +78,7 @@ class VectorCache:
         """Cosine of every cached atom (row order of `seqs`) with the question."""
         if not len(self.seqs):
             return np.zeros(0, dtype=np.float32)
-        q = get_embedder().embed([question])[0].astype(np.float32)
+        q = get_embedder().embed_question(question)
         # numpy's own loop, not BLAS: on a busy 2-core machine BLAS threads made this one
         # matrix-vector product 15-17 ms at 10k atoms; einsum takes ~1 ms
         return np.einsum("ij,j->i", self.matrix, q)
