@@ -166,9 +166,13 @@ PREREGISTERED_START = (2.0, 0.5)
 
 def cmd_tune(args: argparse.Namespace) -> dict[str, Any]:
     data = load()
-    grid = (data["_preregistration"]["tuning_grid"] if args.variant == "additive"
+    grid = (data["_preregistration"]["tuning_grid"] if args.variant in ("max", "additive")
             else data["_preregistration_2"]["grid"])
     start = PREREGISTERED_START
+    if args.variant == "additive":        # wave B's form (the code term adds), rebuilt here
+        def additive(lexical: float, semantic: float, code: float) -> float:
+            return lexical + config.RECALL_ALPHA * semantic + config.RECALL_CODE_WEIGHT * code
+        recall_module.combine = additive
     if args.variant == "boost":           # the form that lost, rebuilt here to re-measure it
         def boost(lexical: float, semantic: float, code: float) -> float:
             return ((lexical + config.RECALL_ALPHA * semantic)
@@ -438,8 +442,9 @@ def main() -> None:
     sub.add_parser("eval")
     sub.add_parser("decisions")
     p = sub.add_parser("tune")
-    p.add_argument("--variant", choices=("additive", "boost"), default="additive",
-                   help="the code term's form (boost, _preregistration_2: measured, not kept)")
+    p.add_argument("--variant", choices=("max", "additive", "boost"), default="max",
+                   help="the code term's form: max (configured), additive (wave B's), boost "
+                        "(_preregistration_2: measured, not kept)")
     p = sub.add_parser("speed")
     p.add_argument("--atoms", type=int, default=10_000)
     p.add_argument("--queries", type=int, default=200)
