@@ -268,20 +268,24 @@ def cmd_speed(args: argparse.Namespace) -> dict[str, Any]:
         for q in qs[:20]:                                        # warm: model, caches, pages
             store.recall(q, record=False)
         embedder = get_embedder()
-        times, cached = [], []
+        times, cached, cpu, cpu_new = [], [], [], []
         for q in qs:
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             store.recall(q, record=False)                        # a new question: embedded here
             times.append((time.perf_counter() - t) * 1000)
-            t = time.perf_counter()
+            cpu_new.append((time.process_time() - c) * 1000)    # every thread's, the model's too
+            t, c = time.perf_counter(), time.process_time()
             store.recall(q, record=False)   # its vector embedded already, as the engine's code
             cached.append((time.perf_counter() - t) * 1000)     # search does before recall
+            cpu.append((time.process_time() - c) * 1000)        # what a quiet machine would wait
         out["recall_ms"] = {"atoms": args.atoms, "p50": round(pct(times, 50), 1),
                             "p95": round(pct(times, 95), 1), "max": round(max(times), 1),
-                            "load": uptime()}
+                            "cpu_p50": round(pct(cpu_new, 50), 1),
+                            "cpu_p95": round(pct(cpu_new, 95), 1), "load": uptime()}
         out["recall_question_vector_cached_ms"] = {
             "p50": round(pct(cached, 50), 1), "p95": round(pct(cached, 95), 1),
-            "max": round(max(cached), 1), "load": uptime()}
+            "max": round(max(cached), 1), "cpu_p50": round(pct(cpu, 50), 1),
+            "cpu_p95": round(pct(cpu, 95), 1), "load": uptime()}
         model = []
         for q in qs:                                             # the model's share of it
             t = time.perf_counter()
