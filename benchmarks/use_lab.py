@@ -103,13 +103,17 @@ def token_knn(h: list[Row], k: int | None = None, idf: bool = False) -> Callable
             common = sum(w(t) ** 2 for t in q & toks)
             if common:
                 sims.append((common / (qn * math.sqrt(sum(w(t) ** 2 for t in toks))), gold))
-        sims.sort(key=lambda s: -s[0])
-        out: Scores = defaultdict(float)
-        for s, gold in sims[:k]:
-            for f in gold:
-                out[f] += s
-        return out
+        return lend(sims, k)
     return score
+
+
+def lend(sims: list[tuple[float, list[str]]], k: int | None) -> Scores:
+    """The k most similar past rows lend their files their similarity."""
+    out: Scores = defaultdict(float)
+    for s, gold in sorted(sims, key=lambda s: -s[0])[:k]:
+        for f in gold:
+            out[f] += s
+    return out
 
 
 def cochange_spread(h: list[Row]) -> Callable[[Row], Scores]:
@@ -165,14 +169,8 @@ def answer_overlap(h: list[Row], k: int = 5) -> Callable[[Row], Scores]:
     """Past answers whose cold top 5 overlap this one's (Jaccard): what they led to."""
     def score(r: Row) -> Scores:
         mine = {f for f, _ in r["files"][:5]}
-        sims = sorted(((len(mine & t) / len(mine | t), x["gold"]) for x in h
-                       if (t := {f for f, _ in x["files"][:5]}) and mine & t),
-                      key=lambda s: -s[0])
-        out: Scores = defaultdict(float)
-        for s, gold in sims[:k]:
-            for f in gold:
-                out[f] += s
-        return out
+        return lend([(len(mine & t) / len(mine | t), x["gold"]) for x in h
+                     if (t := {f for f, _ in x["files"][:5]}) and mine & t], k)
     return score
 
 
