@@ -285,9 +285,18 @@ def revector(repo: Repo, variant: str) -> None:
     (ids left out get no vector)."""
     import ranking_variants as rv
 
-    texts = rv.TEXT_VARIANTS[variant](repo)
-    ids = sorted(texts)
-    vecs = embed_cached([texts[i] for i in ids])
+    if variant.startswith("chunkmem:"):   # members through their chunks (chunk_lab.py)
+        import chunk_lab
+
+        ids, vecs = chunk_lab.member_vectors(repo, variant)
+    elif variant == "filehead":             # file nodes by their head window (chunk_lab.py)
+        import chunk_lab
+
+        ids, vecs = chunk_lab.file_head_vectors(repo)
+    else:
+        texts = rv.TEXT_VARIANTS[variant](repo)
+        ids = sorted(texts)
+        vecs = embed_cached([texts[i] for i in ids])
     store = repo.index._vectors
     store.clear()
     store.upsert(ids, vecs, ["" for _ in ids])
