@@ -17,6 +17,8 @@ and what text stands for them: ranking_variants.TEXT_VARIANTS), embedded once an
 by text hash. To compare an embedding model, point NEURALMIND_MODEL_DIR at a directory
 holding its model.onnx + tokenizer.json and NM_LAB_CACHE at a fresh cache directory,
 then run with `--texts shipped`: node, chunk and question vectors all come from it.
+`--texts chunkmem:<all|nodoc>:<selector>` and `--texts filehead` take node vectors from
+the cached chunk windows instead (members or file nodes through their window: chunk_lab.py).
 NM_BENCH_WORK (context_bench.py) says where the built workspaces are.
 
 Splits: the history rows of the 10 history projects tune (the grid is scored on them), the
