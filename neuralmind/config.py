@@ -51,8 +51,9 @@ PAIR_SHARE = 0.5               # a test scores this share of the best source it 
 #   (0, 0.5, 0.8 measured; 0.5 best on history rows, test files R@5 +0.05 on history2)
 PAIR_FOLLOW_SOURCES = 2        # the best non-test files each bring their paired test into
 PAIR_FOLLOW_DEPTH = 20         #   the top five when the test's own evidence ranks it within
-PAIR_FOLLOW_POSITION = 5       #   20 files: placed below its source, never above rank 5 (so
-#   ranks 1-4 keep their order: MRR within 0.002). Grid follow {0-3} x depth {5-40} x
+PAIR_FOLLOW_POSITION = 5       #   20 files: placed below its source, never above rank 5
+#   unless its own evidence put it in the top four (so the best files keep their order:
+#   MRR within 0.001; position 1 cost 0.004-0.006). Grid follow {0-3} x depth {5-40} x
 #   position {1-5}, by LORO: R@5 history test 0.810 -> 0.827, history2 test 0.673 -> 0.687
 MAX_RANKED_FILES = 20          # files an answer ranks (and whose best symbol leads the hits)
 PAIR_MIN_REFS = 2              # references from a test to a source file that pair them when
