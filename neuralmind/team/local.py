@@ -433,6 +433,11 @@ class TeamLocal:
         return [v for v in (records.current(conn, rtype, i) for i in records.ids(conn, rtype))
                 if v]
 
+    def record_keys(self) -> list[tuple[str, str]]:
+        """(type, id) of every record with a version here."""
+        return [(str(t), str(i)) for t, i in self.connection().execute(
+            "SELECT DISTINCT type, id FROM records ORDER BY type, id")]
+
     def conflicts(self, rtype: str | None = None) -> list[dict[str, Any]]:
         """Records edited concurrently (see `records.conflicts`)."""
         return records.conflicts(self.connection(), rtype)
