@@ -1,7 +1,7 @@
 """The local mirror of the team store: `<state>/team.db` (SQLite, WAL).
 
 It holds the push queue (its own outbox, and the events collected from the outboxes of
-the stores that hold shared state: synapses.db, later memory.db), the replicated log
+the stores that hold shared state: synapses.db, memory.db), the replicated log
 (every event known here, ours and pulled, keyed by `(author, seq)`), the folded shared
 state, and the versions of shared records.
 
