@@ -211,6 +211,7 @@ class RecordView:
             log.warning("team record %s/%s is a %s here and a %s in the team's: not applied",
                         rtype, atom_id, row[0], kind)
             return False
+        self.conn.execute("SAVEPOINT team_apply")   # a malformed version leaves no trace
         try:
             if record.get("deleted"):
                 if row is not None:
@@ -227,9 +228,12 @@ class RecordView:
                 now_shown = record_of(self.store, self.conn, atom_id)
                 digest = _digest(now_shown[1]) if now_shown else _digest(record)
         except (KeyError, TypeError, ValueError) as e:
+            self.conn.execute("ROLLBACK TO team_apply")
+            self.conn.execute("RELEASE team_apply")
             log.warning("team record %s/%s by %s is malformed and not applied: %s", rtype,
                         atom_id, author, e)
             return False
+        self.conn.execute("RELEASE team_apply")
         self.conn.execute(_TABLE)
         _remember(self.conn, atom_id, rtype, author, seq, digest)
         return True

@@ -101,7 +101,12 @@ def test_two_stores_converge_on_decisions_and_team_memory(
     alice.memory.pin(pref.id)
     note = alice.memory.remember("my local scratch note", "note")
     theirs = bob.memory.record("One pool per process", "Opening costs 40 ms.")
+    alice.team.local.put_record("memory", "broken1", {      # fails after its atom row
+        "type": "lesson", "label": "L", "text": "T", "links": [["no-such-kind", "x"]]})
     sync(alice, bob, alice)
+    for ws in (alice, bob):       # a malformed version is kept in the log, applied nowhere
+        with pytest.raises(KeyError):
+            ws.memory.atom("broken1")
 
     got = bob.memory.get(d.id)
     assert (got.title, got.status, got.files_affected, got.tags, got.commit_sha) == (
