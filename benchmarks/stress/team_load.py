@@ -68,6 +68,7 @@ from neuralmind.team.sync import SyncTask, TeamSync  # noqa: E402
 REPO = RepoIdentity("e" * 40, "example.com/team/bench")
 FILES = [f"pkg/area{i // 30}/mod{i}.py" for i in range(300)]
 RECORD_POOL = 60
+CONVERGE_WAIT_S = 600.0     # a developer that has not converged by then reports its state
 
 
 # --- the developer process ------------------------------------------------------------------
@@ -133,16 +134,21 @@ def worker(args: argparse.Namespace) -> None:
         task.kick()
         time.sleep(0.02)
     print(json.dumps({"written": me, "at": time.time()}), flush=True)
-    while (local.counts()["events"] < args.expect or views.dirty(local, 1)
-           or views.dirty_records(local, 1)):
-        time.sleep(0.02)
+    # converged: folded through the store's last position (every event, no gap left) and
+    # every changed target and record written into the stores; at most CONVERGE_WAIT_S
+    give_up = time.monotonic() + CONVERGE_WAIT_S
+    while ((task.status().get("position") or 0) < args.expect or views.dirty(local, 1)
+           or views.dirty_records(local, 1)) and time.monotonic() < give_up:
+        task.kick()
+        time.sleep(0.05)
     converged = time.time()
     Path(args.dir, "latencies.bin").write_bytes(latencies.tobytes())
     ru = resource.getrusage(resource.RUSAGE_SELF)
     shown = hashlib.sha256(repr(layer.store.dump(["shared"], now=args.view_at)).encode())
     print(json.dumps({"converged": me, "at": converged, "hash": local.state_hash(),
                       "synapse_view": shown.hexdigest(), "memory_view": memory_hash(memory), "status": task.status(),
-                      "cpu_s": ru.ru_utime + ru.ru_stime}), flush=True)
+                      "cpu_s": ru.ru_utime + ru.ru_stime, "counts": local.counts()}),
+          flush=True)
     task.stop()
 
 
@@ -385,6 +391,9 @@ def coordinator(a: argparse.Namespace) -> None:
             "identical_memory_views": len(memory_shown) == 1,
             "records_on_server": records_on_server(dsn),
             "converged_after_quiescence_s": round(max(c["at"] for c in conv if c) - quiet, 2),
+            "not_folded_through_head": sum((c or {}).get("status", {}).get("position", 0) < expect
+                                           for c in conv),
+            "waiting_events": sum((c or {}).get("counts", {}).get("waiting", 0) for c in conv),
             "write_phase_s": round(write_phase, 1),
             "events_per_s": round(len(on_server) / write_phase, 1),
             "latency_samples": len(lat),
