@@ -294,6 +294,11 @@ TEAM_VIEW_BATCH = 500                # team rows written to synapses.db per tran
                                      # store's lock is held a few ms, so queries wait no longer
 TEAM_SNAPSHOT_CHUNK_BYTES = 4 * 1024 * 1024  # bytea rows of a snapshot: bounded memory both ways
 TEAM_SNAPSHOT_LEVEL = 1              # zlib level of snapshot chunks: level 6 costs 3x the time for ~5% less
+TEAM_MEMORY_TYPES = ("decision", "lesson", "preference")  # team-visible atoms (#20): decisions,
+                                     # lessons and preferences (directives are pinned ones); notes,
+                                     # facts and open loops are personal working memory
+TEAM_RECORD_BATCH = 200              # record versions applied to memory.db per transaction: each
+                                     # rewrites an atom's rows and FTS entry (~1 ms), the lock stays short
 
 @dataclass
 class WorkspaceConfig:
