@@ -2,8 +2,8 @@
 
 `search` is the whole ranking, top to bottom: read the question (`query.py`); gather
 node evidence (BM25 over node texts, nearest node vectors, exact identifier names);
-rank symbols (weighted RRF of the two node lists, exact names first, each file's summed
-evidence fused back into its symbols, test symbols scaled down); rank files from three
+rank symbols (`symbol_rank.py`: weighted RRF of the two node lists, each file's summed
+evidence fused back into its symbols, exact names first, test symbols scaled down); rank files from three
 file lists (`file_rank.py`: the symbol ranking, whole-file BM25, best node meaning) with
 the documentation and test-pairing priors; interleave the symbol hits so that they
 follow the file ranking. Every constant is in config.py with the reason for its value;
@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 
@@ -36,30 +36,25 @@ from neuralmind.config import (
     ATTENTION_SAVE_SECONDS,
     CANDIDATES,
     EMBED_SLICE,
-    EXACT_BOOST,
     EXACT_MAX_NODES,
     FILE_BM25_B,
     FILE_DENSE_CANDIDATES,
-    FILE_GROUP_WEIGHT,
     MAX_RANKED_FILES,
     RRF_K,
     RRF_WEIGHTS,
     SYMBOL_LIST_DEPTH,
-    SYMBOL_TEST_FACTOR,
     VECTOR_SAVE_SECONDS,
 )
-from neuralmind.graph.graph import extracted_lines
 from neuralmind.graph.model import Node
 from neuralmind.heap import no_gc
 from neuralmind.index.bm25 import BM25Index
 from neuralmind.index.embed_order import EmbedOrder, choose
 from neuralmind.index.embedder import Embedder, ModelUnavailable, load_embedder
 from neuralmind.index.file_rank import FileRankParams, RankedFile, interleave, rank_files
-from neuralmind.index.fusion import group_rrf, rrf
 from neuralmind.index.jsonstream import members, read_slices, write_object
-from neuralmind.index.node_text import DEFAULT_TEXT, NodeTextOptions, keyword_text, node_text
-from neuralmind.index.pairing import is_test_path
+from neuralmind.index.node_text import DEFAULT_TEXT, NodeTextOptions, graph_texts
 from neuralmind.index.query import Question, parse_question, query_identifiers
+from neuralmind.index.symbol_rank import Hit, is_file_id, node_path, rank_symbols, rename
 from neuralmind.index.vectors import VectorStore
 
 log = logging.getLogger("neuralmind.index")
@@ -78,31 +73,11 @@ ProgressFn = Callable[[int, int], None]
 
 
 @dataclass
-class Hit:
-    id: str
-    score: float
-    vector_rank: int | None = None
-    bm25_rank: int | None = None
-    vector_score: float | None = None
-    bm25_score: float | None = None
-    contributions: dict[str, float] = field(default_factory=dict)
-    reasons: list[str] = field(default_factory=list)   # "exact name", "test code down-weighted"
-
-
-@dataclass
 class SearchResult:
     hits: list[Hit]
     mode: str            # "hybrid" | "keyword"
     notice: str = ""
     files: list[RankedFile] = field(default_factory=list)   # best first
-
-
-def node_path(node_id: str) -> str:
-    return node_id.split("::", 1)[0]
-
-
-def is_file_id(node_id: str) -> bool:
-    return "::" not in node_id
 
 
 def _hash(text: str) -> str:
@@ -307,32 +282,7 @@ class SearchIndex:
     # --- building ------------------------------------------------------------------------
     def _texts(self, graph: GraphLike, ids: Iterable[str],
                keyword: bool = True) -> dict[str, tuple[str, str, str]]:
-        """id -> (name, keyword text, embedded text) for the ids present in the graph
-        (`keyword=False`: the keyword text is "" and no file is read for it)."""
-        nodes = graph.nodes
-        children: dict[str, list[str]] = {}
-        for n in nodes.values():
-            if n.kind != "file" and n.qualname and "." not in n.qualname:
-                children.setdefault(n.file, []).append(n.name)
-        cache: dict[str, list[str] | None] = {}
-        opts = self.text_options
-        need_lines = opts.body_lines or opts.keyword_body_lines
-        out: dict[str, tuple[str, str, str]] = {}
-        for node_id in ids:
-            node = nodes.get(node_id)
-            if node is None:
-                continue
-            lines = None
-            if (need_lines if node.kind != "file" else opts.file_keyword_body) and (
-                    keyword or opts.body_lines):
-                if node.file not in cache:
-                    cache[node.file] = extracted_lines(graph, self.root, node.file)
-                lines = cache[node.file]
-            kids = children.get(node.file, []) if node.kind == "file" else []
-            out[node_id] = (node.name.lower(),
-                            keyword_text(node, lines, self.text_options, kids) if keyword else "",
-                            node_text(node, lines, self.text_options, kids))
-        return out
+        return graph_texts(graph, self.root, ids, self.text_options, keyword)
 
     def update(self, graph: GraphLike, changed_node_ids: Iterable[str] | None = None,
                embed: bool = True, progress: ProgressFn | None = None) -> int:
@@ -362,7 +312,7 @@ class SearchIndex:
                 for node_id in gone:
                     dirty |= node_id in self._kw_hash
                     self._bm25.remove(node_id)
-                    _rename(by_name, node_id, self._names.pop(node_id, None), None)
+                    rename(by_name, node_id, self._names.pop(node_id, None), None)
                     self._kw_hash.pop(node_id, None)
                 for node_id, (name, kw, _) in texts.items():
                     h = _hash(kw)
@@ -373,7 +323,7 @@ class SearchIndex:
                     old = self._names.get(node_id)
                     if old != name:
                         dirty = True
-                        _rename(by_name, node_id, old, name)
+                        rename(by_name, node_id, old, name)
                     self._names[node_id] = name
                 self._vectors.remove(gone)
                 todo = {i: _hash(t[2]) for i, t in texts.items()
@@ -525,32 +475,8 @@ class SearchIndex:
 
     def _rank_symbols(self, q: Question, bm25_hits: list[tuple[str, float]],
                       vector_hits: list[tuple[str, float]], exact: set[str]) -> list[Hit]:
-        lists = {"bm25": [i for i, _ in bm25_hits], "vector": [i for i, _ in vector_hits]}
-        fused = {f.id: f for f in rrf(lists, self.weights, self.rrf_k)}
-        bm25_score, vec_score = dict(bm25_hits), dict(vector_hits)
-        node_scores = {i: fused[i].score if i in fused else 0.0 for i in set(fused) | exact}
-        by_file = (group_rrf(node_scores, node_path, FILE_GROUP_WEIGHT, self.rrf_k)
-                   if FILE_GROUP_WEIGHT else {})
-        hits: list[Hit] = []
-        for node_id, score in node_scores.items():
-            f = fused.get(node_id)
-            hit = Hit(node_id, score,
-                      vector_rank=f.ranks.get("vector") if f else None,
-                      bm25_rank=f.ranks.get("bm25") if f else None,
-                      vector_score=vec_score.get(node_id), bm25_score=bm25_score.get(node_id),
-                      contributions=dict(f.contributions) if f else {})
-            if by_file:
-                hit.score += by_file[node_id]
-                hit.contributions["file"] = by_file[node_id]
-            if node_id in exact:
-                hit.score += EXACT_BOOST
-                hit.reasons.append(f"exact name match: {self._names.get(node_id, '')}")
-            if not q.about_tests and is_test_path(node_path(node_id)):
-                hit.score *= SYMBOL_TEST_FACTOR
-                hit.reasons.append("test/generated code down-weighted")
-            hits.append(hit)
-        hits.sort(key=lambda h: (-h.score, h.id))
-        return hits
+        return rank_symbols(bm25_hits, vector_hits, exact, self._names,
+                            about_tests=q.about_tests, weights=self.weights, k=self.rrf_k)
 
     def _exact_matches(self, query: str) -> set[str]:
         wanted = {w.lower() for w in query_identifiers(query)}
@@ -563,26 +489,4 @@ class SearchIndex:
             self._by_name = by_name
         return {i for w in wanted for i in self._by_name.get(w, ())
                 if len(self._by_name[w]) <= EXACT_MAX_NODES}
-
-
-def _rename(by_name: dict[str, list[str]] | None, node_id: str, old: str | None,
-            new: str | None) -> None:
-    """Move `node_id` from name `old` to name `new` in the exact-name map (None: absent)."""
-    if by_name is None:
-        return
-    if old is not None and node_id in (ids := by_name.get(old, ())):
-        ids.remove(node_id)
-        if not ids:
-            del by_name[old]
-    if new is not None:
-        by_name.setdefault(new, []).append(node_id)
-
-
-def as_json(result: SearchResult) -> dict[str, Any]:
-    """A plain-JSON view of a result (for --json and --explain)."""
-    return {"mode": result.mode, "notice": result.notice,
-            "files": [f.to_json() for f in result.files], "hits": [
-        {"id": h.id, "score": round(h.score, 6), "vector_rank": h.vector_rank,
-         "bm25_rank": h.bm25_rank, "vector_score": h.vector_score, "bm25_score": h.bm25_score,
-         "contributions": h.contributions, "reasons": h.reasons} for h in result.hits]}
 
