@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from neuralmind import engine  # `engine.Workspace` is imported on first use (~50 ms)
 from neuralmind.errors import InvalidArgument
-from neuralmind.events.log import enable_event_log
 
 if TYPE_CHECKING:
     from neuralmind.engine import Workspace
@@ -29,6 +28,10 @@ def root_argument(path: str | None) -> Path:
 def open_workspace(path: str | None) -> Workspace:
     """The Workspace of the PATH argument; what the command does reaches the project's event
     log (a running observatory shows it)."""
+    # the event log (~15 ms of imports) only when this process opens the engine: a command
+    # the warm server answers never loads it
+    from neuralmind.events.log import enable_event_log
+
     root = root_argument(path)
     enable_event_log(root, "cli")
     return engine.Workspace(root)
