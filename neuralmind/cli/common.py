@@ -47,10 +47,10 @@ class Progress:
     PHASES = {"walk": "scanning files", "extract": "parsing", "resolve": "resolving references",
               "communities": "finding communities", "save": "saving", "embed": "embedding"}
 
-    def __init__(self, stream: TextIO = sys.stderr, quiet: bool = False) -> None:
-        self.stream = stream
+    def __init__(self, stream: TextIO | None = None, quiet: bool = False) -> None:
+        self.stream = stream or sys.stderr   # read now: a caller may have replaced sys.stderr
         self.quiet = quiet
-        self.tty = stream.isatty()
+        self.tty = self.stream.isatty()
         self._last_phase = ""
         self._last_time = 0.0
         self._width = 0
