@@ -46,6 +46,7 @@ from neuralmind.config import (
     RRF_WEIGHTS,
     SYMBOL_LIST_DEPTH,
     SYMBOL_TEST_FACTOR,
+    UPDATE_CHUNK,
     VECTOR_SAVE_SECONDS,
 )
 from neuralmind.graph.graph import extracted_lines
@@ -305,15 +306,23 @@ class SearchIndex:
         return "loaded" if self._embedder is not None else "not_loaded"
 
     # --- building ------------------------------------------------------------------------
-    def _texts(self, graph: GraphLike, ids: Iterable[str],
-               keyword: bool = True) -> dict[str, tuple[str, str, str]]:
-        """id -> (name, keyword text, embedded text) for the ids present in the graph
-        (`keyword=False`: the keyword text is "" and no file is read for it)."""
-        nodes = graph.nodes
+    @staticmethod
+    def _children(graph: GraphLike) -> dict[str, list[str]]:
+        """file -> the names of its top-level symbols (a file node's text lists them)."""
         children: dict[str, list[str]] = {}
-        for n in nodes.values():
+        for n in graph.nodes.values():
             if n.kind != "file" and n.qualname and "." not in n.qualname:
                 children.setdefault(n.file, []).append(n.name)
+        return children
+
+    def _texts(self, graph: GraphLike, ids: Iterable[str], keyword: bool = True,
+               children: dict[str, list[str]] | None = None) -> dict[str, tuple[str, str, str]]:
+        """id -> (name, keyword text, embedded text) for the ids present in the graph
+        (`keyword=False`: the keyword text is "" and no file is read for it). `children`:
+        `_children(graph)` when the caller asks for many slices of one graph."""
+        nodes = graph.nodes
+        if children is None:
+            children = self._children(graph)
         cache: dict[str, list[str] | None] = {}
         opts = self.text_options
         need_lines = opts.body_lines or opts.keyword_body_lines
@@ -351,7 +360,6 @@ class SearchIndex:
                 wanted = list(dict.fromkeys(wanted + [node_path(i) for i in wanted]))
                 targets = [i for i in wanted if i in graph.nodes]
                 gone = [i for i in wanted if i not in graph.nodes]
-            texts = self._texts(graph, targets)
             with self._lock:
                 # A save patches the name map; rebuilding it from 42k names after every
                 # save stalled the editor's loop ~30 ms (allocation-driven GC passes).
@@ -364,24 +372,23 @@ class SearchIndex:
                     self._bm25.remove(node_id)
                     _rename(by_name, node_id, self._names.pop(node_id, None), None)
                     self._kw_hash.pop(node_id, None)
-                for node_id, (name, kw, _) in texts.items():
-                    h = _hash(kw)
-                    if self._kw_hash.get(node_id) != h:
-                        self._bm25.add(node_id, kw)
-                        self._kw_hash[node_id] = h
-                        dirty = True
-                    old = self._names.get(node_id)
-                    if old != name:
-                        dirty = True
-                        _rename(by_name, node_id, old, name)
-                    self._names[node_id] = name
                 self._vectors.remove(gone)
-                todo = {i: _hash(t[2]) for i, t in texts.items()
-                        if self._vectors.text_hash(i) != _hash(t[2])}
+            todo: dict[str, str] = {}           # id -> hash of the text its vector needs
+            embedded: dict[str, str] = {}       # the texts themselves, when embedding now
+            seen: list[str] = []
+            children = self._children(graph)
+            for start in range(0, len(targets), UPDATE_CHUNK):
+                texts = self._texts(graph, targets[start:start + UPDATE_CHUNK],
+                                    children=children)
+                with self._lock:
+                    dirty |= self._apply_texts(texts, by_name, todo, embedded if embed else None)
+                seen.extend(texts)
+                del texts
+            with self._lock:
                 if changed_node_ids is None:
                     self._pending = set(todo)
                 else:
-                    self._pending = (self._pending - set(gone) - set(texts)) | set(todo)
+                    self._pending = (self._pending - set(gone) - set(seen)) | set(todo)
                 dirty |= self._pending != pending_before
             # rewriting ~20 MB of JSON for nothing would stall every reader (and the GIL)
             if dirty or bool(gone):
@@ -391,7 +398,32 @@ class SearchIndex:
             embedder = self.embedder()
             if embedder is None:
                 return 0
-            return self._embed(embedder, {i: texts[i][2] for i in todo}, todo, progress)
+            return self._embed(embedder, embedded, todo, progress)
+
+    def _apply_texts(self, texts: dict[str, tuple[str, str, str]],
+                     by_name: dict[str, list[str]] | None, todo: dict[str, str],
+                     embedded: dict[str, str] | None) -> bool:
+        """One chunk of `update` into the keyword index and the name map (under the lock);
+        nodes whose vector is missing or stale go to `todo` (and their text to `embedded`).
+        True when the keyword side changed."""
+        dirty = False
+        for node_id, (name, kw, text) in texts.items():
+            h = _hash(kw)
+            if self._kw_hash.get(node_id) != h:
+                self._bm25.add(node_id, kw)
+                self._kw_hash[node_id] = h
+                dirty = True
+            old = self._names.get(node_id)
+            if old != name:
+                dirty = True
+                _rename(by_name, node_id, old, name)
+            self._names[node_id] = name
+            th = _hash(text)
+            if self._vectors.text_hash(node_id) != th:
+                todo[node_id] = th
+                if embedded is not None:
+                    embedded[node_id] = text
+        return dirty
 
     def _embed(self, embedder: Embedder, texts: dict[str, str], hashes: dict[str, str],
                progress: ProgressFn | None, save: bool = True) -> int:
@@ -439,7 +471,8 @@ class SearchIndex:
             pending = sorted(self._pending)
         room = None if limit is None else max(0, limit - len(self._vectors))
         chosen = choose(pending, room, importance)
-        texts = self._texts(graph, chosen, keyword=False)
+        children = self._children(graph)
+        texts = self._texts(graph, chosen, keyword=False, children=children)
         sizes = dict(zip(texts, embedder.token_lengths([t[2] for t in texts.values()]),
                          strict=True))
         del texts
@@ -452,7 +485,7 @@ class SearchIndex:
             ids, urgent = order.next_slice(EMBED_SLICE, attention())
             if not ids:
                 break
-            slice_texts = self._texts(graph, ids, keyword=False)
+            slice_texts = self._texts(graph, ids, keyword=False, children=children)
             self._embed(embedder, {i: t[2] for i, t in slice_texts.items()},
                         {i: _hash(t[2]) for i, t in slice_texts.items()}, None, save=False)
             done += len(ids)
