@@ -28,6 +28,7 @@ Tables:
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import logging
 import os
@@ -176,11 +177,23 @@ def _read(con: sqlite3.Connection) -> Graph:
     con.execute("BEGIN")
     try:
         meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
-        rows = con.execute("SELECT path, sha1, language, size, mtime_ns, lines, partial, error, "
-                           "extract, out FROM files ORDER BY path").fetchall()
+        return _read_rows(con, meta)
     finally:
         con.execute("COMMIT")
-    if not meta and not rows:
+
+
+def _read_rows(con: sqlite3.Connection, meta: dict[str, str]) -> Graph:
+    """The graph from its rows, read one at a time inside the caller's read transaction:
+    the stored JSON is never all in memory at once (the Linux kernel's is ~550 MB)."""
+    with contextlib.closing(con.execute(
+            "SELECT path, sha1, language, size, mtime_ns, lines, partial, error, extract, out "
+            "FROM files ORDER BY path")) as rows:
+        return _graph_from_rows(rows, meta)
+
+
+def _graph_from_rows(rows: sqlite3.Cursor, meta: dict[str, str]) -> Graph:
+    first = rows.fetchone()
+    if not meta and first is None:
         return Graph()
     if meta.get("format") != FORMAT:
         raise DamagedGraph("not a NeuralMind graph")
@@ -195,7 +208,8 @@ def _read(con: sqlite3.Connection) -> Graph:
     extracts: dict[str, FileExtract] = {}
     files: dict[str, FileInfo] = {}
     out_by_file: dict[str, list[Edge]] = {}
-    for raw_path, sha1, lang, size, mtime_ns, lines, partial, error, extract, out in rows:
+    for raw_path, sha1, lang, size, mtime_ns, lines, partial, error, extract, out in (
+            itertools.chain((first,), rows) if first is not None else ()):
         path = _dec(raw_path)
         info = files[path] = FileInfo(sha1, lang, size, mtime_ns, bool(partial),
                                       json.loads(error), lines)
