@@ -48,6 +48,7 @@ from neuralmind.graph.graph import (
     group_by_source_file,
 )
 from neuralmind.graph.model import (
+    NO_NAMES,
     SCHEMA_VERSION,
     Edge,
     FileExtract,
@@ -118,6 +119,9 @@ def out_to_text(ex: FileExtract | None, edges: list[Edge]) -> str:
 # kinds and call targets repeated across files are interned (one object per distinct
 # string in the process, shared with the search index): ~10 MB less on 20k nodes.
 _intern = sys.intern
+# One int object per line number: a reference's line past 256 was an int of its own (28
+# bytes); the kernel's graph holds millions of references.
+_LINES: dict[int, int] = {}
 
 
 def _extract_from_text(path: str, info: FileInfo, text: str) -> FileExtract:
@@ -130,7 +134,8 @@ def _extract_from_text(path: str, info: FileInfo, text: str) -> FileExtract:
                   ids[r[1]] if r[1].__class__ is int else _intern(r[1]), _intern(r[2]), r[3],
                   r[4]) for r in d["e"]]
     refs = [Reference(ids[r[0]] if r[0].__class__ is int else _intern(r[0]), _intern(r[1]),
-                      _intern(r[2]), r[3], [tuple(x) for x in r[4]]) for r in d["r"]]
+                      _intern(r[2]), _LINES.setdefault(r[3], r[3]),
+                      [tuple(x) for x in r[4]] if r[4] else NO_NAMES) for r in d["r"]]
     return FileExtract(path, lang, info.sha1, nodes, edges, refs, info.partial, info.error)
 
 
