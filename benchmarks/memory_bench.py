@@ -4,7 +4,7 @@ simulated 90-day forgetting workload.
 
     python benchmarks/memory_bench.py eval [--json]      # quality: hybrid, no code, keyword-only
     python benchmarks/memory_bench.py tune [--json]      # the preregistered alpha x code grid
-    python benchmarks/memory_bench.py speed [--atoms 10000] [--decisions 1000]
+    python benchmarks/memory_bench.py speed [--atoms 10000] [--decisions 1000] [--store DIR] [--recall-only]
     python benchmarks/memory_bench.py forgetting [--days 90]
 
 eval: this repository at the eval set's commit (`git archive`, so figures do not move as
@@ -166,9 +166,13 @@ PREREGISTERED_START = (2.0, 0.5)
 
 def cmd_tune(args: argparse.Namespace) -> dict[str, Any]:
     data = load()
-    grid = (data["_preregistration"]["tuning_grid"] if args.variant == "additive"
+    grid = (data["_preregistration"]["tuning_grid"] if args.variant in ("max", "additive")
             else data["_preregistration_2"]["grid"])
     start = PREREGISTERED_START
+    if args.variant == "additive":        # wave B's form (the code term adds), rebuilt here
+        def additive(lexical: float, semantic: float, code: float) -> float:
+            return lexical + config.RECALL_ALPHA * semantic + config.RECALL_CODE_WEIGHT * code
+        recall_module.combine = additive
     if args.variant == "boost":           # the form that lost, rebuilt here to re-measure it
         def boost(lexical: float, semantic: float, code: float) -> float:
             return ((lexical + config.RECALL_ALPHA * semantic)
@@ -251,26 +255,37 @@ def bulk_remember(store: MemoryStore, items: list[tuple[str, str, list[str], lis
 def cmd_speed(args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {"load_start": uptime()}
     with tempfile.TemporaryDirectory(prefix="memory-speed-") as tmp:
-        root = Path(tmp) / "store"
-        root.mkdir()
+        root = Path(args.store) if args.store else Path(tmp) / "store"
+        root.mkdir(parents=True, exist_ok=True)
         store = MemoryStore(root)
         items = synthetic(args.atoms)
-        out["remember_s"] = round(bulk_remember(store, items), 1)
+        if store.stats()["atoms"] < args.atoms:                 # a kept --store is reused
+            out["remember_s"] = round(bulk_remember(store, items), 1)
         t = time.perf_counter()
         store.vectors.refresh(store.connection(), store.write, store.generation())
         out["embed_s"] = round(time.perf_counter() - t, 1)
         qs = questions(args.queries)
         for q in qs[:20]:                                        # warm: model, caches, pages
             store.recall(q, record=False)
-        times = []
+        embedder = get_embedder()
+        times, cached, cpu, cpu_new = [], [], [], []
         for q in qs:
-            t = time.perf_counter()
-            store.recall(q, record=False)
+            t, c = time.perf_counter(), time.process_time()
+            store.recall(q, record=False)                        # a new question: embedded here
             times.append((time.perf_counter() - t) * 1000)
+            cpu_new.append((time.process_time() - c) * 1000)    # every thread's, the model's too
+            t, c = time.perf_counter(), time.process_time()
+            store.recall(q, record=False)   # its vector embedded already, as the engine's code
+            cached.append((time.perf_counter() - t) * 1000)     # search does before recall
+            cpu.append((time.process_time() - c) * 1000)        # what a quiet machine would wait
         out["recall_ms"] = {"atoms": args.atoms, "p50": round(pct(times, 50), 1),
                             "p95": round(pct(times, 95), 1), "max": round(max(times), 1),
-                            "load": uptime()}
-        embedder = get_embedder()
+                            "cpu_p50": round(pct(cpu_new, 50), 1),
+                            "cpu_p95": round(pct(cpu_new, 95), 1), "load": uptime()}
+        out["recall_question_vector_cached_ms"] = {
+            "p50": round(pct(cached, 50), 1), "p95": round(pct(cached, 95), 1),
+            "max": round(max(cached), 1), "cpu_p50": round(pct(cpu, 50), 1),
+            "cpu_p95": round(pct(cpu, 95), 1), "load": uptime()}
         model = []
         for q in qs:                                             # the model's share of it
             t = time.perf_counter()
@@ -286,6 +301,8 @@ def cmd_speed(args: argparse.Namespace) -> dict[str, Any]:
             store.connection().execute("DELETE FROM pending")   # rated at once, in effect
         out["recall_with_session_ms"] = {"p50": round(pct(times, 50), 1),
                                          "p95": round(pct(times, 95), 1), "load": uptime()}
+        if args.recall_only:
+            return out
         for dup in items[:200]:                                   # near-duplicates for light
             store.remember(dup[1].replace("; ticket", ", ticket"), dup[0], hubs=dup[2])
         store.vectors.refresh(store.connection(), store.write, store.generation())
@@ -429,12 +446,17 @@ def main() -> None:
     sub.add_parser("eval")
     sub.add_parser("decisions")
     p = sub.add_parser("tune")
-    p.add_argument("--variant", choices=("additive", "boost"), default="additive",
-                   help="the code term's form (boost, _preregistration_2: measured, not kept)")
+    p.add_argument("--variant", choices=("max", "additive", "boost"), default="max",
+                   help="the code term's form: max (configured), additive (wave B's), boost "
+                        "(_preregistration_2: measured, not kept)")
     p = sub.add_parser("speed")
     p.add_argument("--atoms", type=int, default=10_000)
     p.add_argument("--queries", type=int, default=200)
     p.add_argument("--decisions", type=int, default=1_000)
+    p.add_argument("--store", default=None, help="build the store here and keep it (a kept one "
+                                                 "is reused: embedding 10k atoms takes minutes)")
+    p.add_argument("--recall-only", action="store_true", help="recall timings only (no dream, "
+                                                              "no migration)")
     p = sub.add_parser("forgetting")
     p.add_argument("--days", type=int, default=90)
     args = parser.parse_args()

@@ -146,6 +146,8 @@ async def docs_screenshots(c: Client, page: Page, root: Path, files: list[str],
             break
         await asyncio.sleep(0.5)
 
+    await remember_some(c, files)
+
     async def view(name: str, ready: str) -> None:
         await page.evaluate("v => { location.hash = v }", name)
         await page.wait_for_selector(ready, timeout=30_000)
@@ -169,6 +171,35 @@ async def docs_screenshots(c: Client, page: Page, root: Path, files: list[str],
                         ("#debug", "#trace-rows tr")):
         await view(name, ready)
         await page.screenshot(path=str(out / f"{name[1:]}.png"))
+
+
+async def remember_some(c: Client, files: list[str]) -> None:
+    """Memory atoms in each state the Memory view shows: active ones (one rated useful, one
+    pinned as a standing directive, an open loop), one proposed (the inbox) and one rated
+    noise twice (archived)."""
+    async def remember(text: str, kind: str, label: str, **more: Any) -> str:
+        atom = await c.request("neuralmind/memory/remember",
+                               {"text": text, "type": kind, "label": label, **more})
+        return str(atom["id"])
+
+    useful = await remember("Live displays redraw at most 12 times a second; faster only burns "
+                            "CPU on slow terminals.", "lesson", "Cap the refresh rate",
+                            hubs=["performance"], about=[files[0]])
+    for _ in range(2):
+        await c.request("neuralmind/memory/rate", {"id": useful, "verdict": "useful"})
+    rule = await remember("Run the whole test suite before every commit.", "preference",
+                          "Tests before commits")
+    await c.request("neuralmind/memory/pin", {"id": rule})
+    await remember("Styles are cached by their definition string.", "fact", "Style cache key",
+                   hubs=["performance"], about=[files[1]])
+    await remember("Find out why wide tables wrap one column too early.", "open_loop",
+                   "Wide tables wrap early", about=[files[2]])
+    await remember("Markup tags could be parsed with a regular expression.", "note",
+                   "Markup by regex", proposed=True, about=[files[1]])
+    noise = await remember("Someone said emoji widths are wrong on every terminal.", "note",
+                           "Emoji widths rumour")
+    for _ in range(2):
+        await c.request("neuralmind/memory/rate", {"id": noise, "verdict": "noise"})
 
 
 async def edit_phase_stall(c: Client, root: Path, files: list[str], edits: int,

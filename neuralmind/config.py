@@ -211,12 +211,14 @@ TOOL_LIST_BUDGETS = {"minimal": 1_000, "default": 2_500}
 MAX_SCAN_COMMITS = 50          # commits scanned one by one for one HEAD move: a long pull scans its tip
 
 # --- Memory (neuralmind/memory: atoms, recall, rank, feedback, promotion, dreams) ----------------
-# Recall: score = lexical + RECALL_ALPHA * semantic + RECALL_CODE_WEIGHT * code, each in 0..1 over
-# the candidates; the preregistered grid's best point on the eval's dev half (memory_bench.py
-# tune; BENCHMARKS.md "Memory": it trades test-half paraphrase recall for about-code recall).
+# Recall: score = gate * lexical + RECALL_ALPHA * max(semantic, RECALL_CODE_WEIGHT * code), each
+# in 0..1 over the candidates (the gate: how much of the question the best keyword match covers).
+# The form and weights are the best dev-half point of memory_bench.py (BENCHMARKS.md "Memory",
+# issue #16 wave C); alpha was flat over 1..5 there, so neoBrain's 2.0 stays.
 RECALL_ALPHA = 2.0
-RECALL_CODE_WEIGHT = 2.0
+RECALL_CODE_WEIGHT = 1.0
 RECALL_FIELD_WEIGHTS = (3.0, 2.5, 1.0)   # bm25 weights of label, hubs/tags, text (neoBrain's)
+RECALL_GATE_CANDIDATES = 10      # best keyword matches whose question coverage sets the gate (each costs a scan)
 RECALL_HUB_BONUS = 0.5           # lexical bonus of an atom in a hub the question names (or a synonym)
 RECALL_DEPTH = 50                # candidates each signal (lexical, semantic, hubs, code) proposes
 RECALL_SIM_FLOOR = 0.30          # a cosine below this is noise for MiniLM on short texts (decisions' floor)

@@ -73,8 +73,10 @@ def memory_lines(ws: Workspace, question: str, hits: Sequence[RankedHit] | None 
                  ) -> list[str]:
     """One line per memory atom `question` recalls (decisions among them; an INVALIDATED
     one never), with its id so the agent can rate or open it. `hits`: the code the prompt
-    already retrieved, standing for recall's own code search. Read-only: a push is not a
-    served recall (no pending feedback, no write in the agent's turn)."""
+    already retrieved, standing for recall's own code search. The atoms pushed count as
+    served (exposure, so what only hooks ever show can still be archived once rated noise),
+    never as pending feedback: the agent did not ask, and a push must not withhold its
+    next recall."""
     if not _has_memory(ws):
         return []
     try:
@@ -82,7 +84,8 @@ def memory_lines(ws: Workspace, question: str, hits: Sequence[RankedHit] | None 
     except Exception as e:  # memory fails open: the file index is still worth pushing
         log.info("memory unavailable to the prompt hook: %s", e)
         return []
-    out = []
+    out: list[str] = []
+    shown: list[str] = []
     for h in result.hits:
         if h.status == "INVALIDATED":
             continue
@@ -91,8 +94,10 @@ def memory_lines(ws: Workspace, question: str, hits: Sequence[RankedHit] | None 
         where = f" ({', '.join(files)})" if files else ""
         flag = f" [{h.status}]" if h.status == "STALE" else ""
         out.append(f"{a.type} {a.id[:8]}{flag}: {a.label}{where}")
+        shown.append(a.id)
         if len(out) == HOOK_PROMPT_MEMORY:
             break
+    ws.memory.pushed(shown)
     return out
 
 

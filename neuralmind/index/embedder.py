@@ -23,6 +23,7 @@ import hashlib
 import logging
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -236,6 +237,11 @@ def _load_session(model_file: BinaryIO, tok_path: Path, model_id: str,
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = 1 if one_shot else max(0, int(threads))
     opts.inter_op_num_threads = 1
+    # No spin-waiting after a run: on a busy 2-core machine the spinning threads took the CPU
+    # from what follows a question's embedding (the SQL of a memory recall ran ~1.5x slower
+    # right after one) and the question itself embedded slower (p50 15-19 ms vs 23-29 ms,
+    # load ~7); batch throughput unchanged within noise (BENCHMARKS.md "Memory", speed).
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
     opts.graph_optimization_level = (ort.GraphOptimizationLevel.ORT_DISABLE_ALL if one_shot
                                      else ort.GraphOptimizationLevel.ORT_ENABLE_ALL)
     opts.log_severity_level = 3
@@ -344,6 +350,30 @@ class Embedder:
 
     def embed_one(self, text: str) -> np.ndarray:
         return self.embed([text])[0]
+
+    def embed_question(self, text: str) -> np.ndarray:
+        """One question's vector, kept for the next QUESTION_CACHE questions: memory recall
+        and the code search it asks embed the same question (an agent's prompt hook and
+        its recall too), and the model run is most of a warm recall's time. Shared by
+        every embedder of the same model (a one-shot one gives the same vectors)."""
+        key = (self.model_id, text)
+        with _questions_lock:
+            found = _questions.get(key)
+            if found is not None:
+                _questions.move_to_end(key)
+                return found
+        vector = self.embed([text])[0]
+        vector.setflags(write=False)        # shared: no caller may change it in place
+        with _questions_lock:
+            _questions[key] = vector
+            while len(_questions) > QUESTION_CACHE:
+                _questions.popitem(last=False)
+        return vector
+
+
+QUESTION_CACHE = 64            # question vectors kept (1.5 KB each)
+_questions: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+_questions_lock = threading.Lock()
 
 
 def pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:

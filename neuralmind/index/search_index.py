@@ -554,7 +554,7 @@ class SearchIndex:
             return None, ("keyword-only: embeddings are not ready yet"
                           + (f" ({self.pending} nodes pending)" if self._pending else ""))
         notice = f"{self.pending} nodes still waiting for embeddings" if self._pending else ""
-        return embedder.embed([q.text])[0], notice
+        return embedder.embed_question(q.text), notice
 
     def _rank_symbols(self, q: Question, bm25_hits: list[tuple[str, float]],
                       vector_hits: list[tuple[str, float]], exact: set[str]) -> list[Hit]:

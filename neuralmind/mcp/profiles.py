@@ -19,13 +19,15 @@ MINIMAL = ("neuralmind_wakeup", "neuralmind_query", "neuralmind_recall", "neural
            "neuralmind_feedback")
 # Everyday work: the core loop, locating, decisions and memory, what changes together, the
 # editor's view (state and reveal: ~190 tokens) and status (50 tokens: what an agent checks
-# when answers look stale). Left to `all`: the
-# timeline/get steps of progressive retrieval (memory_search rows carry what most turns
-# need) and the inbox.
+# when answers look stale). The inbox (~50 tokens) too: what an agent remembers starts
+# proposed, and the inbox is where it sees which of its memories are still unconfirmed.
+# Left to `all`: the timeline/get steps of progressive retrieval (memory_search rows carry
+# what most turns need).
 DEFAULT = (*MINIMAL, "neuralmind_search", "neuralmind_next_likely", "neuralmind_status",
            "neuralmind_decisions_query", "neuralmind_memory_search",
            "neuralmind_decision_record", "neuralmind_remember", "neuralmind_rate",
-           "neuralmind_directives", "neuralmind_editor_state", "neuralmind_reveal")
+           "neuralmind_directives", "neuralmind_inbox", "neuralmind_editor_state",
+           "neuralmind_reveal")
 PROFILES: dict[str, tuple[str, ...] | None] = {"minimal": MINIMAL, "default": DEFAULT,
                                                "all": None}
 

@@ -69,6 +69,10 @@ class MemoryDB:
         self.read_only_reason: str | None = None   # set when memory.db can only be read
         self.vectors = VectorCache()                 # recall's matrix of atom vectors
         self._hubs: tuple[int, list[hubs.Hub]] = (-1, [])
+        # recall's per-generation caches: prefix -> atoms holding it (the gate's IDF), and
+        # hub -> its newest recallable members (the hub bonus)
+        self.term_df: tuple[int, dict[str, int]] = (-1, {})
+        self.hub_seqs: tuple[int, dict[str, set[int]]] = (-1, {})
 
     @property
     def path(self) -> Path:

@@ -22,9 +22,14 @@ if TYPE_CHECKING:
 def register(store: MemoryDB, conn: sqlite3.Connection, session: str, ids: list[str],
              now: float) -> None:
     """Inside a write: `ids` were served to `session` at `now`."""
-    conn.executemany("UPDATE atoms SET served = served + 1 WHERE id = ?", [(i,) for i in ids])
+    count_served(store, conn, ids)
     conn.executemany("INSERT OR IGNORE INTO pending VALUES (?, ?, ?)",   # the first serving counts
                      [(i, session, now) for i in ids])
+
+
+def count_served(store: MemoryDB, conn: sqlite3.Connection, ids: list[str]) -> None:
+    """Inside a write: `ids` were surfaced once more (exposure)."""
+    conn.executemany("UPDATE atoms SET served = served + 1 WHERE id = ?", [(i,) for i in ids])
     for i in ids:
         store.note("feedback", i)
 

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import logging
 import os
+import sqlite3
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from neuralmind.errors import InvalidArgument
+from neuralmind.errors import EngineError, InvalidArgument
 from neuralmind.events import publish
 from neuralmind.memory import atoms, dreams, pending, promotion, rank
 from neuralmind.memory import directives as directive_block
@@ -198,6 +199,18 @@ class MemoryStore(DecisionStore):
 
     def pending(self, session: str) -> list[dict[str, Any]]:
         return pending.of_session(self, session)
+
+    def pushed(self, ids: list[str]) -> None:
+        """`ids` were pushed into an agent's context by a hook: exposure (served), not
+        pending (the agent did not ask, so a push never withholds its next recall). A busy
+        or read-only store skips the count: the push matters more than its bookkeeping."""
+        if not ids:
+            return
+        try:
+            with self.write() as conn:
+                pending.count_served(self, conn, ids)
+        except (sqlite3.Error, EngineError) as e:
+            log.info("hook push not counted as served: %s", e)
 
     # --- reading ------------------------------------------------------------------------
     def atom(self, atom_id: str) -> Atom:

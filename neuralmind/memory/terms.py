@@ -31,8 +31,10 @@ _WORD = re.compile(r"[^\W_]+")
 
 def words(text: str) -> list[str]:
     """Lower-cased words with diacritics removed, as FTS5 unicode61 sees them."""
-    folded = unicodedata.normalize("NFKD", text.lower())
-    folded = "".join(c for c in folded if not unicodedata.combining(c))
+    folded = text.lower()
+    if not folded.isascii():           # ASCII has no diacritics: skip the per-character pass
+        folded = unicodedata.normalize("NFKD", folded)
+        folded = "".join(c for c in folded if not unicodedata.combining(c))
     return _WORD.findall(folded)
 
 

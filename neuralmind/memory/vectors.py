@@ -20,7 +20,7 @@ import numpy as np
 
 from neuralmind.errors import EngineError
 from neuralmind.index.embedder import DIM
-from neuralmind.memory.search import atom_text, cache_vectors, get_embedder, text_hash
+from neuralmind.memory.search import ABOUT_SQL, atom_text, cache_vectors, get_embedder, text_hash
 
 log = logging.getLogger("neuralmind.memory")
 
@@ -53,10 +53,10 @@ class VectorCache:
                 return
             self.unavailable = ""
             rows = conn.execute(
-                "SELECT a.seq, a.id, a.label, a.text, v.text_hash, v.vector FROM atoms a "
+                f"SELECT a.seq, a.id, a.label, a.text, v.text_hash, v.vector, {ABOUT_SQL} FROM atoms a "
                 f"LEFT JOIN atom_vectors v ON v.atom_id = a.id WHERE {RECALL_SCOPE} "
                 "ORDER BY a.seq").fetchall()
-            texts = [atom_text(r[2], r[3]) for r in rows]
+            texts = [atom_text(r[2], r[3], r[6]) for r in rows]
             hashes = [text_hash(t) for t in texts]
             stale = [i for i, r in enumerate(rows) if r[4] != hashes[i]]
             matrix = np.zeros((len(rows), DIM), dtype=np.float32)
@@ -78,7 +78,7 @@ class VectorCache:
         """Cosine of every cached atom (row order of `seqs`) with the question."""
         if not len(self.seqs):
             return np.zeros(0, dtype=np.float32)
-        q = get_embedder().embed([question])[0].astype(np.float32)
+        q = get_embedder().embed_question(question)
         # numpy's own loop, not BLAS: on a busy 2-core machine BLAS threads made this one
         # matrix-vector product 15-17 ms at 10k atoms; einsum takes ~1 ms
         return np.einsum("ij,j->i", self.matrix, q)

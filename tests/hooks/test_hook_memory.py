@@ -34,9 +34,9 @@ def remembered(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str
     return root, {"rule": rule.id, "lesson": lesson.id, "invalidated": old.id}
 
 
-def _served(root: Path) -> tuple[int, int]:
+def _served(root: Path) -> tuple[dict[str, int], int]:
     with sqlite3.connect(learned_dir(root) / "memory.db") as conn:
-        served = conn.execute("SELECT sum(served) FROM atoms").fetchone()[0]
+        served = dict(conn.execute("SELECT id, served FROM atoms").fetchall())
         pending = conn.execute("SELECT count(*) FROM pending").fetchone()[0]
     return served, pending
 
@@ -69,7 +69,11 @@ def test_prompt_gets_the_recalled_memory_with_its_id(remembered: tuple[Path, dic
     memory = text[text.index("Memory that bears on it:"):].splitlines()
     assert f"- lesson {ids['lesson'][:8]}: Round invoice totals once (app/billing.py)" in memory
     assert ids["invalidated"][:8] not in text                 # an invalidated decision never
-    assert _served(root) == before                            # a push is not a served recall
+    # what the push showed counts as served (exposure), nothing else; never as pending feedback
+    after = _served(root)
+    assert after[1] == before[1]
+    grew = {i: n - before[0][i] for i, n in after[0].items() if n != before[0][i]}
+    assert grew == {ids["lesson"]: 1}
 
 
 def test_compaction_keeps_the_directives(remembered: tuple[Path, dict[str, str]]) -> None:

@@ -162,3 +162,15 @@ def test_one_shot_session_embeds_a_question_as_the_full_one(embedder: Embedder,
     index.one_shot = True
     assert index.embedder(question=True) is quick
     assert index.embedder() is embedder
+
+
+def test_a_question_is_embedded_once_for_recall_and_code_search(embedder: Embedder) -> None:
+    """embed_question keeps recent question vectors, shared by every embedder of the model
+    (memory recall and the code search it asks embed the same question)."""
+    text = "which cache does the pack assembler read first?"
+    first = embedder.embed_question(text)
+    assert (first * embedder.embed([text])[0]).sum() > 0.9999
+    assert embedder.embed_question(text) is first            # not run again
+    assert load_embedder(threads=2, one_shot=True).embed_question(text) is first
+    with pytest.raises(ValueError):
+        first[0] = 0.0                                        # shared: read-only

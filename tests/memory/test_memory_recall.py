@@ -13,6 +13,7 @@ from neuralmind.context.tokens import count_tokens
 from neuralmind.engine import Workspace
 from neuralmind.memory.dreams import ATOM_NAMESPACE, ATOM_NODE
 from neuralmind.memory.recall import combine
+from neuralmind.memory.search import about_words, text_hash
 
 
 @pytest.fixture
@@ -110,3 +111,41 @@ def test_hover_shows_the_memories_about_the_symbol(shop: Workspace) -> None:
                 if n.qualname == "InvoiceFormatter.render")
     info = shop.hover("app/billing.py", line)
     assert [m["id"] for m in info["memories"]] == [a.id]       # the enclosing class's memory
+
+
+def test_a_stray_word_match_weighs_less_than_one_covering_the_question(tmp_path: Path,
+                                                                        model: object) -> None:
+    """With vectors, the lexical term is scaled by how much of the question its best match
+    covers; keyword-only recall keeps it whole."""
+    store = store_at(tmp_path)
+    invoice = store.remember("Invoices are rounded once, after tax.", "fact",
+                             label="Invoice rounding")
+    store.remember("The carrier quote cache expires after ten minutes.", "fact")
+
+    def lexical(question: str) -> float:
+        return next(h.why["lexical"] for h in store.recall(question).hits
+                    if h.atom.id == invoice.id)
+
+    assert lexical("invoices rounded after tax") == pytest.approx(1.0)
+    # one of four search words matches, the others are in no atom: a small share of the question
+    assert 0 < lexical("why do quaint zebras juggle invoices?") < 0.35
+
+
+def test_keyword_only_recall_keeps_the_lexical_term_whole(tmp_path: Path, no_model: None) -> None:
+    store = store_at(tmp_path)
+    store.remember("Invoices are rounded once, after tax.", "fact", label="Invoice rounding")
+    hit = store.recall("why do quaint zebras juggle invoices?").hits[0]
+    assert hit.why["lexical"] == pytest.approx(1.0)
+
+
+def test_an_atom_embeds_the_names_of_the_code_it_is_about(tmp_path: Path, model: object) -> None:
+    assert about_words(["src/fusion_rank.py::Fuser.rrf", "README.md", ".gitignore"]) \
+        == "fusion rank Fuser rrf README gitignore"
+    store = store_at(tmp_path)
+    a = store.remember("Keep the smoothing constant at sixty.", "decision", label="Merge constant",
+                       about=["src/fusion_rank.py::Fuser.rrf"])
+    conn = store.connection()
+    store.vectors.refresh(conn, store.write, store.generation())
+    stored = conn.execute("SELECT text_hash FROM atom_vectors WHERE atom_id = ?", (a.id,)).fetchone()
+    assert stored[0] == text_hash("Merge constant. Keep the smoothing constant at sixty. "
+                                  "fusion rank Fuser rrf")

@@ -33,8 +33,8 @@ export class DebugView implements View {
     on(this.filter, "change", () => this.renderAll());
     this.el = h("div", { class: "view debug", id: "view-debug" }, h("h2", null, "Debug"),
       h("p", null, "Show ", this.filter), this.stats,
-      h("table", { class: "trace" }, h("thead", null, h("tr", null, h("th", null, "time"),
-        h("th", null, "what"), h("th", null, "channel"), h("th", null, "ms"), h("th", null, "detail"),
+      h("table", { class: "trace" }, h("thead", null, h("tr", null, h("th", { class: "num" }, "time"),
+        h("th", null, "what"), h("th", null, "channel"), h("th", { class: "num" }, "ms"), h("th", null, "detail"),
         h("th", null, "process"))), this.rows));
   }
 

@@ -48,8 +48,8 @@ export class MemoryView extends BoardView<MemoryBoard> {
 
 function table(atoms: Atom[]): HTMLElement {
   return h("table", { class: "atoms" },
-    h("thead", null, h("tr", null, h("th", null, "atom"), h("th", null, "type"), h("th", null, "rank"),
-      h("th", null, "exposure"))),
+    h("thead", null, h("tr", null, h("th", null, "atom"), h("th", null, "type"), h("th", { class: "num" }, "rank"),
+      h("th", { class: "num" }, "exposure"))),
     h("tbody", null, atoms.map((a) => h("tr", { "data-id": a.id },
       h("td", null, a.label ?? a.text ?? a.id, a.pinned ? h("span", { class: "badge" }, "pinned") : null),
       h("td", null, a.type ?? ""), h("td", { class: "num" }, a.rank?.toFixed(3) ?? "–"),
