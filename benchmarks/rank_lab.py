@@ -17,6 +17,8 @@ and what text stands for them: ranking_variants.TEXT_VARIANTS), embedded once an
 by text hash. To compare an embedding model, point NEURALMIND_MODEL_DIR at a directory
 holding its model.onnx + tokenizer.json and NM_LAB_CACHE at a fresh cache directory,
 then run with `--texts shipped`: node, chunk and question vectors all come from it.
+`--texts chunkmem:<all|nodoc>:<selector>` and `--texts filehead` take node vectors from
+the cached chunk windows instead (members or file nodes through their window: chunk_lab.py).
 NM_BENCH_WORK (context_bench.py) says where the built workspaces are.
 
 Splits: the history rows of the 10 history projects tune (the grid is scored on them), the
@@ -285,9 +287,18 @@ def revector(repo: Repo, variant: str) -> None:
     (ids left out get no vector)."""
     import ranking_variants as rv
 
-    texts = rv.TEXT_VARIANTS[variant](repo)
-    ids = sorted(texts)
-    vecs = embed_cached([texts[i] for i in ids])
+    if variant.startswith("chunkmem:"):   # members through their chunks (chunk_lab.py)
+        import chunk_lab
+
+        ids, vecs = chunk_lab.member_vectors(repo, variant)
+    elif variant == "filehead":             # file nodes by their head window (chunk_lab.py)
+        import chunk_lab
+
+        ids, vecs = chunk_lab.file_head_vectors(repo)
+    else:
+        texts = rv.TEXT_VARIANTS[variant](repo)
+        ids = sorted(texts)
+        vecs = embed_cached([texts[i] for i in ids])
     store = repo.index._vectors
     store.clear()
     store.upsert(ids, vecs, ["" for _ in ids])

@@ -250,7 +250,9 @@ def product(repo: Any, q: Any, s: Any, p: dict[str, Any]) -> list[str]:
     kw["params"] = file_rank.FileRankParams(
         k=p["k"], weights={"symbols": p["w_symbols"], "keywords": p["w_keywords"],
                            "meaning": p["w_meaning"]},
-        test_factor=p["test_factor"], doc_factor=p["doc_factor"], pair_share=p["pair_share"])
+        test_factor=p["test_factor"], doc_factor=p["doc_factor"], pair_share=p["pair_share"],
+        follow_sources=p["follow_sources"], follow_depth=p["follow_depth"],
+        follow_position=p["follow_position"])
     return [f.file for f in file_rank.rank_files(seen["lists"], seen["pairs"], **kw)]
 
 
@@ -260,7 +262,9 @@ def _product_defaults() -> dict[str, Any]:
     return {"k": c.FILE_RRF_K, "w_symbols": c.FILE_LIST_WEIGHTS["symbols"],
             "w_keywords": c.FILE_LIST_WEIGHTS["keywords"],
             "w_meaning": c.FILE_LIST_WEIGHTS["meaning"], "test_factor": c.FILE_TEST_FACTOR,
-            "doc_factor": c.DOC_FACTOR, "pair_share": c.PAIR_SHARE}
+            "doc_factor": c.DOC_FACTOR, "pair_share": c.PAIR_SHARE,
+            "follow_sources": c.PAIR_FOLLOW_SOURCES, "follow_depth": c.PAIR_FOLLOW_DEPTH,
+            "follow_position": c.PAIR_FOLLOW_POSITION}
 
 
 VARIANTS["product"] = (product, _product_defaults(),
@@ -533,7 +537,11 @@ def lab2(repo: Any, q: Any, s: Any, p: dict[str, Any]) -> list[str]:
         "keywords": rec["kw"][:p.get("kw_depth", 20)],
         "meaning": rec["meaning_all"][:p.get("meaning_depth", 10 ** 6)],
     }
-    if p.get("w_chunks"):
+    if p.get("w_chunks") and p.get("chunk_sel"):
+        import chunk_lab
+
+        lists["chunks"] = chunk_lab.chunk_files(repo, q, s, p["chunk_sel"])
+    elif p.get("w_chunks"):
         lists["chunks"] = chunk_list(repo, q, s, p.get("chunk_tag", "minilm"))
     if p.get("w_agg"):
         lists["agg"] = agg_list(repo, s, p.get("agg", "top3"))
@@ -569,7 +577,43 @@ def lab2(repo: Any, q: Any, s: Any, p: dict[str, Any]) -> list[str]:
                 sc[t] = max(own.get(t, 0.0), share * src)
             else:
                 sc[t] = own.get(t, 0.0) + share * src
-    return sorted(sc, key=lambda f: (-sc[f], f))[:20]
+    ranked = sorted(sc, key=lambda f: (-sc[f], f))
+    if p.get("follow"):
+        ranked = _follow(ranked, own if share else dict(sc), rec["pairs"], p)
+    return ranked[:20]
+
+
+def _follow(ranked: list[str], own: dict[str, float], pairs: dict[str, list[str]],
+            p: dict[str, Any]) -> list[str]:
+    """Each of the top `follow` source files' paired tests moved to just below it, when the
+    test's own evidence (its score before pairing) ranks it within `follow_depth` files."""
+    from neuralmind.index.pairing import is_test_path
+
+    own_rank = {f: i for i, f in enumerate(sorted(own, key=lambda f: (-own[f], f)), 1)}
+    tests_of: dict[str, list[str]] = defaultdict(list)
+    for t, srcs in pairs.items():
+        for x in srcs[:p.get("follow_srcs", 1)]:
+            tests_of[x].append(t)
+    depth = p.get("follow_depth", 10 ** 6)
+    out: list[str] = []
+    moved: set[str] = set()
+    n = 0
+    for f in ranked:
+        if f in out:
+            continue
+        out.append(f)
+        if n < p["follow"] and not is_test_path(f):
+            n += 1
+            cands = sorted((t for t in tests_of.get(f, ()) if own_rank.get(t, 10 ** 9) <= depth),
+                           key=lambda t: own_rank[t])
+            out += [t for t in cands[:p.get("per_source", 1)] if t not in out]
+            moved.update(cands[:p.get("per_source", 1)])
+    floor = p.get("follow_floor", 1)   # a moved test goes no higher than this position
+    if floor > 1:
+        for t in [t for t in out[:floor - 1] if t in moved and own_rank.get(t, 10 ** 9) >= floor]:
+            out.remove(t)
+            out.insert(floor - 1, t)
+    return out
 
 
 VARIANTS["lab2"] = (lab2, _product_defaults() | {"sym_tf": 0.5, "sym_depth": 40, "kw_depth": 20},
@@ -643,3 +687,12 @@ TEXT_VARIANTS: dict[str, Any] = {
     "short16_out": lambda r: _short_out(r, 16),
     "short24_out": lambda r: _short_out(r, 24),
 }
+
+
+VARIANTS["lab2_follow"] = (lab2, VARIANTS["lab2"][1] | {"follow": 0, "follow_depth": 10},
+                           {"follow": [0, 1, 2, 3], "follow_depth": [5, 10, 20, 40],
+                            "per_source": [1, 2], "pair_share": [0.5, 0.8]})
+
+VARIANTS["lab2_floor"] = (lab2, VARIANTS["lab2"][1] | {"follow": 2, "follow_depth": 10},
+                          {"follow": [2, 3], "follow_depth": [10, 20],
+                           "follow_floor": [1, 2, 3, 4, 5], "pair_share": [0.5, 0.8]})

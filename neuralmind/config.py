@@ -49,6 +49,12 @@ DOC_FACTOR = 0.5               # README/CHANGELOG match every question's words: 
 #   history2 R@5 0.04 and MRR 0.07; unless the question is about documentation
 PAIR_SHARE = 0.5               # a test scores this share of the best source it exercises
 #   (0, 0.5, 0.8 measured; 0.5 best on history rows, test files R@5 +0.05 on history2)
+PAIR_FOLLOW_SOURCES = 2        # the best non-test files each bring their paired test into
+PAIR_FOLLOW_DEPTH = 20         #   the top five when the test's own evidence ranks it within
+PAIR_FOLLOW_POSITION = 5       #   20 files: placed below its source, never above rank 5
+#   unless its own evidence put it in the top four (so the best files keep their order:
+#   MRR within 0.001; position 1 cost 0.004-0.006). Grid follow {0-3} x depth {5-40} x
+#   position {1-5}, by LORO: R@5 history test 0.810 -> 0.827, history2 test 0.673 -> 0.687
 MAX_RANKED_FILES = 20          # files an answer ranks (and whose best symbol leads the hits)
 PAIR_MIN_REFS = 2              # references from a test to a source file that pair them when
 #   names do not (one helper import is not a pairing)
@@ -293,6 +299,11 @@ TEAM_VIEW_BATCH = 500                # team rows written to synapses.db per tran
                                      # store's lock is held a few ms, so queries wait no longer
 TEAM_SNAPSHOT_CHUNK_BYTES = 4 * 1024 * 1024  # bytea rows of a snapshot: bounded memory both ways
 TEAM_SNAPSHOT_LEVEL = 1              # zlib level of snapshot chunks: level 6 costs 3x the time for ~5% less
+TEAM_MEMORY_TYPES = ("decision", "lesson", "preference")  # team-visible atoms (#20): decisions,
+                                     # lessons and preferences (directives are pinned ones); notes,
+                                     # facts and open loops are personal working memory
+TEAM_RECORD_BATCH = 200              # record versions applied to memory.db per transaction: each
+                                     # rewrites an atom's rows and FTS entry (~1 ms), the lock stays short
 
 @dataclass
 class WorkspaceConfig:

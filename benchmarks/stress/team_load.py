@@ -8,15 +8,18 @@
     python benchmarks/stress/team_load.py --devs 10 --events 200 --duration 20   # quick
 
 Each developer writes `--events` learning batches (2-4 files of a 300-file project,
-with locality, so pairs repeat and folds are long) and `--records` decision versions
-(ids from a shared pool of 60, so concurrent edits of one record happen), spread over
-`--duration` seconds, through the real outbox and a real `SyncTask` (LISTEN/NOTIFY,
-catch-up, reconnects). Figures:
+with locality, so pairs repeat and folds are long) and `--records` decision or memory
+writes through its real memory store (half decisions recorded or amended, ids from a
+shared pool of 60, so concurrent edits of one record happen; half lessons remembered),
+spread over `--duration` seconds, through the stores' own outboxes and a real `SyncTask`
+(LISTEN/NOTIFY, catch-up, reconnects) with both bridges. Figures:
 
 - events lost / duplicated: the server's events against every developer's own log
   (what it committed locally), by (author, seq);
-- convergence: every developer's state hash once it has every event, and how long after
-  quiescence (the moment the server held the last event) the last one got there;
+- convergence: every developer's state hash (the mirror's fold and record views) and
+  memory hash (the decisions and lessons its memory.db shows) once it has every event
+  and has applied every record, and how long after quiescence (the moment the server
+  held the last event) the last one got there;
 - events/s (server ingest during the write phase) and sync latency (from an event's
   local write to its arrival in each other developer's mirror: p50/p95/max);
 - with --faults: kills (each one lands while the victim has unpushed events and the
@@ -51,9 +54,12 @@ import psycopg  # noqa: E402
 from pgcluster import Cluster  # noqa: E402
 
 from neuralmind import outbox  # noqa: E402
+from neuralmind.errors import InvalidArgument  # noqa: E402
+from neuralmind.memory.sharing import record_view, share  # noqa: E402
+from neuralmind.memory.store import MemoryStore  # noqa: E402
 from neuralmind.synapse.layer import SynapseLayer  # noqa: E402
 from neuralmind.team import views  # noqa: E402
-from neuralmind.team.bridge import SynapseBridge  # noqa: E402
+from neuralmind.team.bridge import RecordBridge, SynapseBridge  # noqa: E402
 from neuralmind.team.identity import RepoIdentity  # noqa: E402
 from neuralmind.team.local import TeamLocal  # noqa: E402
 from neuralmind.team.remote import RemoteStore  # noqa: E402
@@ -62,6 +68,7 @@ from neuralmind.team.sync import SyncTask, TeamSync  # noqa: E402
 REPO = RepoIdentity("e" * 40, "example.com/team/bench")
 FILES = [f"pkg/area{i // 30}/mod{i}.py" for i in range(300)]
 RECORD_POOL = 60
+CONVERGE_WAIT_S = 600.0     # a developer that has not converged by then reports its state
 
 
 # --- the developer process ------------------------------------------------------------------
@@ -70,12 +77,14 @@ def worker(args: argparse.Namespace) -> None:
     local = TeamLocal(state)
     layer = SynapseLayer(state, state)     # not a git folder: learning is "personal"
     layer.share = True                     # a team store is configured
+    memory = MemoryStore(state, directory=state)
+    hook = share(memory)                   # decisions and lessons into memory.db's outbox
     latencies = array("d")
     me = local.author
 
     def on_ingest(batch: Any) -> None:
         now = time.time()
-        mine = {me, synapse_author(layer)}
+        mine = {me, synapse_author(layer), store_author(memory.path)}
         for e in batch:
             if e.author not in mine:
                 try:
@@ -84,8 +93,10 @@ def worker(args: argparse.Namespace) -> None:
                     pass
 
     task = SyncTask(TeamSync(local, args.dsn, REPO, on_ingest=on_ingest,
-                             bridges=[SynapseBridge(local, lambda: layer)]), poll_seconds=5.0)
-    layer.on_share = task.kick
+                             bridges=[SynapseBridge(local, lambda: layer),
+                                      RecordBridge(local, lambda: record_view(memory))]),
+                    poll_seconds=5.0)
+    layer.on_share = hook.on_write = task.kick
     task.start()
     while not task.status()["connected"]:
         time.sleep(0.05)
@@ -95,7 +106,7 @@ def worker(args: argparse.Namespace) -> None:
     rng = random.Random(f"{args.seed}:{me}")
     # what this developer wrote before a kill: the outboxes' counters (the log's folded
     # rows are compacted away)
-    done_r = written(local.connection())
+    done_r = written(memory.connection())
     done_b = written(sqlite3.connect(layer.store.path)) if layer.store.path.exists() else 0
     plan = ["b"] * (args.events - done_b) + ["r"] * (args.records - done_r)
     rng.shuffle(plan)
@@ -108,41 +119,67 @@ def worker(args: argparse.Namespace) -> None:
             layer.store.learn_batch([(a, b) for i, a in enumerate(files) for b in files[i + 1:]],
                                     files, list(zip(files, files[1:], strict=False)), "personal",
                                     share=True)
+        elif rng.random() < 0.5:     # a decision recorded, or amended when the team has it
+            rid = f"d{rng.randrange(RECORD_POOL):015d}"
+            why = f"{rid} by {me}: {rng.random()}"
+            try:
+                memory.record(f"Decision {rid}", why, decision_id=rid)
+            except InvalidArgument:
+                memory.amend(rid, rationale=why)
         else:
-            rid = f"d{rng.randrange(RECORD_POOL)}"
-            local.put_record("decision", rid, {"title": f"{rid} by {me}", "n": rng.random()})
+            memory.remember(f"Lesson {rng.random()} from {me}", "lesson")
         task.kick()
         time.sleep(rng.uniform(0, 2 * gap))
-    while local.pending_count() or outbox_count(layer):
+    while local.pending_count() or outbox_count(layer.store.path) or outbox_count(memory.path):
         task.kick()
         time.sleep(0.02)
     print(json.dumps({"written": me, "at": time.time()}), flush=True)
-    while local.counts()["events"] < args.expect or views.dirty(local, 1):
-        time.sleep(0.02)
+    # converged: folded through the store's last position (every event, no gap left) and
+    # every changed target and record written into the stores; at most CONVERGE_WAIT_S
+    give_up = time.monotonic() + CONVERGE_WAIT_S
+    while ((task.status().get("position") or 0) < args.expect or views.dirty(local, 1)
+           or views.dirty_records(local, 1)) and time.monotonic() < give_up:
+        task.kick()
+        time.sleep(0.05)
     converged = time.time()
     Path(args.dir, "latencies.bin").write_bytes(latencies.tobytes())
     ru = resource.getrusage(resource.RUSAGE_SELF)
     shown = hashlib.sha256(repr(layer.store.dump(["shared"], now=args.view_at)).encode())
     print(json.dumps({"converged": me, "at": converged, "hash": local.state_hash(),
-                      "synapse_view": shown.hexdigest(), "status": task.status(),
-                      "cpu_s": ru.ru_utime + ru.ru_stime}), flush=True)
+                      "synapse_view": shown.hexdigest(), "memory_view": memory_hash(memory), "status": task.status(),
+                      "cpu_s": ru.ru_utime + ru.ru_stime, "counts": local.counts()}),
+          flush=True)
     task.stop()
 
 
 def synapse_author(layer: SynapseLayer) -> str | None:
-    conn = sqlite3.connect(layer.store.path)
+    return store_author(layer.store.path)
+
+
+def store_author(path: Path) -> str | None:
+    conn = sqlite3.connect(path)
     try:
         return outbox.author(conn) if outbox.installed(conn) else None
     finally:
         conn.close()
 
 
-def outbox_count(layer: SynapseLayer) -> int:
-    conn = sqlite3.connect(layer.store.path)
+def outbox_count(path: Path) -> int:
+    if not path.exists():
+        return 0
+    conn = sqlite3.connect(path)
     try:
         return outbox.count(conn)
     finally:
         conn.close()
+
+
+def memory_hash(memory: MemoryStore) -> str:
+    """The decisions and lessons memory.db shows (their content, not local counters)."""
+    rows = memory.connection().execute(
+        "SELECT a.id, a.type, a.label, a.text, d.status FROM atoms a LEFT JOIN "
+        "decision_records d ON d.atom_id = a.id ORDER BY a.id").fetchall()
+    return hashlib.sha256(repr([tuple(r) for r in rows]).encode()).hexdigest()
 
 
 # --- the coordinator ------------------------------------------------------------------------
@@ -198,6 +235,12 @@ def server_events(dsn: str) -> list[tuple[str, int]]:
     with psycopg.connect(dsn) as conn:
         return [(a, int(s)) for a, s in conn.execute(
             "SELECT author, seq FROM neuralmind.events ORDER BY pos")]
+
+
+def records_on_server(dsn: str) -> int:
+    with psycopg.connect(dsn) as conn:
+        return int(conn.execute("SELECT count(*) FROM neuralmind.events WHERE kind = %s",
+                                (outbox.RECORD,)).fetchone()[0])
 
 
 def pct(values: list[float], p: float) -> float:
@@ -267,8 +310,9 @@ def pending_events(state: Path) -> set[tuple[str, int]]:
     the synapse store's outbox first, then the mirror's queues (collecting moves an event
     from the first to the second, never the other way)."""
     out: set[tuple[str, int]] = set()
-    for name, sql in (("synapses.db", "SELECT m.value, o.seq FROM team_outbox o, "
-                       "team_outbox_meta m WHERE m.key = 'author'"),
+    outboxes = ("SELECT m.value, o.seq FROM team_outbox o, team_outbox_meta m "
+                "WHERE m.key = 'author'")
+    for name, sql in (("synapses.db", outboxes), ("memory.db", outboxes),
                       ("team.db", "SELECT m.value, o.seq FROM team_outbox o, team_outbox_meta m "
                        "WHERE m.key = 'author' UNION ALL SELECT author, seq FROM collected")):
         path = state / name
@@ -319,11 +363,12 @@ def coordinator(a: argparse.Namespace) -> None:
                 d.proc.wait(60)
         hashes = {c["hash"] for c in conv if c}
         views_shown = {c["synapse_view"] for c in conv if c}
+        memory_shown = {c["memory_view"] for c in conv if c}
         # lost / duplicated, by (author, seq): the server against each developer's own log
         on_server = server_events(dsn)
         own: set[tuple[str, int]] = set()
         for d in devs:     # every event a developer committed locally: seqs 1..its counters
-            for db in (d.dir / "team.db", d.dir / "synapses.db"):
+            for db in (d.dir / "team.db", d.dir / "synapses.db", d.dir / "memory.db"):
                 conn = sqlite3.connect(db)
                 if outbox.installed(conn):
                     author = outbox.author(conn)
@@ -343,7 +388,12 @@ def coordinator(a: argparse.Namespace) -> None:
             "unknown_on_server": len(server_set - own),
             "identical_states": len(hashes) == 1, "distinct_hashes": len(hashes),
             "identical_synapse_views": len(views_shown) == 1,
+            "identical_memory_views": len(memory_shown) == 1,
+            "records_on_server": records_on_server(dsn),
             "converged_after_quiescence_s": round(max(c["at"] for c in conv if c) - quiet, 2),
+            "not_folded_through_head": sum((c or {}).get("status", {}).get("position", 0) < expect
+                                           for c in conv),
+            "waiting_events": sum((c or {}).get("counts", {}).get("waiting", 0) for c in conv),
             "write_phase_s": round(write_phase, 1),
             "events_per_s": round(len(on_server) / write_phase, 1),
             "latency_samples": len(lat),

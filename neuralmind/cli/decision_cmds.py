@@ -229,7 +229,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    report = _store(args.path).audit(stale=args.stale, orphaned=args.orphaned)
+    report = open_workspace(args.path).decisions_audit(stale=args.stale, orphaned=args.orphaned)
     for n in report.notices:
         print(f"[neuralmind] {n}", file=sys.stderr)
     if args.format == "json":
@@ -244,6 +244,11 @@ def cmd_audit(args: argparse.Namespace) -> int:
         print(f"  id {d.id} · {d.updated_at[:10]}" + (f" · commit {d.commit_sha[:12]}" if d.commit_sha else ""))
         if d.status != "ACTIVE" and d.evidence:
             print(f"  {d.evidence[-1]}")
+        for v in e.conflict or []:     # concurrent edits a team store kept (#20)
+            shown = "shown" if v["current"] else "kept"
+            what = "forgotten" if v["deleted"] else f"[{v['status']}] {v['title']}"
+            print(f"  conflict: {shown} {what} (by {v['by'] or v['author']}, version "
+                  f"{v['author']}/{v['seq']})")
     return 0
 
 

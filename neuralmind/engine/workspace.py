@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -28,7 +27,6 @@ from neuralmind.config import (
     MIN_BUDGET,
     QUERY_HITS,
     REVIEW_MIN_CONFIDENCE,
-    TEAM_DSN_ENV,
     WAKEUP_BUDGET,
     WAKEUP_MEMORY_SHARE,
     WorkspaceConfig,
@@ -43,6 +41,7 @@ from neuralmind.engine.fresh_answers import FreshAnswers
 from neuralmind.engine.observatory_views import ObservatoryViews
 from neuralmind.engine.paths import confine
 from neuralmind.engine.workspace_memory import WorkspaceMemory
+from neuralmind.engine.workspace_team import WorkspaceTeam
 from neuralmind.errors import InvalidArgument, NotFound
 from neuralmind.graph.store import Graph, graph_path, load_graph, stored_token
 from neuralmind.repo.learned import learned_dir
@@ -58,15 +57,13 @@ if TYPE_CHECKING:
     from neuralmind.review.cochange import CommitHistory
     from neuralmind.review.report import Review
     from neuralmind.synapse.layer import SynapseLayer
-    from neuralmind.team.service import Team
-    from neuralmind.team.sync import SyncTask
 
 log = logging.getLogger("neuralmind.engine")
 
 ProgressFn = Callable[[str, int, int], None]  # (phase, done, total)
 
 
-class Workspace(FreshAnswers, ObservatoryViews, WorkspaceMemory):
+class Workspace(FreshAnswers, ObservatoryViews, WorkspaceMemory, WorkspaceTeam):
     """The engine for one project root."""
 
     def __init__(self, root: Path, config: WorkspaceConfig | None = None) -> None:
@@ -221,35 +218,11 @@ class Workspace(FreshAnswers, ObservatoryViews, WorkspaceMemory):
         layer.share = self.team_configured()
         return layer
 
-    # --- the team brain ------------------------------------------------------------------
-    def team_configured(self) -> bool:
-        """A team store is configured (the environment or `team_dsn`): learning on the
-        default branch is shared. Checked without loading the team component."""
-        return bool(os.environ.get(TEAM_DSN_ENV, "").strip() or self.config.team_dsn.strip())
-
-    @functools.cached_property
-    def team(self) -> Team:
-        # psycopg and the team component (~60 ms) load only when a team is used
-        from neuralmind.team.service import Team
-
-        return Team(self.root, synapses=self._synapses_or_none)
-
-    def team_sync_task(self, on_change: Callable[[int], None] | None = None) -> SyncTask | None:
-        """A server's team sync (not started) when a store is configured, woken by every
-        local shared write; EngineError when the folder has no repository identity."""
-        if not self.team_configured():
-            return None
-        task = self.team.sync_task(on_change)
-        layer = self._synapses_or_none()
-        if task is not None and layer is not None:
-            layer.on_share = task.kick
-        return task
-
     @functools.cached_property
     def memory(self) -> MemoryStore:
         from neuralmind.memory.store import MemoryStore  # ~0.12 s, on first use
 
-        return MemoryStore(self.root, directory=self.learned)
+        return self._team_memory(MemoryStore(self.root, directory=self.learned))
 
     @property
     def decisions(self) -> DecisionStore:

@@ -15,7 +15,11 @@ fused by weighted reciprocal rank. Then two priors, each with its measured reaso
 (config.py): documentation files (README, CHANGELOG) mention every feature's words, so
 they are scaled down unless the question is about documentation; and each test file is
 lifted to a share of the best source file it exercises (`pairing.py`), so a question
-about a behaviour brings the code and, just below it, the test that pins it.
+about a behaviour brings the code and, just below it, the test that pins it. A share
+leaves most paired tests at ranks 6-18, so last the best few source files each bring
+their test into the top five, when the test's own evidence ranks it among the files at
+all (a test nothing points to is not pulled in): just below its source, but never above
+a fixed position, so the best files keep their order.
 
 The symbol hits are then reordered so the top hits span the top files: the best symbol
 of each ranked file first, in file order, then the rest by score.
@@ -33,6 +37,9 @@ from neuralmind.config import (
     FILE_RRF_K,
     FILE_TEST_FACTOR,
     MAX_RANKED_FILES,
+    PAIR_FOLLOW_DEPTH,
+    PAIR_FOLLOW_POSITION,
+    PAIR_FOLLOW_SOURCES,
     PAIR_SHARE,
 )
 from neuralmind.index.pairing import is_test_path
@@ -50,6 +57,9 @@ class FileRankParams:
     test_factor: float = FILE_TEST_FACTOR
     doc_factor: float = DOC_FACTOR
     pair_share: float = PAIR_SHARE
+    follow_sources: int = PAIR_FOLLOW_SOURCES
+    follow_depth: int = PAIR_FOLLOW_DEPTH
+    follow_position: int = PAIR_FOLLOW_POSITION
 
 
 @dataclass
@@ -91,6 +101,8 @@ def rank_files(lists: Mapping[str, Sequence[str]], pairs: Mapping[str, Sequence[
         elif not about_tests and p.test_factor != 1.0 and is_test_path(rf.file):
             rf.score *= p.test_factor
             rf.reasons.append("test down-weighted")
+    own_order = sorted(scored.values(), key=lambda r: (-r.score, r.file))
+    own_rank = {rf.file: i for i, rf in enumerate(own_order, 1)}
     if p.pair_share:
         for test, sources in pairs.items():
             best = max((scored[s] for s in sources if s in scored), key=lambda r: r.score,
@@ -103,7 +115,55 @@ def rank_files(lists: Mapping[str, Sequence[str]], pairs: Mapping[str, Sequence[
                 rf.score = lifted
                 rf.reasons.append(f"test of {best.file}")
     ranked = sorted(scored.values(), key=lambda r: (-r.score, r.file))
+    if p.follow_sources:
+        ranked = follow_sources(ranked, own_rank, pairs, p)
     return ranked[:limit]
+
+
+def follow_sources(ranked: list[RankedFile], own_rank: Mapping[str, int],
+                   pairs: Mapping[str, Sequence[str]], p: FileRankParams) -> list[RankedFile]:
+    """Each of the first `follow_sources` non-test files brings the test paired with it
+    first that its own evidence ranks best (within `follow_depth`) to just below it; a test
+    so moved above `follow_position` then goes down to it (unless its own evidence, before
+    pairing, ranked it there). A test already above its source stays where it is. Moved
+    tests' scores are rewritten between their new neighbours', so the list stays best
+    first (the learned boost re-sorts by score)."""
+    tests_of: dict[str, list[str]] = {}
+    for test, sources in pairs.items():
+        if sources:
+            tests_of.setdefault(sources[0], []).append(test)
+    by_file = {rf.file: rf for rf in ranked}
+    out: list[RankedFile] = []
+    placed: set[str] = set()
+    moved: set[str] = set()
+    n = 0
+    for rf in ranked:
+        if rf.file in placed:
+            continue
+        out.append(rf)
+        placed.add(rf.file)
+        if n >= p.follow_sources or is_test_path(rf.file):
+            continue
+        n += 1
+        cands = sorted((t for t in tests_of.get(rf.file, ())
+                        if t in by_file and own_rank.get(t, p.follow_depth + 1) <= p.follow_depth),
+                       key=lambda t: own_rank[t])
+        if not cands:
+            continue
+        if cands[0] not in placed:
+            moved.add(cands[0])
+            out.append(by_file[cands[0]])
+            placed.add(cands[0])
+            by_file[cands[0]].reasons.append(f"test of {rf.file}, placed below it")
+    floor = p.follow_position - 1
+    for rf in [r for r in out[:floor] if r.file in moved and own_rank[r.file] > floor]:
+        out.remove(rf)
+        out.insert(floor, rf)
+    for i, rf in enumerate(out):
+        if rf.file in moved and i > 0:
+            below = next((r.score for r in out[i + 1:] if r.file not in moved), 0.0)
+            rf.score = (out[i - 1].score + min(below, out[i - 1].score)) / 2
+    return out
 
 
 H = TypeVar("H")

@@ -9,9 +9,12 @@ Body lines in the embedded text made texts 2-3x longer for no measured gain.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
+from neuralmind.graph.graph import extracted_lines
 from neuralmind.graph.model import Node
 from neuralmind.index.tokens import code_tokens
 
@@ -89,3 +92,41 @@ def keyword_text(node: Node, lines: list[str] | None = None,
     else:
         parts.extend(_body(node, lines, opts.keyword_body_lines))
     return "\n".join(p for p in parts if p)
+
+
+def file_children(graph: Any) -> dict[str, list[str]]:
+    """file -> the names of its top-level symbols (a file node's text lists them)."""
+    children: dict[str, list[str]] = {}
+    for n in graph.nodes.values():
+        if n.kind != "file" and n.qualname and "." not in n.qualname:
+            children.setdefault(n.file, []).append(n.name)
+    return children
+
+
+def graph_texts(graph: Any, root: Path, ids: Iterable[str], opts: NodeTextOptions = DEFAULT_TEXT,
+                keyword: bool = True, children: dict[str, list[str]] | None = None,
+                ) -> dict[str, tuple[str, str, str]]:
+    """id -> (lowercased name, keyword text, embedded text) for the ids present in the
+    graph (`keyword=False`: the keyword text is "" and no file is read for it);
+    `children`: `file_children(graph)`, made here when not given."""
+    nodes: Mapping[str, Node] = graph.nodes
+    if children is None:
+        children = file_children(graph)
+    cache: dict[str, list[str] | None] = {}
+    need_lines = opts.body_lines or opts.keyword_body_lines
+    out: dict[str, tuple[str, str, str]] = {}
+    for node_id in ids:
+        node = nodes.get(node_id)
+        if node is None:
+            continue
+        lines = None
+        if (need_lines if node.kind != "file" else opts.file_keyword_body) and (
+                keyword or opts.body_lines):
+            if node.file not in cache:
+                cache[node.file] = extracted_lines(graph, root, node.file)
+            lines = cache[node.file]
+        kids = children.get(node.file, []) if node.kind == "file" else []
+        out[node_id] = (node.name.lower(),
+                        keyword_text(node, lines, opts, kids) if keyword else "",
+                        node_text(node, lines, opts, kids))
+    return out

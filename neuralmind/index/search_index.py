@@ -2,8 +2,8 @@
 
 `search` is the whole ranking, top to bottom: read the question (`query.py`); gather
 node evidence (BM25 over node texts, nearest node vectors, exact identifier names);
-rank symbols (weighted RRF of the two node lists, exact names first, each file's summed
-evidence fused back into its symbols, test symbols scaled down); rank files from three
+rank symbols (`symbol_rank.py`: weighted RRF of the two node lists, each file's summed
+evidence fused back into its symbols, exact names first, test symbols scaled down); rank files from three
 file lists (`file_rank.py`: the symbol ranking, whole-file BM25, best node meaning) with
 the documentation and test-pairing priors; interleave the symbol hits so that they
 follow the file ranking. Every constant is in config.py with the reason for its value;
@@ -19,7 +19,6 @@ state is swapped under a lock and embedding (the slow part) runs outside it.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import sys
@@ -28,7 +27,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 
@@ -36,31 +35,27 @@ from neuralmind.config import (
     ATTENTION_SAVE_SECONDS,
     CANDIDATES,
     EMBED_SLICE,
-    EXACT_BOOST,
     EXACT_MAX_NODES,
     FILE_BM25_B,
     FILE_DENSE_CANDIDATES,
-    FILE_GROUP_WEIGHT,
     MAX_RANKED_FILES,
     RRF_K,
     RRF_WEIGHTS,
     SYMBOL_LIST_DEPTH,
-    SYMBOL_TEST_FACTOR,
     UPDATE_CHUNK,
     VECTOR_SAVE_SECONDS,
 )
-from neuralmind.graph.graph import extracted_lines
 from neuralmind.graph.model import Node
 from neuralmind.heap import no_gc
 from neuralmind.index.bm25 import BM25Index
 from neuralmind.index.embed_order import EmbedOrder, choose
 from neuralmind.index.embedder import Embedder, ModelUnavailable, load_embedder
 from neuralmind.index.file_rank import FileRankParams, RankedFile, interleave, rank_files
-from neuralmind.index.fusion import group_rrf, rrf
 from neuralmind.index.jsonstream import members, read_slices, write_object
-from neuralmind.index.node_text import DEFAULT_TEXT, NodeTextOptions, keyword_text, node_text
-from neuralmind.index.pairing import is_test_path
+from neuralmind.index.keyword_update import apply_texts, text_hash
+from neuralmind.index.node_text import DEFAULT_TEXT, NodeTextOptions, file_children, graph_texts
 from neuralmind.index.query import Question, parse_question, query_identifiers
+from neuralmind.index.symbol_rank import Hit, is_file_id, node_path, rank_symbols, rename
 from neuralmind.index.vectors import VectorStore
 
 log = logging.getLogger("neuralmind.index")
@@ -79,18 +74,6 @@ ProgressFn = Callable[[int, int], None]
 
 
 @dataclass
-class Hit:
-    id: str
-    score: float
-    vector_rank: int | None = None
-    bm25_rank: int | None = None
-    vector_score: float | None = None
-    bm25_score: float | None = None
-    contributions: dict[str, float] = field(default_factory=dict)
-    reasons: list[str] = field(default_factory=list)   # "exact name", "test code down-weighted"
-
-
-@dataclass
 class SearchResult:
     hits: list[Hit]
     mode: str            # "hybrid" | "keyword"
@@ -98,16 +81,7 @@ class SearchResult:
     files: list[RankedFile] = field(default_factory=list)   # best first
 
 
-def node_path(node_id: str) -> str:
-    return node_id.split("::", 1)[0]
-
-
-def is_file_id(node_id: str) -> bool:
-    return "::" not in node_id
-
-
-def _hash(text: str) -> str:
-    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+_hash = text_hash
 
 
 class SearchIndex:
@@ -306,42 +280,11 @@ class SearchIndex:
         return "loaded" if self._embedder is not None else "not_loaded"
 
     # --- building ------------------------------------------------------------------------
-    @staticmethod
-    def _children(graph: GraphLike) -> dict[str, list[str]]:
-        """file -> the names of its top-level symbols (a file node's text lists them)."""
-        children: dict[str, list[str]] = {}
-        for n in graph.nodes.values():
-            if n.kind != "file" and n.qualname and "." not in n.qualname:
-                children.setdefault(n.file, []).append(n.name)
-        return children
-
     def _texts(self, graph: GraphLike, ids: Iterable[str], keyword: bool = True,
                children: dict[str, list[str]] | None = None) -> dict[str, tuple[str, str, str]]:
-        """id -> (name, keyword text, embedded text) for the ids present in the graph
-        (`keyword=False`: the keyword text is "" and no file is read for it). `children`:
-        `_children(graph)` when the caller asks for many slices of one graph."""
-        nodes = graph.nodes
-        if children is None:
-            children = self._children(graph)
-        cache: dict[str, list[str] | None] = {}
-        opts = self.text_options
-        need_lines = opts.body_lines or opts.keyword_body_lines
-        out: dict[str, tuple[str, str, str]] = {}
-        for node_id in ids:
-            node = nodes.get(node_id)
-            if node is None:
-                continue
-            lines = None
-            if (need_lines if node.kind != "file" else opts.file_keyword_body) and (
-                    keyword or opts.body_lines):
-                if node.file not in cache:
-                    cache[node.file] = extracted_lines(graph, self.root, node.file)
-                lines = cache[node.file]
-            kids = children.get(node.file, []) if node.kind == "file" else []
-            out[node_id] = (node.name.lower(),
-                            keyword_text(node, lines, self.text_options, kids) if keyword else "",
-                            node_text(node, lines, self.text_options, kids))
-        return out
+        """`children`: `file_children(graph)` when the caller asks for many slices of one
+        graph (each call would walk every node again to make it)."""
+        return graph_texts(graph, self.root, ids, self.text_options, keyword, children)
 
     def update(self, graph: GraphLike, changed_node_ids: Iterable[str] | None = None,
                embed: bool = True, progress: ProgressFn | None = None) -> int:
@@ -370,18 +313,20 @@ class SearchIndex:
                 for node_id in gone:
                     dirty |= node_id in self._kw_hash
                     self._bm25.remove(node_id)
-                    _rename(by_name, node_id, self._names.pop(node_id, None), None)
+                    rename(by_name, node_id, self._names.pop(node_id, None), None)
                     self._kw_hash.pop(node_id, None)
                 self._vectors.remove(gone)
             todo: dict[str, str] = {}           # id -> hash of the text its vector needs
             embedded: dict[str, str] = {}       # the texts themselves, when embedding now
             seen: list[str] = []
-            children = self._children(graph)
+            children = file_children(graph)
             for start in range(0, len(targets), UPDATE_CHUNK):
                 texts = self._texts(graph, targets[start:start + UPDATE_CHUNK],
                                     children=children)
                 with self._lock:
-                    dirty |= self._apply_texts(texts, by_name, todo, embedded if embed else None)
+                    dirty |= apply_texts(texts, self._bm25, self._kw_hash, self._names,
+                                         self._vectors, by_name, todo,
+                                         embedded if embed else None)
                 seen.extend(texts)
                 del texts
             with self._lock:
@@ -399,31 +344,6 @@ class SearchIndex:
             if embedder is None:
                 return 0
             return self._embed(embedder, embedded, todo, progress)
-
-    def _apply_texts(self, texts: dict[str, tuple[str, str, str]],
-                     by_name: dict[str, list[str]] | None, todo: dict[str, str],
-                     embedded: dict[str, str] | None) -> bool:
-        """One chunk of `update` into the keyword index and the name map (under the lock);
-        nodes whose vector is missing or stale go to `todo` (and their text to `embedded`).
-        True when the keyword side changed."""
-        dirty = False
-        for node_id, (name, kw, text) in texts.items():
-            h = _hash(kw)
-            if self._kw_hash.get(node_id) != h:
-                self._bm25.add(node_id, kw)
-                self._kw_hash[node_id] = h
-                dirty = True
-            old = self._names.get(node_id)
-            if old != name:
-                dirty = True
-                _rename(by_name, node_id, old, name)
-            self._names[node_id] = name
-            th = _hash(text)
-            if self._vectors.text_hash(node_id) != th:
-                todo[node_id] = th
-                if embedded is not None:
-                    embedded[node_id] = text
-        return dirty
 
     def _embed(self, embedder: Embedder, texts: dict[str, str], hashes: dict[str, str],
                progress: ProgressFn | None, save: bool = True) -> int:
@@ -471,7 +391,7 @@ class SearchIndex:
             pending = sorted(self._pending)
         room = None if limit is None else max(0, limit - len(self._vectors))
         chosen = choose(pending, room, importance)
-        children = self._children(graph)
+        children = file_children(graph)
         texts = self._texts(graph, chosen, keyword=False, children=children)
         sizes = dict(zip(texts, embedder.token_lengths([t[2] for t in texts.values()]),
                          strict=True))
@@ -558,32 +478,8 @@ class SearchIndex:
 
     def _rank_symbols(self, q: Question, bm25_hits: list[tuple[str, float]],
                       vector_hits: list[tuple[str, float]], exact: set[str]) -> list[Hit]:
-        lists = {"bm25": [i for i, _ in bm25_hits], "vector": [i for i, _ in vector_hits]}
-        fused = {f.id: f for f in rrf(lists, self.weights, self.rrf_k)}
-        bm25_score, vec_score = dict(bm25_hits), dict(vector_hits)
-        node_scores = {i: fused[i].score if i in fused else 0.0 for i in set(fused) | exact}
-        by_file = (group_rrf(node_scores, node_path, FILE_GROUP_WEIGHT, self.rrf_k)
-                   if FILE_GROUP_WEIGHT else {})
-        hits: list[Hit] = []
-        for node_id, score in node_scores.items():
-            f = fused.get(node_id)
-            hit = Hit(node_id, score,
-                      vector_rank=f.ranks.get("vector") if f else None,
-                      bm25_rank=f.ranks.get("bm25") if f else None,
-                      vector_score=vec_score.get(node_id), bm25_score=bm25_score.get(node_id),
-                      contributions=dict(f.contributions) if f else {})
-            if by_file:
-                hit.score += by_file[node_id]
-                hit.contributions["file"] = by_file[node_id]
-            if node_id in exact:
-                hit.score += EXACT_BOOST
-                hit.reasons.append(f"exact name match: {self._names.get(node_id, '')}")
-            if not q.about_tests and is_test_path(node_path(node_id)):
-                hit.score *= SYMBOL_TEST_FACTOR
-                hit.reasons.append("test/generated code down-weighted")
-            hits.append(hit)
-        hits.sort(key=lambda h: (-h.score, h.id))
-        return hits
+        return rank_symbols(bm25_hits, vector_hits, exact, self._names,
+                            about_tests=q.about_tests, weights=self.weights, k=self.rrf_k)
 
     def _exact_matches(self, query: str) -> set[str]:
         wanted = {w.lower() for w in query_identifiers(query)}
@@ -596,26 +492,4 @@ class SearchIndex:
             self._by_name = by_name
         return {i for w in wanted for i in self._by_name.get(w, ())
                 if len(self._by_name[w]) <= EXACT_MAX_NODES}
-
-
-def _rename(by_name: dict[str, list[str]] | None, node_id: str, old: str | None,
-            new: str | None) -> None:
-    """Move `node_id` from name `old` to name `new` in the exact-name map (None: absent)."""
-    if by_name is None:
-        return
-    if old is not None and node_id in (ids := by_name.get(old, ())):
-        ids.remove(node_id)
-        if not ids:
-            del by_name[old]
-    if new is not None:
-        by_name.setdefault(new, []).append(node_id)
-
-
-def as_json(result: SearchResult) -> dict[str, Any]:
-    """A plain-JSON view of a result (for --json and --explain)."""
-    return {"mode": result.mode, "notice": result.notice,
-            "files": [f.to_json() for f in result.files], "hits": [
-        {"id": h.id, "score": round(h.score, 6), "vector_rank": h.vector_rank,
-         "bm25_rank": h.bm25_rank, "vector_score": h.vector_score, "bm25_score": h.bm25_score,
-         "contributions": h.contributions, "reasons": h.reasons} for h in result.hits]}
 

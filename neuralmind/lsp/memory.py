@@ -82,7 +82,7 @@ def handlers(server: NeuralMindServer) -> dict[str, Handler]:
         "neuralmind/memory/rate": rate,
         "neuralmind/memory/pin": pin,
         "neuralmind/memory/link": link,
-        "neuralmind/memory/get": one("memory_get"),
+        "neuralmind/memory/get": one("memory_atom"),
         "neuralmind/memory/forget": one("memory_forget"),
         "neuralmind/memory/restore": one("memory_restore"),
         "neuralmind/memory/accept": one("memory_accept"),

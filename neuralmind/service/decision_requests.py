@@ -54,7 +54,7 @@ class DecisionRequests:
 
     async def decisions_audit(self, stale: bool = False,
                               orphaned: bool = False) -> list[dict[str, Any]]:
-        report = await self._decisions(lambda s: s.audit(stale=stale, orphaned=orphaned))
+        report = await self._call(lambda ws: ws.decisions_audit(stale=stale, orphaned=orphaned))
         return report.to_json()
 
     async def decisions_restore(self, decision_id: str) -> dict[str, Any]:

@@ -66,7 +66,9 @@ class MemoryRequests:
     async def memory_inbox(self) -> list[dict[str, Any]]:
         return await self._memory(lambda ws: ws.memory.inbox())
 
-    async def memory_get(self, atom_id: str) -> dict[str, Any]:
+    async def memory_atom(self, atom_id: str) -> dict[str, Any]:
+        # Not `memory_get`: DecisionRequests.memory_get (ids, the MCP tool's progressive step) comes
+        # first in EngineService's bases and shadowed it, so the LSP request looked up characters.
         return await self._memory(lambda ws: ws.memory.atom_json(atom_id))
 
     async def memory_link(self, src: str, kind: str, dst: str) -> dict[str, Any]:

@@ -7,7 +7,8 @@ collects them into the local mirror, pushes them as append-only, idempotent even
 `(repo, author, seq, kind, payload)` and pulls everyone's events by sequence (LISTEN/
 NOTIFY wakes it). Every machine folds the same events into the same shared state,
 whatever order they arrive in, and writes it back into the stores that show it (the
-synapse layer's `shared` namespace). Index snapshots let a fresh clone start from a
+synapse layer's `shared` namespace; the memory store's decisions and team-visible atoms,
+whose versions are all kept and whose current view is the latest in the store's order). Index snapshots let a fresh clone start from a
 teammate's graph and index of its nearest ancestor commit.
 
 Modules, bottom up: `identity` (which repository), `dsn` (connection strings, secrets),

@@ -12,14 +12,23 @@ of the synapse store (its lock held, so no local write interleaves):
 
 So every read of `shared` (spread, next-likely, hover) is the team's fold with this
 machine's unechoed events on top, whatever order the events arrived in.
+
+`RecordBridge` does the same for the memory store (decisions and team-visible memory
+atoms, `memory/sharing.py`), in its write transactions: its outbox in, then the
+current view of every record whose view changed (`dirty_records`: the latest version
+in event order, or this machine's own unpushed one) applied to its atoms. This
+component sits below memory, so the store is reached through `RecordStore`, the shape
+of `memory.sharing.RecordView`.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
 
-from neuralmind import config
+from neuralmind import config, outbox
 from neuralmind.synapse.layer import SynapseLayer
 from neuralmind.synapse.sharing import SharedView
 from neuralmind.team import fold, views
@@ -78,16 +87,7 @@ class SynapseBridge:
             after = targets[-1]
 
     def _collect(self, view: SharedView) -> bool:
-        """One batch of the store's outbox into the mirror, then out of the store (in the
-        caller's transaction of it); whether more is waiting."""
-        author = view.author()
-        if author is None:
-            return False
-        entries = view.pending(config.TEAM_PUSH_BATCH)
-        if entries:
-            self.local.collect(author, entries)
-            view.acknowledge(entries[-1].seq)
-        return len(entries) == config.TEAM_PUSH_BATCH
+        return collect(self.local, view)
 
 
 def _write(view: SharedView, states: dict[str, State]) -> int:
@@ -106,3 +106,90 @@ def _write(view: SharedView, states: dict[str, State]) -> int:
 def exchange_all(bridges: Sequence[SynapseBridge]) -> None:
     for bridge in bridges:
         bridge.exchange()
+
+
+class RecordStore(Protocol):
+    """The memory store inside one of its write transactions (`memory.sharing.RecordView`)."""
+
+    def author(self) -> str | None: ...
+    def pending(self, limit: int) -> list[outbox.OutboxEntry]: ...
+    def acknowledge(self, up_to: int) -> None: ...
+    def shows(self) -> str | None: ...
+    def set_shows(self, mirror: str) -> None: ...
+    def apply(self, rtype: str, atom_id: str, author: str, seq: int,
+              record: dict[str, Any]) -> bool: ...
+
+
+class RecordBridge:
+    """The memory store's shared records, kept equal to the team's current view."""
+
+    def __init__(self, local: TeamLocal,
+                 view: Callable[[], AbstractContextManager[RecordStore] | None]) -> None:
+        self.local = local
+        self._view = view      # None while there is no memory store to exchange with
+
+    def exchange(self) -> int:
+        """Collect the outbox, then apply the records whose view changed, a batch per
+        transaction (every record when the store shows another mirror, or none yet).
+        Returns the atoms written."""
+        more, whole = True, False
+        while more:
+            opened = self._view()
+            if opened is None:
+                return 0
+            with opened as view:
+                more = self._collect(view)
+                whole = view.shows() != self.local.author
+        written = self._rewrite() if whole else 0
+        while True:
+            marks = views.dirty_records(self.local, config.TEAM_RECORD_BATCH)
+            if not marks:
+                return written
+            written += self._apply([(t, i) for t, i, _ in marks])
+            views.clear(self.local, record_keys=marks)
+            if len(marks) < config.TEAM_RECORD_BATCH:
+                return written
+
+    def _rewrite(self) -> int:
+        through = views.generation(self.local)
+        keys = self.local.record_keys()
+        written = 0
+        for i in range(0, len(keys), config.TEAM_RECORD_BATCH):
+            written += self._apply(keys[i:i + config.TEAM_RECORD_BATCH])
+        opened = self._view()
+        if opened is not None:
+            with opened as view:
+                view.set_shows(self.local.author)
+        views.clear_records_through(self.local, through)
+        return written
+
+    def _apply(self, keys: Sequence[tuple[str, str]]) -> int:
+        opened = self._view()
+        if opened is None:
+            return 0
+        written = 0
+        with opened as view:
+            self._collect(view)       # our own edits first: an unpushed one is the view
+            for rtype, rid in keys:
+                cur = self.local.record_current(rtype, rid)
+                if cur is not None and view.apply(rtype, rid, cur["author"], cur["seq"],
+                                                  cur["record"]):
+                    written += 1
+        return written
+
+    def _collect(self, view: RecordStore) -> bool:
+        return collect(self.local, view)
+
+
+def collect(local: TeamLocal, view: SharedView | RecordStore) -> bool:
+    """One batch of a store's outbox into the mirror, then out of the store (in the
+    caller's transaction of it: a kill in between only collects the same events again);
+    whether more is waiting."""
+    author = view.author()
+    if author is None:
+        return False
+    entries = view.pending(config.TEAM_PUSH_BATCH)
+    if entries:
+        local.collect(author, entries)
+        view.acknowledge(entries[-1].seq)
+    return len(entries) == config.TEAM_PUSH_BATCH

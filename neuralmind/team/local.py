@@ -1,7 +1,7 @@
 """The local mirror of the team store: `<state>/team.db` (SQLite, WAL).
 
 It holds the push queue (its own outbox, and the events collected from the outboxes of
-the stores that hold shared state: synapses.db, later memory.db), the replicated log
+the stores that hold shared state: synapses.db, memory.db), the replicated log
 (every event known here, ours and pulled, keyed by `(author, seq)`), the folded shared
 state, and the versions of shared records.
 
@@ -432,6 +432,11 @@ class TeamLocal:
         conn = self.connection()
         return [v for v in (records.current(conn, rtype, i) for i in records.ids(conn, rtype))
                 if v]
+
+    def record_keys(self) -> list[tuple[str, str]]:
+        """(type, id) of every record with a version here."""
+        return [(str(t), str(i)) for t, i in self.connection().execute(
+            "SELECT DISTINCT type, id FROM records ORDER BY type, id")]
 
     def conflicts(self, rtype: str | None = None) -> list[dict[str, Any]]:
         """Records edited concurrently (see `records.conflicts`)."""

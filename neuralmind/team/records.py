@@ -3,8 +3,8 @@
 Every `record.put` event is one version, kept forever (the full history). The current
 view of a record is this machine's own unpushed version when it has one, else the
 version latest in event order (the store's position, the same on every machine);
-versions made from the same base are concurrent edits, listed as a conflict with the
-one the view shows.
+versions made from the same base with different content are concurrent edits, listed
+as a conflict with the one the view shows.
 """
 
 from __future__ import annotations
@@ -64,6 +64,8 @@ def conflicts(conn: sqlite3.Connection, rtype: str | None = None) -> list[dict[s
             f"SELECT {_COLUMNS} FROM records WHERE type = ? AND id = ? AND base_author IS ? "
             "AND base_seq IS ? ORDER BY pos IS NULL, pos, seq", (t, rid, ba, bs)).fetchall()
         versions = [version(r) for r in rows]
+        if len({outbox.encode(v["record"]) for v in versions}) < 2:
+            continue    # the same change made twice (two machines' scans of one commit)
         for v in versions:
             v["current"] = bool(shown and (v["author"], v["seq"]) ==
                                 (shown["author"], shown["seq"]))

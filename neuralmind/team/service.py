@@ -1,8 +1,9 @@
 """The team operations of one workspace, as the engine offers them to the CLI and servers.
 
-`Team(root, synapses)` knows where the DSN comes from, the repository identity, the
-local mirror and the stores that show shared state (the synapse layer, through a
-`SynapseBridge`); each method is one command: connect, status, sync, disconnect,
+`Team(root, synapses, records)` knows where the DSN comes from, the repository identity,
+the local mirror and the stores that show shared state (the synapse layer, through a
+`SynapseBridge`; the memory store's decisions and team-visible atoms, through a
+`RecordBridge`); each method is one command: connect, status, sync, disconnect,
 publish-index, pull-index, and `sync_task` is a server's long-lived sync. The store
 being unreachable is an `Unreachable` error for a command and a status field for
 `status`; nothing local is lost or changed by it.
@@ -14,6 +15,7 @@ import functools
 import logging
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +25,7 @@ from neuralmind.statedir import state_dir
 from neuralmind.synapse.layer import SynapseLayer
 from neuralmind.team import dsn as dsn_mod
 from neuralmind.team import settings, snapshots
-from neuralmind.team.bridge import SynapseBridge
+from neuralmind.team.bridge import RecordBridge, RecordStore, SynapseBridge
 from neuralmind.team.identity import RepoIdentity, repo_identity
 from neuralmind.team.local import TeamLocal
 from neuralmind.team.remote import RemoteStore
@@ -36,11 +38,16 @@ class Team:
     """Team store operations for the workspace at `root`."""
 
     def __init__(self, root: Path,
-                 synapses: Callable[[], SynapseLayer | None] | None = None) -> None:
+                 synapses: Callable[[], SynapseLayer | None] | None = None,
+                 records: Callable[[], AbstractContextManager[RecordStore] | None] | None = None,
+                 ) -> None:
         """`synapses`: the workspace's synapse layer (None while learning is off), whose
-        `shared` namespace the sync keeps equal to the team's."""
+        `shared` namespace the sync keeps equal to the team's; `records`: a write
+        transaction of its memory store (`memory.sharing.record_view`), whose decisions
+        and team-visible atoms the sync keeps equal to the team's current view."""
         self.root = Path(root).resolve()
         self._synapses = synapses
+        self._records = records
 
     @functools.cached_property
     def local(self) -> TeamLocal:
@@ -92,7 +99,10 @@ class Team:
         return out
 
     def _sync(self, dsn: str) -> TeamSync:
-        bridges = [SynapseBridge(self.local, self._synapses)] if self._synapses else []
+        bridges: list[SynapseBridge | RecordBridge] = (
+            [SynapseBridge(self.local, self._synapses)] if self._synapses else [])
+        if self._records is not None:
+            bridges.append(RecordBridge(self.local, self._records))
         return TeamSync(self.local, dsn, self.identity, bridges=bridges)
 
     def sync(self) -> SyncReport:

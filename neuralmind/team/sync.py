@@ -112,7 +112,7 @@ class TeamSync:
         for bridge in self.bridges:
             try:
                 shown += bridge.exchange()
-            except sqlite3.Error as e:
+            except (sqlite3.Error, EngineError) as e:   # EngineError: memory.db unusable
                 log.warning("team: could not exchange with %s: %s", type(bridge).__name__, e)
         return shown
 

@@ -65,3 +65,9 @@ def clear_through(local: TeamLocal, gen: int) -> None:
     """Forget the target marks up to generation `gen` (a store rewrote every target)."""
     with local.transaction() as conn:
         conn.execute("DELETE FROM dirty WHERE gen <= ?", (gen,))
+
+
+def clear_records_through(local: TeamLocal, gen: int) -> None:
+    """Forget the record marks up to generation `gen` (a store applied every record)."""
+    with local.transaction() as conn:
+        conn.execute("DELETE FROM dirty_records WHERE gen <= ?", (gen,))

@@ -134,6 +134,28 @@ def test_rank_files_fuses_lists_and_applies_the_priors() -> None:
     assert "a_test.go" not in no_pairs
 
 
+def test_the_best_sources_bring_their_tests_into_the_top_five() -> None:
+    """A paired test its own evidence ranks 7th moves below its source, then down to rank
+    5 (ranks 1-4 keep their order); one with no evidence of its own, or paired with a
+    source below the best two, stays where the share put it."""
+    code = ["a.py", "b.py", "c.py", "d.py", "e.py", "f.py"]
+    lists = {"symbols": [*code, "tests/test_a.py", "tests/test_f.py"]}
+    pairs = {"tests/test_a.py": ["a.py"], "tests/test_b.py": ["b.py"],
+             "tests/test_f.py": ["f.py"]}
+    off = FileRankParams(pair_share=0.0, follow_sources=0)
+    assert [r.file for r in rank_files(lists, pairs, params=off)][:7] == [*code, "tests/test_a.py"]
+    ranked = rank_files(lists, pairs, params=FileRankParams(pair_share=0.0))
+    names = [r.file for r in ranked]
+    assert names == ["a.py", "b.py", "c.py", "d.py", "tests/test_a.py", "e.py", "f.py",
+                     "tests/test_f.py"]
+    assert "test of a.py, placed below it" in ranked[4].reasons
+    scores = [r.score for r in ranked]
+    assert scores == sorted(scores, reverse=True) and len(set(scores)) == len(scores)
+    # with the share, test_b (no evidence of its own) is lifted but not moved
+    shared = [r.file for r in rank_files(lists, pairs)]
+    assert shared.index("tests/test_a.py") == 4 and shared.index("tests/test_b.py") > 4
+
+
 def test_interleave_puts_each_top_files_best_hit_first() -> None:
     hits = ["a::x", "a::y", "a::z", "b::u", "c::v", "b::w"]
     files = [RankedFile("b", 3.0), RankedFile("a", 2.0), RankedFile("d", 1.0),

@@ -33,7 +33,9 @@ async def test_requests_cover_the_memory_operations(client: LanguageClient) -> N
     assert rated["atom"]["useful"] == 1
     with pytest.raises(JsonRpcInvalidParams, match="verdict"):
         await request(client, "neuralmind/memory/rate", {"id": pref["id"], "verdict": "meh"})
-    with pytest.raises(JsonRpcInvalidParams, match="no memory"):
+    got = await request(client, "neuralmind/memory/get", {"id": pref["id"]})
+    assert got["id"] == pref["id"] and got["text"] == "Keep billing functions pure: no I/O."
+    with pytest.raises(JsonRpcInvalidParams, match="no memory with id 'nope-nope'"):
         await request(client, "neuralmind/memory/get", {"id": "nope-nope"})
     stats = await request(client, "neuralmind/memory/stats", {})
     assert stats["pinned"] == 1

@@ -1,7 +1,7 @@
 """Two editors, one team: two real language servers on two clones of one repository,
-connected to one PostgreSQL, see each other's learned associations within seconds; a
-server whose store is unreachable serves as without one. (Decisions are not shared yet:
-they wait for the memory store, #16.)"""
+connected to one PostgreSQL, see each other's learned associations, decisions and
+team-visible memories within seconds (personal notes stay home); a server whose store
+is unreachable serves as without one."""
 
 from __future__ import annotations
 
@@ -103,7 +103,7 @@ def associations(server: RawServer, rel: str) -> str:
     return (result.get("contents") or {}).get("value", "")
 
 
-def test_two_editors_see_each_others_learning(servers: tuple[RawServer, RawServer]) -> None:
+def test_two_editors_see_each_others_learning_decisions_and_memories(servers: tuple[RawServer, RawServer]) -> None:
     alice, bob = servers
     for who in (alice, bob):
         poll(lambda who=who: team(who).get("connected"), "the team store connection")
@@ -116,6 +116,44 @@ def test_two_editors_see_each_others_learning(servers: tuple[RawServer, RawServe
     edit_together(bob, REPORT, "app/billing.py")
     poll(lambda: "app/billing.py" in associations(alice, REPORT),
          "bob's association on alice's side")
+    decisions_and_memories(alice, bob)
+
+
+def found(server: RawServer, method: str, atom_id: str) -> dict[str, Any] | None:
+    return server.request(method, {"id": atom_id}).get("result")
+
+
+def recalled(server: RawServer, question: str) -> dict[str, dict[str, Any]]:
+    out = server.request("neuralmind/memory/recall", {"query": question})["result"]
+    return {a["id"]: a for a in out["atoms"]}
+
+
+def decisions_and_memories(alice: RawServer, bob: RawServer) -> None:
+    """Decisions and team-visible memories cross too (the same two servers: starting
+    them is most of this test's time)."""
+    d = alice.request("neuralmind/decisions/record", {
+        "title": "VAT is computed in integer cents", "rationale": "Floats round.",
+        "files": [TAX]})["result"]
+    note = alice.request("neuralmind/memory/remember", {
+        "text": "my scratch: ask Bob about the report", "type": "note"})["result"]
+    lesson = alice.request("neuralmind/memory/remember", {
+        "text": "Monthly reports must be reconciled before the 5th", "type": "lesson",
+        "about": [REPORT]})["result"]
+    seen = poll(lambda: found(bob, "neuralmind/decisions/get", d["id"]),
+                "alice's decision on bob's side")
+    assert (seen["title"], seen["status"], seen["files_affected"]) == (
+        d["title"], "ACTIVE", [TAX])
+    got = poll(lambda: recalled(bob, "reports reconciled").get(lesson["id"]),
+               "alice's lesson on bob's side")
+    assert got["type"] == "lesson" and got["about"] == [REPORT]
+    assert note["id"] not in recalled(bob, "ask Bob about the report")   # personal: home only
+
+    pref = bob.request("neuralmind/memory/remember", {
+        "text": "Name money variables with their unit", "type": "preference"})["result"]
+    poll(lambda: pref["id"] in recalled(alice, "name money variables unit"),
+         "bob's preference on alice's side")
+    audit = {e["id"]: e for e in bob.request("neuralmind/decisions/audit", {})["result"]}
+    assert audit[d["id"]]["attention"] == []
 
 
 def test_an_unreachable_store_changes_nothing_for_the_editor(team_clones: tuple[Path, Path],

@@ -25,9 +25,11 @@ STALE_DAYS = 90
 class AuditEntry:
     decision: Decision
     attention: list[str]
+    conflict: list[dict[str, Any]] | None = None   # concurrent team versions (team store)
 
     def to_json(self) -> dict[str, Any]:
-        return self.decision.to_json() | {"attention": self.attention}
+        out = self.decision.to_json() | {"attention": self.attention}
+        return out | {"conflict": self.conflict} if self.conflict else out
 
 
 @dataclass
