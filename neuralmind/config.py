@@ -132,6 +132,11 @@ EMBED_SLICE = 256              # texts per slice: ~2-4 s on 2 cores, how often a
 VECTOR_SAVE_SECONDS = 30.0     # a build writes its vectors this often (whole Django's ~65 MB
 #   npz takes ~0.3 s to write): a server reloading them gains coverage meanwhile
 ATTENTION_SAVE_SECONDS = 2.0   # ...and this soon after embedding attention files
+# Nodes whose texts a keyword-index update holds at once. A file node's keyword text is the
+# whole file and a symbol's its body: the Linux kernel's 835k texts held together (and every
+# file's lines) took its build past 7.3 GB before the keyword phase was half done (6.6 GB
+# peak in chunks: BENCHMARKS.md "Scale: the Linux kernel"); 2,000 at a time are a few MB.
+UPDATE_CHUNK = 2_000
 MAX_ATTENTION_FILES = 50       # files the service asks the build to embed first
 ATTENTION_NEIGHBOURS = 5       # files near an edit (same folder, import neighbours) that join
 

@@ -21,13 +21,17 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from neuralmind.hookwire import DISCOVERY_NAME, HOOKS_DISCOVERY_NAME  # noqa: F401 - re-exported
+from neuralmind.hookwire import (  # noqa: F401 - re-exported
+    CLI_PATH,
+    DISCOVERY_NAME,
+    HOOKS_DISCOVERY_NAME,
+    pid_alive,
+)
 from neuralmind.statedir import atomic_write_json, state_dir
 
 log = logging.getLogger("neuralmind.mcp")
 
 HEALTH_PATH = "/neuralmind/health"
-CLI_PATH = "/neuralmind/cli"          # plain JSON: the CLI's consulting commands, warm
 MCP_PATH = "/mcp"
 OBSERVATORY_PATH = "/observatory"              # the page, on the same loopback endpoint
 OBSERVATORY_LOGIN_PATH = "/neuralmind/observatory"   # POST with the token: a login URL
@@ -86,18 +90,6 @@ def remove_discovery(root: Path, token: str | None = None, name: str = DISCOVERY
         path.unlink()
         return True
     return False
-
-
-def pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True      # exists, owned by someone else (then the token check decides)
-    return True
 
 
 def probe(entry: Discovery, root: Path, timeout: float = PROBE_TIMEOUT_SECONDS) -> str | None:

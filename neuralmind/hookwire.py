@@ -5,23 +5,89 @@ into one `HookRequest`; the request is answered by the warm server (POSTed to
 `HOOK_PATH` on its loopback endpoint, see `discovery.py`) or, without one, by the engine
 over the on-disk index (`engine/agent_context.py`). The answer is the text the agent
 should see (empty: nothing to add). Stdlib only: the hook client's fast path imports
-nothing heavier.
+nothing heavier. The CLI's consulting commands reach the same endpoint the same way
+(`CLI_PATH`, `cli/remote.py`): `endpoint` and `post` are the one loopback client of both.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import socket
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
 HOOK_PATH = "/neuralmind/hook"
+CLI_PATH = "/neuralmind/cli"          # plain JSON: the CLI's consulting commands, warm
 WIRE_VERSION = 1
 # Where a warm server is named (in `.neuralmind/`; `discovery.py` writes and reads them): the
 # editor's endpoint, then an agent's own `neuralmind mcp`. Here so that the hook client
 # finds them without importing the discovery module.
 DISCOVERY_NAME = "mcp.json"
 HOOKS_DISCOVERY_NAME = "hooks.json"
+
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost")
+
+
+def endpoint(state: Path, name: str) -> tuple[str, str, int] | None:
+    """(url, token, pid) of the discovery file `name` in the state folder `state`, read with
+    json alone (`discovery.py`'s imports cost a fast path ~10 ms of CPU); None when it is
+    absent, unreadable or names anything but a loopback http endpoint."""
+    try:
+        data = json.loads((state / name).read_bytes())
+        url, token, pid = str(data["url"]), str(data["token"]), int(data.get("pid") or 0)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not url.startswith("http://") or _host_port(url)[0] not in LOOPBACK_HOSTS:
+        return None
+    return url, token, pid
+
+
+def pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True      # exists, owned by someone else (then the token check decides)
+    return True
+
+
+def _host_port(url: str) -> tuple[str, int]:
+    hostport = url.split("://", 1)[1].split("/", 1)[0]
+    host, _, port = hostport.rpartition(":")
+    return (host, int(port)) if host and port.isdigit() else (hostport, 80)
+
+
+def post(url: str, path: str, token: str, body: bytes, timeout: float,
+         connect_timeout: float | None = None) -> tuple[int, bytes]:
+    """POST `body` (JSON) to `path` on the endpoint of `url` over a plain socket: (status,
+    payload). http.client costs ~15 ms of imports (email, ssl) per process, the whole budget
+    of a hook or a warm CLI command; HTTP/1.1 with `Connection: close`, read to the end.
+    OSError (TimeoutError among them) when the endpoint refuses or does not answer."""
+    host, port = _host_port(url)
+    request = (f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\n"
+               f"Authorization: Bearer {token}\r\nContent-Type: application/json\r\n"
+               f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode() + body
+    with socket.create_connection((host, port), timeout=connect_timeout or timeout) as sock:
+        sock.settimeout(timeout)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.sendall(request)
+        chunks = []
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    head, _, payload = b"".join(chunks).partition(b"\r\n\r\n")
+    status = int(head.split(b" ", 2)[1]) if head.startswith(b"HTTP/") else 0
+    return status, payload
+
 
 # The events NeuralMind answers, whatever the agent calls them:
 SESSION_START = "session_start"   # the wake-up pack and the standing directives

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from neuralmind import engine  # `engine.Workspace` is imported on first use (~50 ms)
 from neuralmind.errors import InvalidArgument
-from neuralmind.events.log import enable_event_log
 
 if TYPE_CHECKING:
     from neuralmind.engine import Workspace
@@ -29,6 +28,10 @@ def root_argument(path: str | None) -> Path:
 def open_workspace(path: str | None) -> Workspace:
     """The Workspace of the PATH argument; what the command does reaches the project's event
     log (a running observatory shows it)."""
+    # the event log (~15 ms of imports) only when this process opens the engine: a command
+    # the warm server answers never loads it
+    from neuralmind.events.log import enable_event_log
+
     root = root_argument(path)
     enable_event_log(root, "cli")
     return engine.Workspace(root)
@@ -44,10 +47,10 @@ class Progress:
     PHASES = {"walk": "scanning files", "extract": "parsing", "resolve": "resolving references",
               "communities": "finding communities", "save": "saving", "embed": "embedding"}
 
-    def __init__(self, stream: TextIO = sys.stderr, quiet: bool = False) -> None:
-        self.stream = stream
+    def __init__(self, stream: TextIO | None = None, quiet: bool = False) -> None:
+        self.stream = stream or sys.stderr   # read now: a caller may have replaced sys.stderr
         self.quiet = quiet
-        self.tty = stream.isatty()
+        self.tty = self.stream.isatty()
         self._last_phase = ""
         self._last_time = 0.0
         self._width = 0

@@ -15,39 +15,39 @@ and MCP adapters and wires them together, so it sits one layer above them.
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import sqlite3
 import sys
+from types import ModuleType
 
 from neuralmind import __version__
-from neuralmind.cli import (
-    decision_cmds,
-    doctor_cmds,
-    graph_cmds,
-    hook_cmds,
-    init_cmds,
-    mcp_cmds,
-    memory_cmds,
-    probe_cmds,
-    query_cmds,
-    review_cmds,
-    serve_cmds,
-    server_cmds,
-    synapse_cmds,
-    team_cmds,
-)
 from neuralmind.errors import EngineError
 from neuralmind.log import setup_logging
 
 log = logging.getLogger("neuralmind.cli")
 
-# Command groups, in the order `--help` lists them.
-COMMAND_GROUPS = (graph_cmds, query_cmds, review_cmds, synapse_cmds, memory_cmds, decision_cmds,
-                  server_cmds, mcp_cmds, serve_cmds, init_cmds, hook_cmds, probe_cmds, doctor_cmds,
-                  team_cmds)
+# Command groups (modules of neuralmind.cli), in the order `--help` lists them.
+COMMAND_GROUPS = ("graph_cmds", "query_cmds", "review_cmds", "synapse_cmds", "memory_cmds",
+                  "decision_cmds", "server_cmds", "mcp_cmds", "serve_cmds", "init_cmds",
+                  "hook_cmds", "probe_cmds", "doctor_cmds", "team_cmds")
+# The consulting commands a warm server answers: their group alone is imported and
+# registered (all groups cost ~50-70 ms of imports, asyncio and the decision store's
+# among them, on a path whose whole budget is the server's ~0.1 s round trip).
+WARM_COMMANDS = {"query": "query_cmds", "search": "query_cmds", "next": "synapse_cmds",
+                 "memory": "memory_cmds"}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_groups(argv: list[str] | None) -> list[ModuleType]:
+    """The group modules to register: the command's own when it is a warm command (its
+    parser is the same either way), else all of them."""
+    words = [a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")]
+    names = ((WARM_COMMANDS[words[0]],) if words and words[0] in WARM_COMMANDS
+             else COMMAND_GROUPS)
+    return [importlib.import_module(f"neuralmind.cli.{name}") for name in names]
+
+
+def build_parser(groups: list[ModuleType] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="neuralmind",
         description="Local code-context engine: the right code in the fewest tokens, offline.",
@@ -56,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv: debug)")
     parser.add_argument("-q", "--quiet", action="count", default=0, help="less output")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for group in COMMAND_GROUPS:
+    for group in command_groups([]) if groups is None else groups:
         group.register(sub)
     return parser
 
@@ -91,7 +91,7 @@ def parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.N
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    parser = build_parser(command_groups(argv))
     args = parse(parser, argv)
     setup_logging(args.verbose - args.quiet)
     if not getattr(args, "handler", None):

@@ -14,6 +14,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from neuralmind.cli.common import open_workspace, print_json
+from neuralmind.cli.remote import from_server, local_argument
 from neuralmind.cli.synapse_cmds import cmd_memory_export
 
 if TYPE_CHECKING:
@@ -48,6 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                 "question")
     p.add_argument("--budget", type=int, default=None, help="tokens (default 400)")
     p.add_argument("--session", help="the agent session it is for (registers pending feedback)")
+    local_argument(p)
     p = command("rate", "a verdict on a memory: used, useful or noise", cmd_rate, "id", "verdict")
     p.add_argument("--session", default="cli")
     p = command("pin", "make a preference a standing directive", cmd_pin, "id")
@@ -106,17 +108,21 @@ def cmd_remember(args: argparse.Namespace) -> int:
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
-    result = open_workspace(args.path).recall(args.question, args.budget, session=args.session)
-    if result.notice:
-        print(f"[neuralmind] {result.notice}", file=sys.stderr)
+    out = from_server(args, "recall", {"question": args.question, "budget": args.budget,
+                                       "session": args.session})
+    if out is None:
+        out = open_workspace(args.path).recall(args.question, args.budget,
+                                               session=args.session).to_json()
+    if out.get("notice"):
+        print(f"[neuralmind] {out['notice']}", file=sys.stderr)
     if args.json:
-        print_json(result.to_json())
+        print_json(out)
         return 0
-    if result.unrated:
+    if out.get("unrated"):
         return 0
-    print(result.context or f"No memories for: {args.question}")
-    print(f"\n[{result.tokens} tokens, {len(result.hits)} of {result.candidates} candidates; "
-          f"mode {result.mode}]", file=sys.stderr)
+    print(out["context"] or f"No memories for: {args.question}")
+    print(f"\n[{out['tokens']} tokens, {len(out['atoms'])} of {out['candidates']} candidates; "
+          f"mode {out['mode']}]", file=sys.stderr)
     return 0
 
 

@@ -4,7 +4,8 @@ When the editor's server (or any `neuralmind-lsp`) serves the workspace, its
 discovery file (`.neuralmind/mcp.json`) names a loopback endpoint and a token (else an
 agent's own `neuralmind mcp`, `.neuralmind/hooks.json`, is asked); a command POSTs there (`mcp/cli_route.py`) and prints the answer the server computed
 with its index, model and learned state already in memory, instead of loading them
-(see BENCHMARKS.md "Cold CLI"). Stdlib only, so this path imports nothing heavy.
+(see BENCHMARKS.md "Cold CLI"). Stdlib only (a plain socket, `hookwire.post`), so this
+path imports nothing heavy.
 
 Any doubt falls back to answering from disk: no discovery file, a dead pid, a
 refused connection, a token the server does not accept, another workspace. An
@@ -14,22 +15,21 @@ answer the server gives, error included, is final (it is the same engine).
 from __future__ import annotations
 
 import argparse
-import http.client
 import json
 import logging
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from neuralmind.cli.common import root_argument
-from neuralmind.discovery import (
+from neuralmind.errors import EngineError
+from neuralmind.hookwire import (
     CLI_PATH,
     DISCOVERY_NAME,
     HOOKS_DISCOVERY_NAME,
+    endpoint,
     pid_alive,
-    read_discovery,
+    post,
 )
-from neuralmind.errors import EngineError
 
 log = logging.getLogger("neuralmind.cli")
 
@@ -63,40 +63,29 @@ def ask_server(root: Path, method: str, params: dict[str, Any]) -> Any | None:
 
 def _ask(root: Path, name: str, body: bytes) -> tuple[bool, Any]:
     """(True, result) when the server of discovery file `name` answered for `root`."""
-    entry = read_discovery(root, name)
-    if entry is None or not pid_alive(entry.pid):
+    entry = endpoint(root / ".neuralmind", name)
+    if entry is None or not pid_alive(entry[2]):
         return False, None
-    parts = urlsplit(entry.url)
-    if parts.scheme != "http" or parts.hostname not in ("127.0.0.1", "localhost"):
-        return False, None
-    conn = http.client.HTTPConnection(parts.hostname, parts.port or 80,
-                                      timeout=CONNECT_TIMEOUT_SECONDS)
+    url, token, pid = entry
     try:
-        conn.connect()
-        if conn.sock is not None:
-            conn.sock.settimeout(ANSWER_TIMEOUT_SECONDS)
-        conn.request("POST", CLI_PATH, body, {"Authorization": f"Bearer {entry.token}",
-                                              "Content-Type": "application/json"})
-        resp = conn.getresponse()
-        raw = resp.read()
-    except (OSError, http.client.HTTPException) as e:
-        log.info("the server at %s did not answer (%s); answering from disk", entry.url, e)
+        status, raw = post(url, CLI_PATH, token, body, ANSWER_TIMEOUT_SECONDS,
+                           connect_timeout=CONNECT_TIMEOUT_SECONDS)
+    except OSError as e:
+        log.info("the server at %s did not answer (%s); answering from disk", url, e)
         return False, None
-    finally:
-        conn.close()
     try:
         answer = json.loads(raw)
         served = Path(answer["root"]).resolve()
     except (ValueError, KeyError, TypeError):
         log.info("the server at %s answered HTTP %s without JSON; answering from disk",
-                 entry.url, resp.status)
+                 url, status)
         return False, None
     if served != root.resolve():
-        log.info("the server at %s serves %s, not %s; answering from disk", entry.url,
-                 served, root)
+        log.info("the server at %s serves %s, not %s; answering from disk", url, served, root)
         return False, None
     if "error" in answer:
         error = answer["error"]
         raise EngineError(str(error.get("code", "internal_error")), str(error.get("message")))
-    log.info("answered by the running server (pid %d)", entry.pid)
+    log.info("answered by the running server (pid %d)", pid)
     return True, answer.get("result")
+

@@ -28,6 +28,7 @@ Tables:
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import logging
 import os
@@ -47,6 +48,7 @@ from neuralmind.graph.graph import (
     group_by_source_file,
 )
 from neuralmind.graph.model import (
+    NO_NAMES,
     SCHEMA_VERSION,
     Edge,
     FileExtract,
@@ -117,6 +119,9 @@ def out_to_text(ex: FileExtract | None, edges: list[Edge]) -> str:
 # kinds and call targets repeated across files are interned (one object per distinct
 # string in the process, shared with the search index): ~10 MB less on 20k nodes.
 _intern = sys.intern
+# One int object per line number: a reference's line past 256 was an int of its own (28
+# bytes); the kernel's graph holds millions of references.
+_LINES: dict[int, int] = {}
 
 
 def _extract_from_text(path: str, info: FileInfo, text: str) -> FileExtract:
@@ -129,7 +134,8 @@ def _extract_from_text(path: str, info: FileInfo, text: str) -> FileExtract:
                   ids[r[1]] if r[1].__class__ is int else _intern(r[1]), _intern(r[2]), r[3],
                   r[4]) for r in d["e"]]
     refs = [Reference(ids[r[0]] if r[0].__class__ is int else _intern(r[0]), _intern(r[1]),
-                      _intern(r[2]), r[3], [tuple(x) for x in r[4]]) for r in d["r"]]
+                      _intern(r[2]), _LINES.setdefault(r[3], r[3]),
+                      [tuple(x) for x in r[4]] if r[4] else NO_NAMES) for r in d["r"]]
     return FileExtract(path, lang, info.sha1, nodes, edges, refs, info.partial, info.error)
 
 
@@ -176,11 +182,23 @@ def _read(con: sqlite3.Connection) -> Graph:
     con.execute("BEGIN")
     try:
         meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
-        rows = con.execute("SELECT path, sha1, language, size, mtime_ns, lines, partial, error, "
-                           "extract, out FROM files ORDER BY path").fetchall()
+        return _read_rows(con, meta)
     finally:
         con.execute("COMMIT")
-    if not meta and not rows:
+
+
+def _read_rows(con: sqlite3.Connection, meta: dict[str, str]) -> Graph:
+    """The graph from its rows, read one at a time inside the caller's read transaction:
+    the stored JSON is never all in memory at once (the Linux kernel's is ~550 MB)."""
+    with contextlib.closing(con.execute(
+            "SELECT path, sha1, language, size, mtime_ns, lines, partial, error, extract, out "
+            "FROM files ORDER BY path")) as rows:
+        return _graph_from_rows(rows, meta)
+
+
+def _graph_from_rows(rows: sqlite3.Cursor, meta: dict[str, str]) -> Graph:
+    first = rows.fetchone()
+    if not meta and first is None:
         return Graph()
     if meta.get("format") != FORMAT:
         raise DamagedGraph("not a NeuralMind graph")
@@ -195,7 +213,8 @@ def _read(con: sqlite3.Connection) -> Graph:
     extracts: dict[str, FileExtract] = {}
     files: dict[str, FileInfo] = {}
     out_by_file: dict[str, list[Edge]] = {}
-    for raw_path, sha1, lang, size, mtime_ns, lines, partial, error, extract, out in rows:
+    for raw_path, sha1, lang, size, mtime_ns, lines, partial, error, extract, out in (
+            itertools.chain((first,), rows) if first is not None else ()):
         path = _dec(raw_path)
         info = files[path] = FileInfo(sha1, lang, size, mtime_ns, bool(partial),
                                       json.loads(error), lines)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sys
 import time
 from pathlib import Path
@@ -33,6 +32,8 @@ from neuralmind.hookwire import (
     SESSION_START,
     STOP,
     HookRequest,
+    endpoint,
+    post,
 )
 
 if TYPE_CHECKING:
@@ -73,28 +74,6 @@ def log_line(root: Path | None, text: str) -> None:
 
 
 # --- the warm server -------------------------------------------------------------------------
-def _post(url: str, token: str, body: bytes, timeout: float) -> tuple[int, bytes]:
-    """A POST to the endpoint's hook route over a plain socket (http.client costs ~15 ms of
-    imports per hook); HTTP/1.1 with `Connection: close`, read to the end."""
-    hostport = url.split("://", 1)[1].split("/", 1)[0]
-    host, _, port = hostport.rpartition(":")
-    request = (f"POST {HOOK_PATH} HTTP/1.1\r\nHost: {hostport}\r\n"
-               f"Authorization: Bearer {token}\r\nContent-Type: application/json\r\n"
-               f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode() + body
-    with socket.create_connection((host, int(port)), timeout=timeout) as sock:
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.sendall(request)
-        chunks = []
-        while True:
-            chunk = sock.recv(65536)
-            if not chunk:
-                break
-            chunks.append(chunk)
-    head, _, payload = b"".join(chunks).partition(b"\r\n\r\n")
-    status = int(head.split(b" ", 2)[1]) if head.startswith(b"HTTP/") else 0
-    return status, payload
-
-
 def ask_server(root: Path, req: HookRequest) -> str | None:
     """A live server's answer: the editor's, else the agent's own `neuralmind mcp`; None
     when neither answers for `root` (use the disk).
@@ -109,23 +88,13 @@ def ask_server(root: Path, req: HookRequest) -> str | None:
     return None
 
 
-def _endpoint(root: Path, name: str) -> tuple[str, str] | None:
-    """(url, token) of a discovery file (`discovery.py` writes it; read here with json alone:
-    that module's imports cost the fast path ~10 ms of CPU); None when absent or unreadable."""
-    try:
-        data = json.loads((root / STATE_DIR / name).read_bytes())
-        return str(data["url"]), str(data["token"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
 def _ask(root: Path, name: str, body: bytes) -> str | None:
-    entry = _endpoint(root, name)
+    entry = endpoint(root / STATE_DIR, name)
     if entry is None:
         return None
-    url, token = entry
+    url, token, _pid = entry
     try:
-        status, payload = _post(url, token, body, HOOK_SERVER_TIMEOUT_SECONDS)
+        status, payload = post(url, HOOK_PATH, token, body, HOOK_SERVER_TIMEOUT_SECONDS)
     except TimeoutError as e:
         raise ServerGaveNoAnswer(f"the server at {url} did not answer in "
                                  f"{HOOK_SERVER_TIMEOUT_SECONDS:g} s") from e

@@ -94,15 +94,24 @@ def keyword_text(node: Node, lines: list[str] | None = None,
     return "\n".join(p for p in parts if p)
 
 
-def graph_texts(graph: Any, root: Path, ids: Iterable[str], opts: NodeTextOptions = DEFAULT_TEXT,
-                keyword: bool = True) -> dict[str, tuple[str, str, str]]:
-    """id -> (lowercased name, keyword text, embedded text) for the ids present in the
-    graph (`keyword=False`: the keyword text is "" and no file is read for it)."""
-    nodes: Mapping[str, Node] = graph.nodes
+def file_children(graph: Any) -> dict[str, list[str]]:
+    """file -> the names of its top-level symbols (a file node's text lists them)."""
     children: dict[str, list[str]] = {}
-    for n in nodes.values():
+    for n in graph.nodes.values():
         if n.kind != "file" and n.qualname and "." not in n.qualname:
             children.setdefault(n.file, []).append(n.name)
+    return children
+
+
+def graph_texts(graph: Any, root: Path, ids: Iterable[str], opts: NodeTextOptions = DEFAULT_TEXT,
+                keyword: bool = True, children: dict[str, list[str]] | None = None,
+                ) -> dict[str, tuple[str, str, str]]:
+    """id -> (lowercased name, keyword text, embedded text) for the ids present in the
+    graph (`keyword=False`: the keyword text is "" and no file is read for it);
+    `children`: `file_children(graph)`, made here when not given."""
+    nodes: Mapping[str, Node] = graph.nodes
+    if children is None:
+        children = file_children(graph)
     cache: dict[str, list[str] | None] = {}
     need_lines = opts.body_lines or opts.keyword_body_lines
     out: dict[str, tuple[str, str, str]] = {}

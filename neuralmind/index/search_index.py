@@ -19,7 +19,6 @@ state is swapped under a lock and embedding (the slow part) runs outside it.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import sys
@@ -43,6 +42,7 @@ from neuralmind.config import (
     RRF_K,
     RRF_WEIGHTS,
     SYMBOL_LIST_DEPTH,
+    UPDATE_CHUNK,
     VECTOR_SAVE_SECONDS,
 )
 from neuralmind.graph.model import Node
@@ -52,7 +52,8 @@ from neuralmind.index.embed_order import EmbedOrder, choose
 from neuralmind.index.embedder import Embedder, ModelUnavailable, load_embedder
 from neuralmind.index.file_rank import FileRankParams, RankedFile, interleave, rank_files
 from neuralmind.index.jsonstream import members, read_slices, write_object
-from neuralmind.index.node_text import DEFAULT_TEXT, NodeTextOptions, graph_texts
+from neuralmind.index.keyword_update import apply_texts, text_hash
+from neuralmind.index.node_text import DEFAULT_TEXT, NodeTextOptions, file_children, graph_texts
 from neuralmind.index.query import Question, parse_question, query_identifiers
 from neuralmind.index.symbol_rank import Hit, is_file_id, node_path, rank_symbols, rename
 from neuralmind.index.vectors import VectorStore
@@ -80,8 +81,7 @@ class SearchResult:
     files: list[RankedFile] = field(default_factory=list)   # best first
 
 
-def _hash(text: str) -> str:
-    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+_hash = text_hash
 
 
 class SearchIndex:
@@ -280,9 +280,11 @@ class SearchIndex:
         return "loaded" if self._embedder is not None else "not_loaded"
 
     # --- building ------------------------------------------------------------------------
-    def _texts(self, graph: GraphLike, ids: Iterable[str],
-               keyword: bool = True) -> dict[str, tuple[str, str, str]]:
-        return graph_texts(graph, self.root, ids, self.text_options, keyword)
+    def _texts(self, graph: GraphLike, ids: Iterable[str], keyword: bool = True,
+               children: dict[str, list[str]] | None = None) -> dict[str, tuple[str, str, str]]:
+        """`children`: `file_children(graph)` when the caller asks for many slices of one
+        graph (each call would walk every node again to make it)."""
+        return graph_texts(graph, self.root, ids, self.text_options, keyword, children)
 
     def update(self, graph: GraphLike, changed_node_ids: Iterable[str] | None = None,
                embed: bool = True, progress: ProgressFn | None = None) -> int:
@@ -301,7 +303,6 @@ class SearchIndex:
                 wanted = list(dict.fromkeys(wanted + [node_path(i) for i in wanted]))
                 targets = [i for i in wanted if i in graph.nodes]
                 gone = [i for i in wanted if i not in graph.nodes]
-            texts = self._texts(graph, targets)
             with self._lock:
                 # A save patches the name map; rebuilding it from 42k names after every
                 # save stalled the editor's loop ~30 ms (allocation-driven GC passes).
@@ -314,24 +315,25 @@ class SearchIndex:
                     self._bm25.remove(node_id)
                     rename(by_name, node_id, self._names.pop(node_id, None), None)
                     self._kw_hash.pop(node_id, None)
-                for node_id, (name, kw, _) in texts.items():
-                    h = _hash(kw)
-                    if self._kw_hash.get(node_id) != h:
-                        self._bm25.add(node_id, kw)
-                        self._kw_hash[node_id] = h
-                        dirty = True
-                    old = self._names.get(node_id)
-                    if old != name:
-                        dirty = True
-                        rename(by_name, node_id, old, name)
-                    self._names[node_id] = name
                 self._vectors.remove(gone)
-                todo = {i: _hash(t[2]) for i, t in texts.items()
-                        if self._vectors.text_hash(i) != _hash(t[2])}
+            todo: dict[str, str] = {}           # id -> hash of the text its vector needs
+            embedded: dict[str, str] = {}       # the texts themselves, when embedding now
+            seen: list[str] = []
+            children = file_children(graph)
+            for start in range(0, len(targets), UPDATE_CHUNK):
+                texts = self._texts(graph, targets[start:start + UPDATE_CHUNK],
+                                    children=children)
+                with self._lock:
+                    dirty |= apply_texts(texts, self._bm25, self._kw_hash, self._names,
+                                         self._vectors, by_name, todo,
+                                         embedded if embed else None)
+                seen.extend(texts)
+                del texts
+            with self._lock:
                 if changed_node_ids is None:
                     self._pending = set(todo)
                 else:
-                    self._pending = (self._pending - set(gone) - set(texts)) | set(todo)
+                    self._pending = (self._pending - set(gone) - set(seen)) | set(todo)
                 dirty |= self._pending != pending_before
             # rewriting ~20 MB of JSON for nothing would stall every reader (and the GIL)
             if dirty or bool(gone):
@@ -341,7 +343,7 @@ class SearchIndex:
             embedder = self.embedder()
             if embedder is None:
                 return 0
-            return self._embed(embedder, {i: texts[i][2] for i in todo}, todo, progress)
+            return self._embed(embedder, embedded, todo, progress)
 
     def _embed(self, embedder: Embedder, texts: dict[str, str], hashes: dict[str, str],
                progress: ProgressFn | None, save: bool = True) -> int:
@@ -389,7 +391,8 @@ class SearchIndex:
             pending = sorted(self._pending)
         room = None if limit is None else max(0, limit - len(self._vectors))
         chosen = choose(pending, room, importance)
-        texts = self._texts(graph, chosen, keyword=False)
+        children = file_children(graph)
+        texts = self._texts(graph, chosen, keyword=False, children=children)
         sizes = dict(zip(texts, embedder.token_lengths([t[2] for t in texts.values()]),
                          strict=True))
         del texts
@@ -402,7 +405,7 @@ class SearchIndex:
             ids, urgent = order.next_slice(EMBED_SLICE, attention())
             if not ids:
                 break
-            slice_texts = self._texts(graph, ids, keyword=False)
+            slice_texts = self._texts(graph, ids, keyword=False, children=children)
             self._embed(embedder, {i: t[2] for i, t in slice_texts.items()},
                         {i: _hash(t[2]) for i, t in slice_texts.items()}, None, save=False)
             done += len(ids)

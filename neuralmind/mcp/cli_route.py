@@ -7,7 +7,7 @@ Plain JSON, not MCP: one POST, one EngineService call, no session and no SDK (th
 MCP app costs ~40 MB and ~0.6 s on its first request). The Guard has checked Host,
 Origin and the bearer token before a request reaches this route.
 
-Request:  {"method": "query" | "search" | "next", "params": {...}}
+Request:  {"method": "query" | "search" | "next" | "recall", "params": {...}}
 Answer:   {"root": str, "result": ...} or {"root": str, "error": {"code", "message"}}
 Results are the service's own JSON (the shapes of the CLI's `--json`).
 """
@@ -58,8 +58,20 @@ async def _next(service: EngineService, p: dict[str, Any]) -> Any:
     return await service.next_likely(_text(p, "file"), _int(p, "k", 5) or 5)
 
 
+def _session(params: dict[str, Any]) -> str | None:
+    value = params.get("session")
+    if value is not None and not isinstance(value, str):
+        raise InvalidArgument("session must be a string")
+    return value
+
+
+async def _recall(service: EngineService, p: dict[str, Any]) -> Any:
+    return await service.memory_recall(_text(p, "question"), _int(p, "budget", None),
+                                       session=_session(p))
+
+
 METHODS: dict[str, Callable[[EngineService, dict[str, Any]], Awaitable[Any]]] = {
-    "query": _query, "search": _search, "next": _next,
+    "query": _query, "search": _search, "next": _next, "recall": _recall,
 }
 
 

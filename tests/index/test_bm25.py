@@ -46,6 +46,28 @@ def test_add_replaces_and_remove_forgets() -> None:
     assert all("utils.py::super_len" not in p for p in index._postings.values())
 
 
+def test_edits_leave_the_index_a_fresh_build_of_the_final_documents() -> None:
+    """Terms in one document are stored compactly and change shape as documents come and
+    go; scores and counts must be those of an index built from the final texts."""
+    index = build()
+    index.add("x.py::f", "nonce unique_term jar")        # nonce: 1 -> 2 documents
+    index.add("x.py::g", "unique_term other_word")       # unique_term: 1 -> 2 documents
+    index.remove("auth.py::HTTPDigestAuth")              # nonce: back to one document
+    index.add("x.py::g", "other_word other_word")        # unique_term: back to one
+    index.remove("x.py::f")                              # jar, unique_term: gone or fewer
+    final = {**{k: v for k, v in DOCS.items() if k != "auth.py::HTTPDigestAuth"},
+             "x.py::g": "other_word other_word"}
+    fresh = BM25Index()
+    for doc_id, text in final.items():
+        fresh.add(doc_id, text)
+    for q in ("nonce", "unique_term", "other_word jar", "cookie jar dict", "class request"):
+        assert index.search(q, 10) == fresh.search(q, 10), q
+        assert all(index.idf(t) == fresh.idf(t) for t in q.split())
+    for doc_id in final:
+        assert index.term_frequencies(doc_id) == fresh.term_frequencies(doc_id)
+    assert index.search("unique_term", 5) == [] and index.idf("nonce") == fresh.idf("nonce")
+
+
 def test_save_and_load_round_trip(tmp_path: Path) -> None:
     index = build()
     path = tmp_path / "bm25.json"

@@ -202,6 +202,25 @@ async def test_cli_answers_through_the_running_server_as_from_disk(
     assert served_json == local_json
 
 
+async def test_cli_recall_answers_through_the_running_server(
+        endpoint: McpEndpoint, repo: Path) -> None:
+    code, out, err = await cli(repo, "memory", "remember", "Invoice totals are rounded half-up "
+                               "to cents before tax", ".", "--type", "decision", "--json")
+    assert code == 0, err
+    stored = json.loads(out)["id"]
+    args = ("memory", "recall", "how are invoice totals rounded", ".", "--json")
+    code, served, err = await cli(repo, *args)
+    assert code == 0 and SERVED in err, err
+    code, local, err = await cli(repo, *args, "--local")
+    assert code == 0 and SERVED not in err, err
+    served_json, local_json = json.loads(served), json.loads(local)
+    assert [a["id"] for a in served_json["atoms"]][:1] == [stored]
+    assert [a["id"] for a in served_json["atoms"]] == [a["id"] for a in local_json["atoms"]]
+    assert served_json["context"] == local_json["context"]
+    code, text, err = await cli(repo, "memory", "recall", "invoice totals rounded", ".")
+    assert code == 0 and SERVED in err and "rounded half-up" in text, err
+
+
 async def test_cli_text_output_through_the_server(endpoint: McpEndpoint, repo: Path) -> None:
     code, out, err = await cli(repo, "search", "invoice total", ".", "-k", "3")
     assert code == 0 and SERVED in err

@@ -1,0 +1,45 @@
+"""One chunk of a search-index update applied to the keyword side and the name map.
+
+`SearchIndex.update` reads node texts UPDATE_CHUNK nodes at a time (config.py: the
+Linux kernel's texts held at once took its build past 7 GB) and hands each chunk here,
+under the index's lock, so a chunk's texts are dropped before the next is read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from neuralmind.index.bm25 import BM25Index
+from neuralmind.index.symbol_rank import rename
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+
+def apply_texts(texts: dict[str, tuple[str, str, str]], bm25: BM25Index,
+                kw_hash: dict[str, str], names: dict[str, str], vectors: Any,
+                by_name: dict[str, list[str]] | None, todo: dict[str, str],
+                embedded: dict[str, str] | None) -> bool:
+    """Index each (name, keyword text, embedded text) whose keyword text changed; nodes
+    whose vector is missing or stale go to `todo` (their text to `embedded` when given).
+    True when the keyword side changed."""
+    dirty = False
+    for node_id, (name, kw, text) in texts.items():
+        h = text_hash(kw)
+        if kw_hash.get(node_id) != h:
+            bm25.add(node_id, kw)
+            kw_hash[node_id] = h
+            dirty = True
+        old = names.get(node_id)
+        if old != name:
+            dirty = True
+            rename(by_name, node_id, old, name)
+        names[node_id] = name
+        th = text_hash(text)
+        if vectors.text_hash(node_id) != th:
+            todo[node_id] = th
+            if embedded is not None:
+                embedded[node_id] = text
+    return dirty
