@@ -30,12 +30,9 @@ def _figures(answers: list[dict[str, Any]], codebase_now: int | None) -> dict[st
     served = sum(a["tokens"] for a in answers)
     replaced = sum(a["codebase_tokens"] if a["codebase_tokens"] is not None
                    else (codebase_now or 0) for a in answers)
-    acted = [a for a in answers if a["settled"] and a["returned"]
-             and (a["touched"] or any(opened or edited for _, opened, edited in a["returned"]))]
-    used = [sum(1 for _, opened, edited in a["returned"] if opened or edited) for a in acted]
-    precision = [sum(1 for rank, opened, edited in a["returned"]
-                     if rank <= USE_UNUSED_TOP and (opened or edited))
-                 / min(USE_UNUSED_TOP, len(a["returned"])) for a in acted]
+    acted = [a for a in answers if a["settled"] and a["returned"] and (a["touched"] or a["used"])]
+    used = [a["used"] for a in acted]
+    precision = [a["used_top"] / min(USE_UNUSED_TOP, a["returned"]) for a in acted]
     return {
         "answers": len(answers),
         "by_kind": dict(sorted(_count(a["kind"] for a in answers).items())),

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import logging
 import sqlite3
 import threading
@@ -27,7 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from neuralmind.config import KEEP_WAIT_SECONDS, SYNAPSE_BUSY_TIMEOUT_MS, USE_WINDOW_SECONDS
+from neuralmind.config import (
+    KEEP_WAIT_SECONDS,
+    SYNAPSE_BUSY_TIMEOUT_MS,
+    USE_UNUSED_TOP,
+    USE_WINDOW_SECONDS,
+)
 from neuralmind.statedir import move_aside
 
 log = logging.getLogger("neuralmind.usage")
@@ -240,20 +244,22 @@ class UsageStore:
 
     # --- reading --------------------------------------------------------------------------
     @_fail_open(list)
-    def answers(self, since: float | None = None) -> list[dict[str, Any]]:
-        """Every answer (since a time) with its returned files' use, oldest first."""
-        db = self._db()
-        rows = db.execute(
+    def answers(self, since: float | None = None, top: int = USE_UNUSED_TOP) -> list[dict[str, Any]]:
+        """Every answer (since a time), oldest first, with its use counted in SQL: `returned`
+        files, how many were `used` (opened or edited), how many of its first `top` were
+        (`used_top`), and how many files its window `touched`. Counted, not listed: the status
+        makes this report every minute, and reading each answer's files as JSON took 0.7 s of
+        the engine thread at 6,000 answers."""
+        rows = self._db().execute(
             "SELECT a.id, a.ts, a.kind, a.tokens, a.codebase_tokens, a.settled, "
-            "(SELECT json_group_array(json_array(r.rank, r.opened, r.edited)) FROM returned r "
-            "WHERE r.answer = a.id), "
-            "(SELECT json_group_array(json_array(t.file, t.kept)) FROM touched t "
-            "WHERE t.answer = a.id) "
-            "FROM answers a WHERE a.ts >= ? ORDER BY a.id", (since or 0.0,)).fetchall()
-        out = []
-        for i, ts, kind, tokens, codebase, settled, returned, touched in rows:
-            out.append({"id": i, "ts": ts, "kind": kind, "tokens": tokens,
-                        "codebase_tokens": codebase, "settled": bool(settled),
-                        "returned": sorted(json.loads(returned or "[]")),
-                        "touched": json.loads(touched or "[]")})
-        return out
+            "COALESCE(r.n, 0), COALESCE(r.used, 0), COALESCE(r.used_top, 0), COALESCE(t.n, 0) "
+            "FROM answers a "
+            "LEFT JOIN (SELECT answer, COUNT(*) AS n, SUM(opened OR edited) AS used, "
+            "  SUM(rank <= :top AND (opened OR edited)) AS used_top FROM returned "
+            "  GROUP BY answer) r ON r.answer = a.id "
+            "LEFT JOIN (SELECT answer, COUNT(*) AS n FROM touched GROUP BY answer) t "
+            "  ON t.answer = a.id "
+            "WHERE a.ts >= :since ORDER BY a.id", {"top": top, "since": since or 0.0})
+        keys = ("id", "ts", "kind", "tokens", "codebase_tokens", "settled", "returned", "used",
+                "used_top", "touched")
+        return [dict(zip(keys, row, strict=True)) | {"settled": bool(row[5])} for row in rows]
