@@ -21,6 +21,9 @@ SKIP_DIRS = frozenset({
     ".mypy_cache", ".pytest_cache", ".ruff_cache", ".idea", ".vscode",
 })
 
+STALE_TEMP_SECONDS = 3600.0  # a `.NAME.*.tmp` in the state folder untouched this long is a
+# killed write's leftover (the slowest write, a kernel-sized keyword index, takes minutes): a full build removes it
+
 # --- Extraction ------------------------------------------------------------------------------
 BIG_FILE_WORKER_IDLE_SECONDS = 60.0  # the big-file worker (~40 MB) stops after this long unused
 

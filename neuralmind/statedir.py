@@ -50,6 +50,22 @@ def atomic_writer(path: Path) -> Iterator[BinaryIO]:
         raise
 
 
+def sweep_stale_temps(directory: Path, older_than: float) -> int:
+    """Remove the temporary files of writes a killed process left behind (`.NAME.*.tmp`, not
+    touched for `older_than` seconds: a write in progress keeps its file fresh); how many.
+    Without this, each kill mid-write leaves a copy of e.g. a 15 MB keyword index for good."""
+    cutoff = time.time() - older_than
+    removed = 0
+    for tmp in directory.glob(".*.tmp"):
+        with contextlib.suppress(OSError):
+            if tmp.is_file() and tmp.stat().st_mtime < cutoff:
+                tmp.unlink()
+                removed += 1
+    if removed:
+        log.info("removed %d temporary file(s) left by interrupted writes in %s", removed, directory)
+    return removed
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write `data` to `path` so readers see either the old or the new file, never a mix."""
     with atomic_writer(path) as f:

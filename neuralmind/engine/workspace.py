@@ -27,6 +27,7 @@ from neuralmind.config import (
     MIN_BUDGET,
     QUERY_HITS,
     REVIEW_MIN_CONFIDENCE,
+    STALE_TEMP_SECONDS,
     WAKEUP_BUDGET,
     WAKEUP_MEMORY_SHARE,
     WorkspaceConfig,
@@ -45,7 +46,7 @@ from neuralmind.engine.workspace_team import WorkspaceTeam
 from neuralmind.errors import InvalidArgument, NotFound
 from neuralmind.graph.store import Graph, graph_path, load_graph, stored_token
 from neuralmind.repo.learned import learned_dir
-from neuralmind.statedir import state_dir
+from neuralmind.statedir import state_dir, sweep_stale_temps
 
 if TYPE_CHECKING:
     from neuralmind.graph.build import BuildReport
@@ -95,6 +96,8 @@ class Workspace(FreshAnswers, ObservatoryViews, WorkspaceMemory, WorkspaceTeam):
         """
         from neuralmind.graph.build import GraphBuilder  # ~50 ms: a cold query needs none
         before = self.graph if changed is not None else None
+        if before is None:
+            sweep_stale_temps(self.state, STALE_TEMP_SECONDS)
         report = GraphBuilder(self.root, self.config).build(changed=changed, progress=progress,
                                                             previous=self._graph)
         self._graph = report.graph

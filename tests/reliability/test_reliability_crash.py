@@ -16,6 +16,7 @@ from lsp_wire import LspProcess
 from reliability_support import CLI, ENV, cli, integrity, store_path
 
 from neuralmind.doctor import ERROR, run_doctor
+from neuralmind.engine.workspace import Workspace
 from neuralmind.memory.decisions.store import DecisionStore
 
 KILL_RUNS = 3
@@ -136,3 +137,20 @@ def test_language_server_killed_after_acknowledged_writes(repo: Path) -> None:
         pairs = {frozenset((a, b)) for a, b, _, _ in rows}
         for node, ctx in fed_back:         # every acknowledged feedback is there
             assert frozenset((node, ctx)) in pairs, (node, ctx)
+
+
+def test_a_full_build_removes_what_killed_writes_left(tmp_path: Path) -> None:
+    """A kill mid-write leaves the write's temporary file (mkstemp's `.NAME.*.tmp`): the next
+    full build removes the stale ones, and leaves alone one that may be a write in progress."""
+    (tmp_path / "billing.py").write_text("def total(order):\n    return order.sum\n", encoding="utf-8")
+    state = tmp_path / ".neuralmind"
+    state.mkdir()
+    stale, fresh = state / ".bm25.json.k1ll3d.tmp", state / ".graph.db.writing.tmp"
+    for p in (stale, fresh):
+        p.write_bytes(b"half a write" * 1000)
+    hours_ago = time.time() - 2 * 3600
+    os.utime(stale, (hours_ago, hours_ago))
+    Workspace(tmp_path).build(embed=False)
+    assert not stale.exists() and fresh.exists()
+    hits, _mode, _notice = Workspace(tmp_path).search("total")
+    assert hits[0].node.name == "total"                     # and the build itself went through
