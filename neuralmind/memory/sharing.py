@@ -188,6 +188,10 @@ class RecordView:
     def acknowledge(self, up_to: int) -> None:
         outbox.acknowledge(self.conn, up_to)
 
+    def unsent(self) -> int:
+        """Shared versions in this store's outbox (not yet taken by the team sync)."""
+        return outbox.count(self.conn)
+
     # --- which mirror the atoms show ----------------------------------------------------------
     def shows(self) -> str | None:
         row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (_VIEW_KEY,)).fetchone()

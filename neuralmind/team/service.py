@@ -132,6 +132,10 @@ class Team:
         layer = self._synapses() if self._synapses else None
         if layer is not None:        # shared learning not yet taken from the synapse store
             out["local"]["unpushed"] += layer.unsent()
+        records = self._records() if self._records else None
+        if records is not None:      # decisions and memory not yet taken from memory.db
+            with records as view:
+                out["local"]["unpushed"] += view.unsent()
         try:
             out["repository"] = self.identity.to_json()
         except EngineError as e:

@@ -64,8 +64,11 @@ def test_connect_status_sync_disconnect(team_db: str, two_clones: tuple[Path, Pa
 def test_an_unreachable_store_is_reported_by_status_and_sync(two_clones: tuple[Path, Path]) -> None:
     alice, _ = two_clones
     env = {"NEURALMIND_TEAM_DSN": "host=127.0.0.1 port=1 dbname=x user=x connect_timeout=2"}
+    nm("decisions", "record", "--title", "Pool of four", "--rationale", "the database allows "
+       "four connections", "--files", "app/billing.py", cwd=alice, env=env)
     status = json.loads(nm("team", "status", "--json", cwd=alice, env=env).stdout)
     assert status["configured"] and status["reachable"] is False
+    assert status["local"]["unpushed"] >= 1        # the decision waits in memory.db's outbox
     assert "cannot reach" in status["error"]
     failed = nm("team", "sync", cwd=alice, env=env, ok=False)
     assert failed.returncode == 1 and "cannot reach the team store" in failed.stderr
