@@ -111,3 +111,34 @@ def _user() -> str:
     except (KeyError, OSError):
         name = "someone"
     return "".join(ch for ch in name if ch.isalnum() or ch in "-_.")[:32] or "someone"
+
+
+class OutboxView:
+    """A store's side of the team exchange, inside one of its transactions: its outbox, and
+    which team mirror its shared rows show (kept in its `meta` table under `view_key`).
+    The synapse and memory stores' views share this; each adds how a version is applied."""
+
+    view_key = ""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def author(self) -> str | None:
+        return author(self.conn) if installed(self.conn) else None
+
+    def pending(self, limit: int) -> list[OutboxEntry]:
+        return pending(self.conn, limit)
+
+    def acknowledge(self, up_to: int) -> None:
+        acknowledge(self.conn, up_to)
+
+    def unsent(self) -> int:
+        """Shared events in this store's outbox (not yet taken by the team sync)."""
+        return count(self.conn)
+
+    def shows(self) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (self.view_key,)).fetchone()
+        return str(row[0]) if row else None
+
+    def set_shows(self, mirror: str) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (self.view_key, mirror))

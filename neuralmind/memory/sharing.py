@@ -171,34 +171,14 @@ def record_view(store: MemoryStore) -> Iterator[RecordView]:
         yield RecordView(store, conn)
 
 
-class RecordView:
+class RecordView(outbox.OutboxView):
     """Outbox out, teammates' versions in, inside one write transaction of the store."""
 
+    view_key = _VIEW_KEY
+
     def __init__(self, store: MemoryStore, conn: sqlite3.Connection) -> None:
+        super().__init__(conn)
         self.store = store
-        self.conn = conn
-
-    # --- the outbox ------------------------------------------------------------------------
-    def author(self) -> str | None:
-        return outbox.author(self.conn) if outbox.installed(self.conn) else None
-
-    def pending(self, limit: int) -> list[outbox.OutboxEntry]:
-        return outbox.pending(self.conn, limit)
-
-    def acknowledge(self, up_to: int) -> None:
-        outbox.acknowledge(self.conn, up_to)
-
-    def unsent(self) -> int:
-        """Shared versions in this store's outbox (not yet taken by the team sync)."""
-        return outbox.count(self.conn)
-
-    # --- which mirror the atoms show ----------------------------------------------------------
-    def shows(self) -> str | None:
-        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (_VIEW_KEY,)).fetchone()
-        return str(row[0]) if row else None
-
-    def set_shows(self, mirror: str) -> None:
-        self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (_VIEW_KEY, mirror))
 
     # --- a version in -------------------------------------------------------------------------
     def apply(self, rtype: str, atom_id: str, author: str, seq: int,

@@ -84,30 +84,14 @@ def seeds(conn: sqlite3.Connection, now: float, pairs: Iterable[tuple[str, str, 
         append(conn, outbox.SEED, payload, now)
 
 
-class SharedView:
+class SharedView(outbox.OutboxView):
     """The team component's exchange with the store, inside one of its transactions."""
 
+    view_key = _VIEW_KEY
+
     def __init__(self, conn: sqlite3.Connection, now: float) -> None:
-        self.conn = conn
+        super().__init__(conn)
         self.now = now
-
-    # --- the outbox ------------------------------------------------------------------------
-    def author(self) -> str | None:
-        return outbox.author(self.conn) if outbox.installed(self.conn) else None
-
-    def pending(self, limit: int) -> list[outbox.OutboxEntry]:
-        return outbox.pending(self.conn, limit)
-
-    def acknowledge(self, up_to: int) -> None:
-        outbox.acknowledge(self.conn, up_to)
-
-    # --- which mirror the shared rows show --------------------------------------------------
-    def shows(self) -> str | None:
-        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (_VIEW_KEY,)).fetchone()
-        return str(row[0]) if row else None
-
-    def set_shows(self, mirror: str) -> None:
-        self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (_VIEW_KEY, mirror))
 
     # --- the team's state into the shared rows ------------------------------------------------
     def write(self, synapses: Sequence[tuple[str, str, float, int, float]] = (),
