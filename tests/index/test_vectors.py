@@ -71,7 +71,9 @@ def test_hnsw_above_the_exact_limit_and_rebuild_from_vectors(
     store.remove([ids[77]])
     assert store.search(vecs[77], 1)[0][0] != ids[77]
     store.upsert([ids[78]], vecs[79:80], ["moved"])
-    assert {h[0] for h in store.search(vecs[79], 2)} == {ids[78], ids[79]}
+    # ids[78] now sits on ids[79]'s vector: both near the top. Not an exact top 2: HNSW is
+    # approximate, and with two identical points it once returned one of them and a neighbour
+    assert {ids[78], ids[79]} <= {h[0] for h in store.search(vecs[79], 5)}
     path = tmp_path / "vectors.npz"
     store.save(path)
     assert path.with_suffix(".usearch").exists()
