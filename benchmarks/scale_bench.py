@@ -20,7 +20,7 @@
 - memory: the graph and the search index loaded as the server loads them (graph,
   resolution state, keyword index, metadata, vectors), the RSS each adds (bytes per
   node), and where the bytes are: nodes, references and edges sized object by object on
-  a sample of files, the keyword index's postings and term tuples counted whole.
+  a sample of files, the keyword index's flat arrays (memory-mapped: RSS only for the pages read) and its overlay.
 - lsp: `neuralmind-lsp` on the indexed copy: initialize, keyword answers p50/p95
   (`neuralmind/search` and `neuralmind/context`), didSave -> searchable p50/p95 (a C
   function appended to a file, searched for by name), the server's RSS every 10 s.
@@ -282,13 +282,13 @@ def cmd_memory(args: argparse.Namespace) -> None:
                                 / max(1, min(100_000, len(graph.resolved)))
                                 * len(graph.resolved) / 2**20)}
     bm = index._bm25
-    postings = bm._postings
-    keyword = {"docs": len(bm), "terms": len(postings),
-               "posting_entries": sum(len(p) for p in postings.values()),
-               "posting_dicts_mb": round(sum(sys.getsizeof(p) for p in postings.values()) / 2**20),
-               "doc_term_tuples_mb": round(sum(sys.getsizeof(t) for t in bm._docs.values()) / 2**20),
-               "tables_mb": round((sys.getsizeof(postings) + sys.getsizeof(bm._docs)
-                                   + sys.getsizeof(bm._lengths)) / 2**20)}
+    base = bm._base
+    keyword = {"docs": len(bm), "terms": base.term_count, "posting_entries": base.entries,
+               "flat_arrays_mb": round(sum(a.nbytes for a in (
+                   base.lengths, base.term_blob, base.term_off, base.term_hash, base.term_perm,
+                   base.post_off, base.post_docs, base.post_tf)) / 2**20),
+               "mapped": base._mapped is not None,
+               "overlay_docs": len(bm._docs), "overlay_entries": bm._entries}
     gc.collect()
     figures = {"nodes": nodes, "edges": len(graph.edges), "files": len(graph.files),
                "keyword_docs": index.node_count, "vectors": index.vector_count,

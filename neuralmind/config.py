@@ -140,6 +140,15 @@ ATTENTION_SAVE_SECONDS = 2.0   # ...and this soon after embedding attention file
 # file's lines) took its build past 7.3 GB before the keyword phase was half done (6.6 GB
 # peak in chunks: BENCHMARKS.md "Scale: the Linux kernel"); 2,000 at a time are a few MB.
 UPDATE_CHUNK = 2_000
+# Keyword-index entries (a term in a document) held as Python dicts before they are merged
+# into the flat base (index/postings.py): ~35 B each as dicts against ~6 B flat. Each merge
+# copies the base, so fewer merges cost time and more cost memory: 4M (~150 MB of dicts)
+# is ~15 merges for the Linux kernel's 61.5M entries.
+KEYWORD_OVERLAY_ENTRIES = 4_000_000
+# A codebase token count in slices (engine/codebase.py) is written at its end, or this long
+# after its last write: per slice, the Linux kernel's 1.25 MB file_tokens.json was
+# rewritten ~1,100 times a pass.
+CODEBASE_SAVE_SECONDS = 30.0
 MAX_ATTENTION_FILES = 50       # files the service asks the build to embed first
 ATTENTION_NEIGHBOURS = 5       # files near an edit (same folder, import neighbours) that join
 

@@ -1,11 +1,15 @@
-"""BM25 over node texts, updated incrementally and persisted as one JSON file.
+"""BM25 over node texts, updated incrementally, persisted as flat postings.
 
-Per document only its term frequencies are stored; postings are rebuilt from
-them on load (a 20k-node workspace loads in a fraction of a second) and kept
-current by `add`/`remove`, so a saved file touches one search, not a rebuild.
-In memory the frequencies live in the postings only; a document keeps the tuple
-of its terms (to remove it and to save it): a dict per document as well cost
-~27 MB on a 20k-node workspace, the tuples ~7 MB.
+The index is a base and an overlay. The base (`postings.FlatPostings`) is flat arrays,
+memory-mapped from the saved file: a document removed from it is only marked dead. The
+overlay holds what was added since, as dicts (term -> {doc: tf}; a term in one overlay
+document is a (doc, tf) tuple, 56 bytes where a one-entry dict is 184), and a document
+keeps the tuple of its terms there (to remove it). When the overlay passes
+KEYWORD_OVERLAY_ENTRIES, and on every save, it is merged into a new base, so a build of
+the Linux kernel (61.5M entries: 3.5 GB as dicts) never holds more than that in dicts.
+Scoring is the same float64 arithmetic, in the same order, over both: rankings do not
+depend on where a document lives (tests/index/test_bm25.py compares them).
+
 Scoring is the Lucene/ATIRE form: idf = ln(1 + (N - df + 0.5) / (df + 0.5)).
 k1 and b are search-time parameters, not index state: a saved index is scored
 with the current ones. b = 0.4 (was 0.75) because node texts range from a
@@ -18,22 +22,27 @@ measured too, see search_index.py).
 from __future__ import annotations
 
 import heapq
-import json
 import logging
 import math
-import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
 
-from neuralmind.index.jsonstream import members, read_slices, write_object
+import numpy as np
+
+from neuralmind.config import KEYWORD_OVERLAY_ENTRIES
+from neuralmind.index.postings import (
+    DamagedPostings,
+    FlatPostings,
+    OtherVersion,
+    empty,
+    merge,
+)
 from neuralmind.index.tokens import code_tokens
 from neuralmind.statedir import move_aside
 
 log = logging.getLogger("neuralmind.index")
 
-FORMAT_VERSION = 1
 K1 = 1.2
 B = 0.4
 
@@ -41,40 +50,50 @@ B = 0.4
 class BM25Index:
     """Keyword index: document id -> term frequencies, with live postings."""
 
-    def __init__(self, k1: float = K1, b: float = B) -> None:
+    def __init__(self, k1: float = K1, b: float = B,
+                 overlay_entries: int = KEYWORD_OVERLAY_ENTRIES) -> None:
         self.k1 = k1
         self.b = b
+        self.overlay_entries = overlay_entries
+        self._base: FlatPostings = empty()
+        self._alive: np.ndarray | None = None      # base documents still live (None: all)
+        self._base_num: dict[str, int] | None = None   # base id -> number, made on first need
+        self._base_n = 0                           # live base documents
+        self._base_total = 0                       # and their summed lengths
+        self._base_masks: dict[Callable[[str], bool], np.ndarray] = {}
+        # the overlay
         self._docs: dict[str, tuple[str, ...]] = {}     # doc -> its distinct terms
         self._lengths: dict[str, int] = {}
-        # term -> {doc: tf}; a term in one document only (most of a big repository's terms:
-        # the kernel's 4.1M terms, 61.5M entries) is a (doc, tf) tuple, 56 bytes where a
-        # one-entry dict is 184 (`_posting`, `_df` and `_tf` read both shapes)
         self._postings: dict[str, dict[str, int] | tuple[str, int]] = {}
         self._total_length = 0
+        self._entries = 0
         self._subset_stats: dict[Callable[[str], bool], tuple[int, int]] = {}
 
     def __len__(self) -> int:
-        return len(self._docs)
+        return self._base_n + len(self._docs)
 
     def __contains__(self, doc_id: object) -> bool:
-        return doc_id in self._docs
+        return doc_id in self._docs or (isinstance(doc_id, str)
+                                        and self._base_number(doc_id) is not None)
 
     def ids(self) -> list[str]:
-        return list(self._docs)
+        base = self._base.ids
+        live = base if self._alive is None else [base[i] for i in np.flatnonzero(self._alive)]
+        return [*live, *self._docs]
 
     def add(self, doc_id: str, text: str) -> None:
         """Index `text` under `doc_id`, replacing what the id held before."""
         self.add_terms(doc_id, Counter(code_tokens(text)))
 
     def add_terms(self, doc_id: str, terms: dict[str, int]) -> None:
-        if doc_id in self._docs:
-            self.remove(doc_id)
+        if not self.remove(doc_id):
+            self._subset_stats.clear()
         tf = {t: int(n) for t, n in terms.items() if n > 0}
         self._docs[doc_id] = tuple(tf)
         length = sum(tf.values())
-        self._subset_stats.clear()
         self._lengths[doc_id] = length
         self._total_length += length
+        self._entries += len(tf)
         postings = self._postings
         for term, n in tf.items():
             posting = postings.get(term)
@@ -84,13 +103,16 @@ class BM25Index:
                 postings[term] = {posting[0]: posting[1], doc_id: n}
             else:
                 posting[doc_id] = n
+        if self._entries >= self.overlay_entries:
+            self.compact()
 
     def remove(self, doc_id: str) -> bool:
         terms = self._docs.pop(doc_id, None)
         if terms is None:
-            return False
+            return self._drop_base(doc_id)
         self._subset_stats.clear()
         self._total_length -= self._lengths.pop(doc_id)
+        self._entries -= len(terms)
         postings = self._postings
         for term in terms:
             posting = postings.get(term)
@@ -107,20 +129,84 @@ class BM25Index:
                 del postings[term]
         return True
 
+    # --- the base --------------------------------------------------------------------------
+    def _base_number(self, doc_id: str) -> int | None:
+        """The live base document's number (None: not a live base document)."""
+        if not self._base_n:
+            return None
+        if self._base_num is None:
+            self._base_num = {d: i for i, d in enumerate(self._base.ids)}
+        num = self._base_num.get(doc_id)
+        if num is None or (self._alive is not None and not self._alive[num]):
+            return None
+        return num
+
+    def _drop_base(self, doc_id: str) -> bool:
+        num = self._base_number(doc_id)
+        if num is None:
+            return False
+        if self._alive is None:
+            self._alive = np.ones(len(self._base.ids), bool)
+        self._alive[num] = False
+        self._base_n -= 1
+        self._base_total -= int(self._base.lengths[num])
+        self._subset_stats.clear()
+        return True
+
+    def _set_base(self, base: FlatPostings) -> None:
+        self._base, self._alive, self._base_num = base, None, None
+        self._base_n = len(base.ids)
+        self._base_total = int(base.lengths.sum())
+        self._base_masks.clear()
+        self._subset_stats.clear()
+
+    def compact(self) -> None:
+        """Merge the overlay and the dead marks into a new base (flat arrays in memory
+        until the next save maps them from the file)."""
+        if not self._docs and self._alive is None:
+            return
+        ids = list(self._docs)
+        base = merge(self._base, self._alive, ids, [self._lengths[d] for d in ids],
+                     self._overlay_postings())
+        self._postings, self._docs, self._lengths = {}, {}, {}
+        self._total_length = self._entries = 0
+        self._set_base(base)
+
+    def _overlay_postings(self) -> Iterator[tuple[str, Iterable[tuple[str, int]]]]:
+        for term, posting in self._postings.items():
+            yield term, ((posting,) if posting.__class__ is tuple
+                         else posting.items())   # type: ignore[union-attr]
+
+    def _base_mask(self, subset: Callable[[str], bool]) -> np.ndarray:
+        """Which base documents are in `subset` (made once per base)."""
+        mask = self._base_masks.get(subset)
+        if mask is None:
+            ids = self._base.ids
+            mask = np.fromiter((subset(i) for i in ids), bool, len(ids))
+            self._base_masks[subset] = mask
+        return mask
+
+    # --- reading ---------------------------------------------------------------------------
     def _posting(self, term: str) -> dict[str, int] | None:
-        """The documents containing `term` with their counts (None: none)."""
+        """The overlay documents containing `term` with their counts (None: none)."""
         posting = self._postings.get(term)
         if posting is None or posting.__class__ is not tuple:
             return posting
         return {posting[0]: posting[1]}
 
-    def _df(self, term: str) -> int:
-        posting = self._postings.get(term)
-        return 0 if posting is None else 1 if posting.__class__ is tuple else len(posting)
-
-    def _tf(self, term: str, doc_id: str) -> int:
-        posting = self._postings[term]
-        return posting[1] if posting.__class__ is tuple else posting[doc_id]
+    def _base_posting(self, term: str, mask: np.ndarray | None
+                      ) -> tuple[np.ndarray, np.ndarray] | None:
+        """(document numbers, counts) of the base documents in `mask` holding `term`."""
+        if not self._base_n:
+            return None
+        tid = self._base.lookup(term)
+        if tid < 0:
+            return None
+        docs, tfs = self._base.posting(tid)
+        if mask is not None:
+            keep = mask[docs]
+            docs, tfs = docs[keep], tfs[keep]
+        return (docs, tfs) if len(docs) else None
 
     def release(self) -> None:
         """Empty the index a posting at a time, for a dropped generation: freeing ~10^6
@@ -130,12 +216,14 @@ class BM25Index:
         for doc_id in list(self._docs):
             del self._docs[doc_id]
         self._lengths.clear()
-        self._total_length = 0
-        self._subset_stats.clear()
+        self._total_length = self._entries = 0
+        self._set_base(empty())
 
     def idf(self, term: str) -> float:
-        df = self._df(term)
-        n = len(self._docs)
+        base = self._base_posting(term, self._alive)
+        overlay = self._posting(term)
+        df = (len(base[0]) if base else 0) + (len(overlay) if overlay else 0)
+        n = len(self)
         return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
     def search(self, query: str, k: int = 20) -> list[tuple[str, float]]:
@@ -147,92 +235,107 @@ class BM25Index:
                      b: float | None = None) -> list[tuple[str, float]]:
         """Best `k` documents for the terms. With `subset`, only its documents are scored,
         with the subset's own statistics (count, mean length, document frequencies): whole
-        files ranked among files, not among the short symbol texts around them."""
-        if not self._docs:
+        files ranked among files, not among the short symbol texts around them.
+
+        Each document's score is summed term by term in the question's order with the
+        same float64 operations whether it lives in the base (numpy, a posting at a
+        time) or the overlay (Python), so the ranking is the same either way."""
+        if not len(self):
             return []
         b = self.b if b is None else b
         n, total = self._stats(subset)
         avg = total / n if n else 1.0
+        mask = self._alive
+        if subset is not None:
+            mask = self._base_mask(subset) if mask is None else mask & self._base_mask(subset)
+        base_scores: np.ndarray | None = None
         scores: dict[str, float] = {}
+        k1p1 = self.k1 + 1.0
         for term, q_count in Counter(terms).items():
             posting = self._posting(term)
-            if not posting:
-                continue
-            if subset is not None:
+            if posting and subset is not None:
                 posting = {d: tf for d, tf in posting.items() if subset(d)}
-                if not posting:
-                    continue
-            idf = math.log(1.0 + (n - len(posting) + 0.5) / (len(posting) + 0.5))
-            for doc_id, tf in posting.items():
-                norm = self.k1 * (1.0 - b + b * self._lengths[doc_id] / (avg or 1.0))
+            base = self._base_posting(term, mask)
+            df = (len(posting) if posting else 0) + (len(base[0]) if base else 0)
+            if not df:
+                continue
+            idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+            if base is not None:
+                docs, tfs = base
+                tf = tfs.astype(np.float64)
+                lengths = self._base.lengths[docs].astype(np.float64)
+                norm = self.k1 * ((1.0 - b) + (b * lengths) / (avg or 1.0))
+                if base_scores is None:
+                    base_scores = np.zeros(len(self._base.ids))
+                base_scores[docs] += (q_count * idf) * tf * k1p1 / (tf + norm)
+            for doc_id, tf_ in (posting or {}).items():
+                norm_ = self.k1 * (1.0 - b + b * self._lengths[doc_id] / (avg or 1.0))
                 scores[doc_id] = scores.get(doc_id, 0.0) + (
-                    q_count * idf * tf * (self.k1 + 1.0) / (tf + norm))
+                    q_count * idf * tf_ * (self.k1 + 1.0) / (tf_ + norm_))
+        if base_scores is not None:
+            scores.update(self._base_best(base_scores, k))
         best = heapq.nlargest(k, scores.items(), key=lambda kv: (kv[1], kv[0]))
         return sorted(best, key=lambda kv: (-kv[1], kv[0]))
+
+    def _base_best(self, base_scores: np.ndarray, k: int) -> dict[str, float]:
+        """The scored base documents that can reach the best `k`: every one scoring at
+        least the k-th best score (ties at the edge are settled by id, as for the rest)."""
+        hit = np.flatnonzero(base_scores)       # a touched document's score is > 0
+        values = base_scores[hit]
+        if len(hit) > k:
+            edge = np.partition(values, len(values) - k)[len(values) - k]
+            keep = values >= edge
+            hit, values = hit[keep], values[keep]
+        ids = self._base.ids
+        return {ids[i]: float(v) for i, v in zip(hit.tolist(), values.tolist(), strict=True)}
 
     def _stats(self, subset: Callable[[str], bool] | None) -> tuple[int, int]:
         """(documents, total length) of the index or of a subset (cached until a change)."""
         if subset is None:
-            return len(self._docs), self._total_length
+            return len(self), self._base_total + self._total_length
         if subset not in self._subset_stats:
+            mask = self._base_mask(subset)
+            if self._alive is not None:
+                mask = mask & self._alive
             ids = [d for d in self._docs if subset(d)]
-            self._subset_stats[subset] = (len(ids), sum(self._lengths[d] for d in ids))
+            self._subset_stats[subset] = (
+                int(mask.sum()) + len(ids),
+                int(self._base.lengths[mask].sum()) + sum(self._lengths[d] for d in ids))
         return self._subset_stats[subset]
+
+    def term_frequencies(self, doc_id: str) -> dict[str, int]:
+        """The document's terms and counts ({} for an unknown id). A base document's
+        come from a scan of every posting: for tests and inspection, not for serving."""
+        if doc_id in self._docs:
+            return {t: self._overlay_tf(t, doc_id) for t in self._docs[doc_id]}
+        num = self._base_number(doc_id)
+        return {} if num is None else self._base.terms_of(num)
+
+    def _overlay_tf(self, term: str, doc_id: str) -> int:
+        posting = self._postings[term]
+        return posting[1] if posting.__class__ is tuple else posting[doc_id]
 
     # --- persistence ----------------------------------------------------------------------
     def save(self, path: Path) -> None:
-        """The same JSON as one `json.dumps` of the whole index, but encoded one document
-        at a time: a single call held the GIL ~1 s for Django's 12 MB and froze the
-        server's event loop; small calls let the loop run in between."""
-        head = json.dumps({"format": FORMAT_VERSION, "k1": self.k1, "b": self.b},
-                          separators=(",", ":"))
-        write_object(path, head[:-1] + ',"docs":',
-                     ((doc_id, self.term_frequencies(doc_id)) for doc_id in self._docs))
-
-    def term_frequencies(self, doc_id: str) -> dict[str, int]:
-        """The document's terms and counts ({} for an unknown id)."""
-        return {t: self._tf(t, doc_id) for t in self._docs.get(doc_id, ())}
+        """Merge the overlay into the base, write it (atomically), and map the file: a
+        server's base then costs only the pages its questions touch."""
+        self.compact()
+        self._base.save(path)
+        self._set_base(FlatPostings.open(path, ids=self._base.ids))
 
     @classmethod
     def load(cls, path: Path) -> BM25Index | None:
-        """The saved index, or None when absent, damaged (moved aside) or of another format.
-
-        Read one document at a time (see `jsonstream`): a reloading server keeps serving."""
+        """The saved index, or None when absent, damaged (moved aside) or of another format."""
         try:
-            text = read_slices(path)
+            base = FlatPostings.open(path)
         except FileNotFoundError:
             return None
-        except (OSError, ValueError) as e:
+        except OtherVersion as e:
+            log.info("keyword index %s has another format (%s); it will be rebuilt", path, e)
+            return None
+        except (OSError, DamagedPostings) as e:
             move_aside(path, f"unreadable keyword index: {e}")
             return None
-        head: dict[str, Any] = {}
-        index: BM25Index | None = None
-        try:
-            for key, value in members(text, stream=frozenset({"docs"})):
-                if key != "docs":
-                    head[key] = value
-                    continue
-                if head.get("format") != FORMAT_VERSION:
-                    break
-                index = cls()   # the saved k1/b are informative only; scoring uses today's
-                docs = value if isinstance(value, Iterator) else None
-                if docs is None:
-                    raise TypeError("docs is not an object")
-                # one string per distinct term, as a single json.loads shares its keys
-                # (without this, Django's index took ~80 MB more)
-                terms: dict[str, str] = {}
-                for doc_id, tf in docs:   # ids interned: one string per node id in the process
-                    index.add_terms(sys.intern(doc_id),
-                                    {terms.setdefault(t, t): n for t, n in tf.items()})
-        except ValueError as e:
-            move_aside(path, f"unreadable keyword index: {e}")
-            return None
-        except (KeyError, TypeError, AttributeError) as e:
-            move_aside(path, f"malformed keyword index: {e}")
-            return None
-        if head.get("format") != FORMAT_VERSION:
-            log.info("keyword index %s has another format; it will be rebuilt", path)
-            return None
-        if index is None:
-            move_aside(path, "malformed keyword index: no documents")
+        index = cls()   # k1/b are search-time parameters, not stored
+        index._set_base(base)
         return index

@@ -36,7 +36,7 @@ import psycopg
 from neuralmind import config
 from neuralmind.errors import EngineError
 from neuralmind.graph.store import GRAPH_FILE
-from neuralmind.index.search_index import BM25_FILE, META_FILE, VECTORS_FILE
+from neuralmind.index.search_index import BM25_FILE, LEGACY_BM25_FILE, META_FILE, VECTORS_FILE
 from neuralmind.statedir import exclusive_lock
 from neuralmind.team.pg_schema import SCHEMA
 from neuralmind.team.remote import RemoteStore
@@ -224,11 +224,18 @@ def pull(remote: RemoteStore, state: Path, snap: dict[str, Any]) -> dict[str, An
                 raise EngineError("team_snapshot", f"{f['name']} of snapshot "
                                   f"{snap['commit'][:12]} does not match its checksum")
         downloaded = time.perf_counter() - t0
+        names = [f["name"] for f in files if f["name"] != LEGACY_BM25_FILE]
         with exclusive_lock(state / LOCK_NAME):
-            _install(stage, state, [f["name"] for f in files])
-    return {"commit": snap["commit"], "bytes": sum(f["bytes"] for f in files),
-            "stored_bytes": snap.get("stored_bytes"), "download_seconds": round(downloaded, 3),
-            "seconds": round(time.perf_counter() - t0, 3)}
+            _install(stage, state, names)
+            if BM25_FILE not in names:   # ours would not match the snapshot's graph
+                (state / BM25_FILE).unlink(missing_ok=True)
+    out = {"commit": snap["commit"], "bytes": sum(f["bytes"] for f in files),
+           "stored_bytes": snap.get("stored_bytes"), "download_seconds": round(downloaded, 3),
+           "seconds": round(time.perf_counter() - t0, 3)}
+    if BM25_FILE not in names:   # published before the flat keyword index (#21)
+        out["notice"] = ("the snapshot's keyword index is of an older format: it is rebuilt "
+                         "from the graph by the next build")
+    return out
 
 
 def _install(stage: Path, state: Path, names: list[str]) -> None:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import json
+import random
 from pathlib import Path
 
 from neuralmind.index.bm25 import BM25Index
+from neuralmind.index.symbol_rank import is_file_id
 
 DOCS = {
     "auth.py::HTTPBasicAuth": "class HTTPBasicAuth attaches HTTP Basic Authentication to a request",
@@ -70,7 +71,7 @@ def test_edits_leave_the_index_a_fresh_build_of_the_final_documents() -> None:
 
 def test_save_and_load_round_trip(tmp_path: Path) -> None:
     index = build()
-    path = tmp_path / "bm25.json"
+    path = tmp_path / "bm25.bin"
     index.save(path)
     loaded = BM25Index.load(path)
     assert loaded is not None and len(loaded) == len(index)
@@ -84,10 +85,58 @@ def test_save_and_load_round_trip(tmp_path: Path) -> None:
 
 
 def test_damaged_or_foreign_files_are_not_trusted(tmp_path: Path) -> None:
-    path = tmp_path / "bm25.json"
+    path = tmp_path / "bm25.bin"
     assert BM25Index.load(path) is None
-    path.write_text("{not json", encoding="utf-8")
+    path.write_text("{not postings", encoding="utf-8")
     assert BM25Index.load(path) is None
-    assert not path.exists() and list(tmp_path.glob("bm25.json.corrupt-*"))
-    path.write_text(json.dumps({"format": 999, "docs": {}}), encoding="utf-8")
+    assert not path.exists() and len(list(tmp_path.glob("bm25.bin.corrupt-*"))) == 1
+    build().save(path)
+    good = path.read_bytes()
+    for damaged in (good[:-9], good[:-64] + b"\xa5" * 64):    # truncated; a page overwritten
+        path.write_bytes(damaged)
+        assert BM25Index.load(path) is None and not path.exists()
+        assert list(tmp_path.glob("bm25.bin.corrupt-*"))        # moved aside, not deleted
+    head = good.index(b'"version":1')
+    path.write_bytes(good[:head] + b'"version":9' + good[head + 11:])
     assert BM25Index.load(path) is None and path.exists()   # another version: rebuilt, kept
+
+
+def _documents(n: int) -> dict[str, str]:
+    """n documents over a small vocabulary (many ties), files among symbols."""
+    rng = random.Random(7)
+    words = [f"w{i}" for i in range(120)]
+    return {(f"m{i % 30}.py" if i % 6 == 0 else f"m{i % 30}.py::s{i}"):
+            " ".join(rng.choices(words, k=rng.randint(1, 40))) for i in range(n)}
+
+
+def test_flat_base_and_dict_overlay_rank_byte_identically(tmp_path: Path) -> None:
+    """The same edits on an index that stays in dicts and on one merged into its flat base
+    every 300 entries (then saved and mapped): every score is the same float, ties and all,
+    for the whole index and for the files subset at another b."""
+    docs = _documents(1500)
+    rng = random.Random(3)
+    dicts, flat = BM25Index(overlay_entries=10**9), BM25Index(overlay_entries=300)
+    for doc_id, text in docs.items():
+        dicts.add(doc_id, text)
+        flat.add(doc_id, text)
+    assert flat._base_n > 0 and not dicts._base_n
+    for i, doc_id in enumerate(list(docs)[:200]):   # removals and re-adds hit the base
+        text = " ".join(rng.choices(["w1", "w2", "w7", "new_term"], k=5))
+        for index in (dicts, flat):
+            index.remove(doc_id) if i % 3 == 0 else index.add(doc_id, text)
+    flat.save(tmp_path / "bm25.bin")
+    for index in (dicts, flat):
+        index.add("m1.py::late", "w1 w5 new_term")
+        index.add("m2.py::digits", "w1 \u0661\u0662")    # \d+ takes any script's digits
+    flat.compact()
+    flat.add("m3.py::later", "\u0661\u0662 w2")
+    dicts.add("m3.py::later", "\u0661\u0662 w2")
+    assert flat._docs and flat._base_n and sorted(flat.ids()) == sorted(dicts.ids())
+    for q in ("w1 w2 w3", "w5", "w7 w7 w8 w100", "new_term w1", "absent w3", "é",
+              "\u0661\u0662 w1"):
+        for subset, b in ((None, None), (is_file_id, 0.9)):
+            assert (flat.search_terms(q.split(), 40, subset, b)
+                    == dicts.search_terms(q.split(), 40, subset, b)), (q, subset)
+        assert flat.idf(q.split()[0]) == dicts.idf(q.split()[0])
+    assert flat.term_frequencies("m1.py::s1") == dicts.term_frequencies("m1.py::s1")
+    assert len(flat) == len(dicts)

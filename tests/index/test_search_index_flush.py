@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 from neuralmind.engine import Workspace
-from neuralmind.index.search_index import SearchIndex
+from neuralmind.index.postings import FlatPostings
+from neuralmind.index.search_index import BM25_FILE, SearchIndex
 
 FILES = {
     "pkg/session.py": "class Session:\n    def send(self, request):\n        return request\n",
@@ -42,7 +43,7 @@ def test_deferred_writes_reach_readers_at_flush(tmp_path: Path) -> None:
     assert not reader.reload_if_changed() and not found(reader, "jitter_window")
     assert ws.index.flush() and not ws.index.unsaved and not ws.index.flush()
     assert reader.reload_if_changed() and found(reader, "jitter_window")
-    docs = json.loads((ws.state / "bm25.json").read_text(encoding="utf-8"))["docs"]
+    docs = FlatPostings.open(ws.state / BM25_FILE).ids
     meta = json.loads((ws.state / "search_meta.json").read_text(encoding="utf-8"))
     assert "pkg/retry.py::jitter_window" in docs
     assert meta["nodes"]["pkg/retry.py::jitter_window"][0] == "jitter_window"

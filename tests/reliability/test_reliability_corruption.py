@@ -15,7 +15,7 @@ from neuralmind.engine import Workspace
 
 STORES = {  # file -> (doctor check, how a command opens it)
     "graph.db": "graph store",
-    "bm25.json": "keyword index",
+    "bm25.bin": "keyword index",
     "vectors.npz": "vector index",
     "synapses.db": "synapse store",
     "memory.db": "decision memory",

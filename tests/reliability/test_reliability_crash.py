@@ -145,7 +145,7 @@ def test_a_full_build_removes_what_killed_writes_left(tmp_path: Path) -> None:
     (tmp_path / "billing.py").write_text("def total(order):\n    return order.sum\n", encoding="utf-8")
     state = tmp_path / ".neuralmind"
     state.mkdir()
-    stale, fresh = state / ".bm25.json.k1ll3d.tmp", state / ".graph.db.writing.tmp"
+    stale, fresh = state / ".bm25.bin.k1ll3d.tmp", state / ".graph.db.writing.tmp"
     for p in (stale, fresh):
         p.write_bytes(b"half a write" * 1000)
     hours_ago = time.time() - 2 * 3600

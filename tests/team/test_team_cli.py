@@ -9,8 +9,11 @@ import sys
 import tomllib
 from pathlib import Path
 
+import psycopg
 from conftest import clone
 from sample_workspace import git
+
+from neuralmind.team.pg_schema import SCHEMA
 
 CLI = [sys.executable, "-m", "neuralmind.cli.main"]
 
@@ -110,3 +113,17 @@ def test_publish_then_a_fresh_clone_pulls_the_nearest_ancestor_and_updates(
     assert again.returncode == 2 and "--force" in again.stderr
     forced = json.loads(nm("team", "pull-index", "--force", "--json", cwd=dev, env=env).stdout)
     assert forced["reextracted"] == 2
+
+    # a snapshot published before the flat keyword index (bm25.json): installed without it,
+    # said so, and the keyword index rebuilt from the graph
+    with psycopg.connect(team_db, autocommit=True) as conn:
+        conn.execute(f"UPDATE {SCHEMA}.snapshot_chunks SET name = 'bm25.json' "
+                     "WHERE name = 'bm25.bin'")
+        conn.execute(f"UPDATE {SCHEMA}.snapshots SET manifest = replace(manifest::text, "
+                     "'\"bm25.bin\"', '\"bm25.json\"')::jsonb")
+    old = json.loads(nm("team", "pull-index", "--force", "--json", cwd=dev, env=env).stdout)
+    assert "older format" in old["notice"] and old["reextracted"] == 2
+    state = dev / ".neuralmind"
+    assert (state / "bm25.bin").is_file() and not (state / "bm25.json").exists()
+    hits = json.loads(nm("search", "refund invoice", "--json", cwd=dev).stdout)
+    assert any("refund_invoice" in json.dumps(h) for h in hits["hits"][:3])
