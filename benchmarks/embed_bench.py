@@ -134,7 +134,7 @@ def bench_repo(root_name: str, threads: int) -> dict:
     return {
         "repo": root_name, "nodes": len(graph.nodes), "graph_s": graph_s, "runs": runs,
         "keyword_index_s": keyword_s, "full_update_s": update_s,
-        "index_bytes": dir_size(state, ["bm25.json", "vectors.npz", "search_meta.json",
+        "index_bytes": dir_size(state, ["bm25.bin", "vectors.npz", "search_meta.json",
                                         "vectors.usearch"]),
         "query_ms_p50": statistics.median(lat), "query_ms_p95": lat[int(0.95 * (len(lat) - 1))],
         "queries": len(lat),

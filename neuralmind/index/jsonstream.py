@@ -1,6 +1,7 @@
 """Big JSON objects written and read one member at a time.
 
-The keyword index files are ~20 MB of JSON on Django. One `json.dumps`/`json.loads`
+The search metadata is ~8 MB of JSON on Django (148 MB on the Linux kernel; the keyword
+index itself is flat arrays now, `postings.py`). One `json.dumps`/`json.loads`
 call holds the GIL for its whole run (~1 s to write, ~0.3 s to read), which freezes
 the language server's event loop although the work runs on another thread. Encoding
 or decoding member by member does the same work in small C calls, so the loop runs

@@ -180,7 +180,7 @@ class SearchIndex:
                 self.flush()
 
     def flush(self) -> bool:
-        """Write what `_save` left unsaved (the keyword index ~20 MB of JSON on Django, so
+        """Write what `_save` left unsaved (keyword index and metadata ~29 MB on Django, so
         a server writes it once the saves pause, not per save); True when it wrote.
 
         Deferred changes never overwrite a generation another process wrote meanwhile
@@ -337,7 +337,7 @@ class SearchIndex:
                 else:
                     self._pending = (self._pending - set(gone) - set(seen)) | set(todo)
                 dirty |= self._pending != pending_before
-            # rewriting ~20 MB of JSON for nothing would stall every reader (and the GIL)
+            # rewriting ~29 MB for nothing would stall every reader (and the GIL)
             if dirty or bool(gone):
                 self._save(keyword=True, vectors=bool(gone))
             if not embed or not todo:
