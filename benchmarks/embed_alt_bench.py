@@ -68,6 +68,8 @@ def main() -> None:
         raise SystemExit("--onnx FILE or --embedder SPEC")
     base = load_embedder()
     lab = rank_lab.Lab(["hist-test", "h2-test"])
+    base_res = lab.run(rv.product, rv._product_defaults())   # MiniLM, the same workspaces
+    print("MiniLM:\n" + rank_lab.brief(base_res))
     times: dict[str, tuple[float, float, int]] = {}
     for src, repo in lab.repos.items():
         texts = {i: t[2] for i, t in repo.index._texts(repo.graph, list(repo.graph.nodes)).items()}
@@ -91,7 +93,7 @@ def main() -> None:
              for q in lab.qs}
     lab.sig = [rank_lab.signals(lab.repos[q.src], q, qvecs[q.text]) for q in lab.qs]
     res = lab.run(rv.product, rv._product_defaults())
-    print(rank_lab.brief(res))
+    print("candidate:\n" + rank_lab.brief(res))
     tb = sum(t[0] for t in times.values())
     ta = sum(t[1] for t in times.values())
     print(f"embedding time over {sum(t[2] for t in times.values())} node texts: MiniLM "
