@@ -61,7 +61,8 @@ def rank(index: Any, graph: Any, question: str, k: int = 20, synapses: Any = Non
         files = _boost(files, graph, synapses, question)
         hits = interleave(hits, files, lambda h: h.node.file,
                           lambda f: RankedHit(graph.nodes[f], 0.0, {"synapse_only": True})
-                          if f in graph.nodes else None, len(hits))
+                          if f in graph.nodes else None, len(hits),
+                          lambda h: h.node.id in result.lead)
     return hits[:k], files, result.mode, result.notice
 
 

@@ -170,10 +170,15 @@ H = TypeVar("H")
 
 
 def interleave(hits: Sequence[H], files: Sequence[RankedFile], file_of: Callable[[H], str],
-               stand_in: Callable[[str], H | None], limit: int) -> list[H]:
+               stand_in: Callable[[str], H | None], limit: int,
+               lead: Callable[[H], bool] | None = None) -> list[H]:
     """Hits reordered so their files appear in the file ranking's order: the best hit of
     each ranked file first (a stand-in, such as the file itself, for a file none of whose
-    symbols is a hit), then the remaining hits in their own order, `limit` in all."""
+    symbols is a hit), then the remaining hits in their own order, `limit` in all.
+
+    Hits `lead` picks go before all of them, in their own order: a question that is only
+    a name asks for that symbol, wherever the file ranking puts its file (a small file of
+    similarly named functions can outrank it on whole-file evidence)."""
     best: dict[str, H] = {}
     for h in hits:
         best.setdefault(file_of(h), h)
@@ -186,4 +191,10 @@ def interleave(hits: Sequence[H], files: Sequence[RankedFile], file_of: Callable
             head.append(h)
     taken = {id(h) for h in head}
     tail = [h for h in hits if id(h) not in taken]
-    return (head + tail)[:limit]
+    ordered = head + tail
+    if lead is not None:
+        first = [h for h in hits if lead(h)]
+        if first:
+            moved = {id(h) for h in first}
+            ordered = first + [h for h in ordered if id(h) not in moved]
+    return ordered[:limit]

@@ -21,6 +21,7 @@ _TEST_WORDS = frozenset({"test", "tests", "testing", "pytest", "unittest", "fixt
                          "fixtures", "spec", "specs", "mock", "conftest"})
 _DOC_WORDS = frozenset(code_tokens("doc docs documentation readme changelog guide tutorial "
                                    "markdown"))
+_LOOKUP = re.compile(r"\s*`?([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(?:\(\))?`?\s*")
 _IDENT = re.compile(r"`([^`]+)`|([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(\(\))?")
 
 
@@ -59,3 +60,11 @@ def query_identifiers(query: str) -> set[str]:
         if "." in w:
             out.add(w.rsplit(".", 1)[-1])
     return out
+
+
+def lookup_name(query: str) -> str | None:
+    """The name a question consists of, lowercased (`foo_bar`, foo(), a.b.c -> c, even
+    a plain word): such a question asks for that symbol, so it leads the hits. None when
+    the question says anything more."""
+    m = _LOOKUP.fullmatch(query)
+    return m.group(1).rsplit(".", 1)[-1].lower() if m else None

@@ -54,7 +54,7 @@ from neuralmind.index.file_rank import FileRankParams, RankedFile, interleave, r
 from neuralmind.index.jsonstream import members, read_slices, write_object
 from neuralmind.index.keyword_update import apply_texts, text_hash
 from neuralmind.index.node_text import DEFAULT_TEXT, NodeTextOptions, file_children, graph_texts
-from neuralmind.index.query import Question, parse_question, query_identifiers
+from neuralmind.index.query import Question, lookup_name, parse_question, query_identifiers
 from neuralmind.index.symbol_rank import Hit, is_file_id, node_path, rank_symbols, rename
 from neuralmind.index.vectors import VectorStore
 
@@ -80,6 +80,7 @@ class SearchResult:
     mode: str            # "hybrid" | "keyword"
     notice: str = ""
     files: list[RankedFile] = field(default_factory=list)   # best first
+    lead: frozenset[str] = frozenset()   # symbols named by a question that is only a name
 
 
 _hash = text_hash
@@ -441,7 +442,7 @@ class SearchIndex:
         `pairs` maps each test file to the source files it exercises (`pairing.py`)."""
         if self.follow_writers:
             self.reload_if_changed()
-        q = parse_question(query)
+        q, name = parse_question(query), lookup_name(query)
         # 1. evidence: node BM25, nearest node vectors, exact names, whole-file BM25
         qv, notice = self._question_vector(q, mode)
         with self._lock:
@@ -450,7 +451,7 @@ class SearchIndex:
                                                 subset=is_file_id, b=FILE_BM25_B)
             nearest = (self._vectors.search(qv, max(CANDIDATES, FILE_DENSE_CANDIDATES))
                        if qv is not None else [])
-            exact = self._exact_matches(query)
+            exact = self._exact_matches(query, name)
         # 2. symbols: RRF of the node lists, exact names first, file evidence fused back
         hits = self._rank_symbols(q, node_bm25, nearest[:CANDIDATES], exact)
         # 3. files: the symbol ranking, whole-file keywords and meaning, with the priors
@@ -459,11 +460,14 @@ class SearchIndex:
                  "meaning": [node_path(i) for i, _ in nearest]}
         files = rank_files(lists, pairs or {}, about_tests=q.about_tests,
                            about_docs=q.about_docs, params=file_params)
-        # 4. the symbol hits follow the file ranking (a file with no symbol hit: the file)
+        # 4. the hits follow the file ranking (a file with no symbol hit: the file), led by
+        #    the symbols a question that is only a name names
+        lead = frozenset(i for i in exact if self._names.get(i) == name)
         hits = interleave(hits, files, lambda h: node_path(h.id),
                           lambda f: Hit(f, 0.0, reasons=["ranked by its whole file"])
-                          if f in self._names else None, k)
-        return SearchResult(hits, "hybrid" if qv is not None else "keyword", notice, files)
+                          if f in self._names else None, k, lambda h: h.id in lead)
+        return SearchResult(hits, "hybrid" if qv is not None else "keyword", notice, files,
+                            lead)
 
     def _question_vector(self, q: Question, mode: str) -> tuple[np.ndarray | None, str]:
         """The question's vector (None: keyword-only) and any notice about the mode."""
@@ -483,8 +487,9 @@ class SearchIndex:
         return rank_symbols(bm25_hits, vector_hits, exact, self._names,
                             about_tests=q.about_tests, weights=self.weights, k=self.rrf_k)
 
-    def _exact_matches(self, query: str) -> set[str]:
-        wanted = {w.lower() for w in query_identifiers(query)}
+    def _exact_matches(self, query: str, name: str | None = None) -> set[str]:
+        """Nodes named by an identifier in the question, or by `name` (a bare-name question)."""
+        wanted = {w.lower() for w in query_identifiers(query)} | ({name} if name else set())
         if not wanted:
             return set()
         if self._by_name is None:
