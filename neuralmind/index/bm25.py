@@ -45,6 +45,7 @@ log = logging.getLogger("neuralmind.index")
 
 K1 = 1.2
 B = 0.4
+LEGACY_FILE = "bm25.json"   # the JSON keyword index before postings.py: rebuilt, then removed
 
 
 class BM25Index:
@@ -321,6 +322,7 @@ class BM25Index:
         server's base then costs only the pages its questions touch."""
         self.compact()
         self._base.save(path)
+        path.with_name(LEGACY_FILE).unlink(missing_ok=True)
         self._set_base(FlatPostings.open(path, ids=self._base.ids))
 
     @classmethod

@@ -62,7 +62,6 @@ log = logging.getLogger("neuralmind.index")
 
 FORMAT_VERSION = 1
 BM25_FILE = "bm25.bin"          # flat postings (postings.py)
-LEGACY_BM25_FILE = "bm25.json"  # the JSON keyword index before it: rebuilt, then removed
 VECTORS_FILE = "vectors.npz"
 META_FILE = "search_meta.json"
 
@@ -193,7 +192,6 @@ class SearchIndex:
             keyword, vectors = self._unsaved["keyword"], self._unsaved["vectors"]
             if keyword:
                 self._bm25.save(paths[BM25_FILE])
-                (self.state_dir / LEGACY_BM25_FILE).unlink(missing_ok=True)
                 head = json.dumps({"format": FORMAT_VERSION, "pending": sorted(self._pending)},
                                   separators=(",", ":"), ensure_ascii=False)
                 write_object(paths[META_FILE], head[:-1] + ',"nodes":',

@@ -36,7 +36,8 @@ import psycopg
 from neuralmind import config
 from neuralmind.errors import EngineError
 from neuralmind.graph.store import GRAPH_FILE
-from neuralmind.index.search_index import BM25_FILE, LEGACY_BM25_FILE, META_FILE, VECTORS_FILE
+from neuralmind.index.bm25 import LEGACY_FILE as LEGACY_BM25_FILE
+from neuralmind.index.search_index import BM25_FILE, META_FILE, VECTORS_FILE
 from neuralmind.statedir import exclusive_lock
 from neuralmind.team.pg_schema import SCHEMA
 from neuralmind.team.remote import RemoteStore
