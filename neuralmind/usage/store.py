@@ -243,6 +243,14 @@ class UsageStore:
         return out
 
     # --- reading --------------------------------------------------------------------------
+    @_fail_open(lambda: None)
+    def version(self) -> tuple[int, int] | None:
+        """Changes to the answers since this store was opened: rows this connection wrote,
+        and SQLite's data_version (moved by any other connection's commit: a CLI answer).
+        Equal versions mean an equal savings report, so it is not read again."""
+        db = self._db()
+        return db.total_changes, int(db.execute("PRAGMA data_version").fetchone()[0])
+
     @_fail_open(list)
     def answers(self, since: float | None = None, top: int = USE_UNUSED_TOP) -> list[dict[str, Any]]:
         """Every answer (since a time), oldest first, with its use counted in SQL: `returned`
