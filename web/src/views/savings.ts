@@ -56,9 +56,11 @@ export class SavingsView extends BoardView<Savings> {
     const tokensEl = h("div", { class: "chart", id: "chart-tokens" });
     const precisionEl = h("div", { class: "chart", id: "chart-precision" });
     replace(this.body,
-      h("p", { id: "savings-totals" }, `${fmtInt(o.answers)} answers: ${fmtInt(o.tokens_served)} tokens served ` +
-        `instead of ${fmtInt(o.codebase_tokens)} (the whole codebase each time` +
-        (o.ratio ? `, ×${o.ratio.toFixed(1)}` : "") + `), since ${s.days[0].day}`),
+      h("p", { id: "savings-totals" }, `${fmtInt(o.answers)} ${o.answers === 1 ? "answer" : "answers"}: ` +
+        `${fmtInt(o.tokens_served)} tokens served` + (s.codebase_tokens_now === null
+          ? " (the whole codebase is counted a minute after the server starts)"
+          : ` instead of ${fmtInt(o.codebase_tokens)} (the whole codebase each time` +
+            (o.ratio && o.ratio > 1 ? `, ${o.ratio.toFixed(1)}× fewer` : "") + ")") + `, since ${s.days[0].day}`),
       h("h3", null, "Tokens per day"), tokensEl,
       h("h3", null, "Precision by use"), precisionEl,
       h("table", { class: "channels", id: "savings-channels" },
