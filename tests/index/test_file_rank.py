@@ -225,3 +225,12 @@ def test_pairs_are_kept_across_a_body_save_and_follow_a_new_test(tmp_path: Path)
     ws.update_files(["app/tax.py", "tests/test_tax.py"])
     assert source_pairs(ws.graph) == {"tests/test_billing.py": ["app/billing.py"],
                                       "tests/test_tax.py": ["app/tax.py"]}
+    # same files, new cross-file references: a test named for nothing pairs by what it calls
+    misc = tmp_path / "tests" / "test_misc.py"
+    misc.write_text("def test_nothing():\n    pass\n")
+    ws.update_files(["tests/test_misc.py"])
+    assert "tests/test_misc.py" not in source_pairs(ws.graph)
+    misc.write_text("from app.billing import rounded, total\n\n\n"
+                    "def test_both():\n    assert rounded(total([1.2])) == 1\n")
+    ws.update_files(["tests/test_misc.py"])
+    assert source_pairs(ws.graph)["tests/test_misc.py"] == ["app/billing.py"]
