@@ -26,8 +26,9 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-BATCH, SEED, WEAKEN, USED, RECORD = (
-    "synapse.batch", "synapse.seed", "synapse.weaken", "retrieval.used", "record.put")
+BATCH, SEED, WEAKEN, USED, RECORD, QUESTION = (
+    "synapse.batch", "synapse.seed", "synapse.weaken", "retrieval.used", "record.put",
+    "retrieval.question")
 
 TABLES = (
     """CREATE TABLE IF NOT EXISTS team_outbox (

@@ -324,8 +324,10 @@ class SynapseLayer:
         did not open or change. Kept files strengthen the question -> files association;
         unused ones weaken it, down to none (SynapseStore.question_scores)."""
         if question.strip() and (kept or unused):
+            share = self._sharing()
             self.store.record_question(self.namespace, session, question.strip(), [],
-                                       list(kept), ts, unused=list(unused))
+                                       list(kept), ts, unused=list(unused), share=share)
+            self._shared(share)
 
     # --- seeding ------------------------------------------------------------------------
     def seed_structural(self, edges: Iterable[tuple[str, str, int]],

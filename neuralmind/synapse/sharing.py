@@ -27,6 +27,8 @@ from neuralmind.synapse.namespaces import SHARED
 from neuralmind.synapse.seeding import structural_weight
 
 _VIEW_KEY = "team_view"   # synapses.db meta: which team mirror the shared rows show
+_QUESTIONS_KEY = "team_questions"   # "<mirror> <n>": teammates' questions shown, through n
+TEAM_SESSION = "team:"    # the session of a teammate's question: "team:<author>"
 
 
 def append(conn: sqlite3.Connection, kind: str, payload: dict[str, Any], now: float) -> None:
@@ -84,6 +86,17 @@ def seeds(conn: sqlite3.Connection, now: float, pairs: Iterable[tuple[str, str, 
         append(conn, outbox.SEED, payload, now)
 
 
+def question(conn: sqlite3.Connection, tokens: Sequence[str], files: Sequence[str],
+             unused: Sequence[str], now: float) -> None:
+    """What an answer's use taught, for the team: the question's words (never its text or
+    session), the files kept after it and those its answer returned unused."""
+    cap = config.TEAM_QUESTION_MAX_ITEMS
+    if tokens and (files or unused):
+        append(conn, outbox.QUESTION, {"ts": now, "tokens": list(tokens)[:cap],
+                                       "files": list(files)[:cap], "unused": list(unused)[:cap]},
+               now)
+
+
 class SharedView(outbox.OutboxView):
     """The team component's exchange with the store, inside one of its transactions."""
 
@@ -117,3 +130,30 @@ class SharedView(outbox.OutboxView):
                        "updated = max(updated, :now) WHERE a = :a AND b = :b AND namespace = :ns",
                        floors)
         return len(synapses) + len(transitions) + len(activations)
+
+    # --- teammates' questions (answers scored by use) -----------------------------------------
+    def questions_shown(self, mirror: str) -> int:
+        """Through which of `mirror`'s questions this store shows teammates' ones; a store
+        showing another mirror's (or none) drops them and starts again from 0."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?",
+                                (_QUESTIONS_KEY,)).fetchone()
+        shown, _, through = (str(row[0]) if row else "").rpartition(" ")
+        if row and shown == mirror:
+            return int(through)
+        self.conn.execute("DELETE FROM questions WHERE session LIKE ?", (TEAM_SESSION + "%",))
+        self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (_QUESTIONS_KEY,
+                                                                         f"{mirror} 0"))
+        return 0
+
+    def show_questions(self, mirror: str, through: int,
+                       rows: Sequence[tuple[str, float, str, str, str]]) -> int:
+        """Teammates' questions (author, ts, tokens, files JSON, unused JSON) into the
+        question memory that ranking reads, as `team:<author>` sessions whose query is
+        their words; then the mark. Returns the rows."""
+        self.conn.executemany(
+            "INSERT INTO questions(namespace, session, query, tokens, hits, files, ts, unused) "
+            "VALUES (?, ?, ?, ?, '[]', ?, ?, ?)",
+            [(SHARED, TEAM_SESSION + a, t, t, f, ts, u) for a, ts, t, f, u in rows])
+        self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (_QUESTIONS_KEY,
+                                                                         f"{mirror} {through}"))
+        return len(rows)
