@@ -165,6 +165,16 @@ def _remember(conn: sqlite3.Connection, atom_id: str, rtype: str, author: str, s
                  (atom_id, rtype, author, seq, digest))
 
 
+def exchange_needed(store: MemoryStore, mirror: str) -> bool:
+    """Whether the team sync has something to collect from `store`, or it shows another
+    mirror (a read: most rounds have neither, and need no write transaction)."""
+    try:
+        with store.read() as conn:
+            return bool(outbox.count(conn)) or RecordView(store, conn).shows() != mirror
+    except sqlite3.Error:
+        return True          # the exchange's own transaction says what is wrong
+
+
 @contextlib.contextmanager
 def record_view(store: MemoryStore) -> Iterator[RecordView]:
     """The team component's exchange with `store`, in one write transaction of it; once it

@@ -54,7 +54,8 @@ class SynapseBridge:
         layer = self._layer()
         if layer is None or layer.disabled:
             return 0
-        more = True
+        more = layer.exchange_needed(self.local.author)
+        whole = False
         while more:        # a backlog (after an outage) is collected a batch per transaction
             with layer.shared_view() as view:
                 more = self._collect(view)
@@ -151,15 +152,19 @@ class RecordBridge:
     """The memory store's shared records, kept equal to the team's current view."""
 
     def __init__(self, local: TeamLocal,
-                 view: Callable[[], AbstractContextManager[RecordStore] | None]) -> None:
+                 view: Callable[[], AbstractContextManager[RecordStore] | None],
+                 needed: Callable[[str], bool] | None = None) -> None:
         self.local = local
         self._view = view      # None while there is no memory store to exchange with
+        # whether the store has events to collect or shows another mirror (a read; None:
+        # always look, in a write transaction)
+        self._needed = needed
 
     def exchange(self) -> int:
         """Collect the outbox, then apply the records whose view changed, a batch per
         transaction (every record when the store shows another mirror, or none yet).
         Returns the atoms written."""
-        more, whole = True, False
+        more, whole = self._needed is None or self._needed(self.local.author), False
         while more:
             opened = self._view()
             if opened is None:

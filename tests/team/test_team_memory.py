@@ -178,7 +178,6 @@ WRITER = textwrap.dedent("""
     from neuralmind import config
     config.TEAM_PUSH_BATCH = 10          # many small transactions: the kill lands mid-sync
     from neuralmind.engine import Workspace
-from neuralmind.events import bus
     ws = Workspace(Path(sys.argv[1]))
     for i in range(int(sys.argv[2])):
         ws.memory.remember(f"lesson number {i}", "lesson")
