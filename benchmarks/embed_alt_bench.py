@@ -14,6 +14,11 @@ names it here). Tokenizer: the engine's shipped one (the same BERT uncased vocab
 For each history project, every node text is embedded by both models in the same run
 (alternating, so both see the same machine load); the candidate's vectors then replace
 MiniLM's in the engine's own ranking (rank_lab's "product" variant) on both test sets.
+
+`--embedder SPEC` takes a model from embed_candidates.py instead (any width: each
+repository's vector store is replaced by one of the candidate's dimension, in memory only):
+
+    python benchmarks/embed_alt_bench.py --embedder use-m:FILE
 """
 
 from __future__ import annotations
@@ -45,14 +50,26 @@ def alt_embedder(onnx: Path, output: str) -> Any:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--onnx", type=Path, required=True)
+    ap.add_argument("--onnx", type=Path)
     ap.add_argument("--output", default="onnx::Shape_422")
+    ap.add_argument("--embedder", help="a model of embed_candidates.py instead of --onnx")
     args = ap.parse_args()
     from neuralmind.index.embedder import load_embedder
+    from neuralmind.index.vectors import VectorStore
 
-    alt = alt_embedder(args.onnx, args.output)
+    if args.embedder:
+        from embed_candidates import load_candidate
+
+        alt = load_candidate(args.embedder)
+        alt.model_id = f"alt:{args.embedder.split(':')[0]}"
+    elif args.onnx:
+        alt = alt_embedder(args.onnx, args.output)
+    else:
+        raise SystemExit("--onnx FILE or --embedder SPEC")
     base = load_embedder()
     lab = rank_lab.Lab(["hist-test", "h2-test"])
+    base_res = lab.run(rv.product, rv._product_defaults())   # MiniLM, the same workspaces
+    print("MiniLM:\n" + rank_lab.brief(base_res))
     times: dict[str, tuple[float, float, int]] = {}
     for src, repo in lab.repos.items():
         texts = {i: t[2] for i, t in repo.index._texts(repo.graph, list(repo.graph.nodes)).items()}
@@ -69,13 +86,14 @@ def main() -> None:
         pos = {i: k for k, i in enumerate(ids)}
         repo.vec_ids = [i for i in repo.vec_ids if i in pos]
         repo.vecs = np.stack([vecs[pos[i]] for i in repo.vec_ids]).astype(np.float32)
-        store = repo.index._vectors
-        store.clear(alt.model_id)
+        store = VectorStore(alt.model_id, dim=vecs.shape[1])
         store.upsert(ids, vecs, ["" for _ in ids])
-    qvecs = {q.text: alt.embed([q.text])[0] for q in lab.qs}
+        repo.index._vectors = store
+    qvecs = {q.text: (alt.embed_query(q.text) if args.embedder else alt.embed([q.text])[0])
+             for q in lab.qs}
     lab.sig = [rank_lab.signals(lab.repos[q.src], q, qvecs[q.text]) for q in lab.qs]
     res = lab.run(rv.product, rv._product_defaults())
-    print(rank_lab.brief(res))
+    print("candidate:\n" + rank_lab.brief(res))
     tb = sum(t[0] for t in times.values())
     ta = sum(t[1] for t in times.values())
     print(f"embedding time over {sum(t[2] for t in times.values())} node texts: MiniLM "

@@ -2,13 +2,16 @@
 """The recall levers of issue #16 wave C, on the memory eval's dev half (BENCHMARKS.md "Memory").
 
     python benchmarks/memory_levers.py [--parity 0|1] [--json]
+    python benchmarks/memory_levers.py --embedder e5q4:DIR     # another model (embed_candidates.py)
 
 Each question's signals are recorded once from the real pipeline (the eval's workspace, as
 `memory_bench.py eval` builds it): the FTS5 bm25 scores, the hubs it names, the code search's
 relevance per atom, and the cosine of the question with each atom under several embedded
 texts (the real model). The fusion forms are then applied offline, so a lever costs
 milliseconds instead of a rebuild. Recall@5 per set; `--parity 1` reads the test half
-(report it for the chosen lever only: choosing reads dev).
+(report it for the chosen lever only: choosing reads dev). `--embedder` puts another model
+in the memory's place (the code search keeps the engine's) and prints semantic-only and the
+shipped fusion on both halves, with each model's embedding time.
 """
 
 from __future__ import annotations
@@ -19,10 +22,12 @@ import json
 import math
 import statistics
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from embed_candidates import Candidate, load_candidate
 from memory_bench import SETS, load, seeded_workspace, uptime
 
 from neuralmind import config
@@ -45,10 +50,17 @@ def views(data: dict[str, Any]) -> dict[str, list[str]]:
                                            .strip() for x in a]}
 
 
-def record(data: dict[str, Any]) -> tuple[list[str], dict[str, list[Row]]]:
+def record(data: dict[str, Any], model: Candidate | None = None,
+           timing: dict[str, float] | None = None) -> tuple[list[str], dict[str, list[Row]]]:
     embedder = get_embedder()
+    embed = model.embed if model else embedder.embed
+    embed_query = model.embed_query if model else (lambda t: embedder.embed([t])[0])
     keys = [x["key"] for x in data["atoms"]]
-    mats = {name: embedder.embed(texts) for name, texts in views(data).items()}
+    t0 = time.perf_counter()
+    mats = {name: embed(texts) for name, texts in views(data).items()}
+    if timing is not None:
+        timing["documents"] = time.perf_counter() - t0
+        timing["questions"] = 0.0
     with tempfile.TemporaryDirectory(prefix="memory-levers-") as tmp:
         ws, ids = seeded_workspace(data, Path(tmp) / "neuralmind")
         mem, conn = ws.memory, ws.memory.connection()
@@ -60,7 +72,10 @@ def record(data: dict[str, Any]) -> tuple[list[str], dict[str, list[Row]]]:
             rows = []
             for i, item in enumerate(data[s]):
                 q = item["q"]
-                qv = embedder.embed([q])[0]
+                t0 = time.perf_counter()
+                qv = embed_query(q)
+                if timing is not None:
+                    timing["questions"] += time.perf_counter() - t0
                 lex = R._lexical(mem, conn, q, config.RECALL_DEPTH)
                 named = hubs.named(mem.hub_list(), q)
                 code = R._code(conn, _code_hits(mem, ws.search, q), config.RECALL_DEPTH)
@@ -137,11 +152,36 @@ def measure(rows: dict[str, list[Row]], parity: int, rank: Callable[[Row], list[
     return out
 
 
+def compare(spec: str) -> dict[str, Any]:
+    """One model in the memory's place: semantic-only and the shipped fusion, both halves."""
+    data = load()
+    model = load_candidate(spec)
+    timing: dict[str, float] = {}
+    keys, rows = record(data, model, timing)
+    n_docs = sum(len(t) for t in views(data).values())
+    n_q = sum(len(data[s]) for s in SETS)
+    out: dict[str, Any] = {"model": model.name, "load": uptime(),
+                           "ms per document": round(1000 * timing["documents"] / n_docs, 2),
+                           "ms per question": round(1000 * timing["questions"] / n_q, 2)}
+    for p, half in ((0, "dev"), (1, "test")):
+        out[f"{half}: semantic only (label + text + about names)"] = measure(
+            rows, p, lambda r: sorted(keys, key=lambda k: -r["cos"]["label + text + about names"][k]))
+        out[f"{half}: shipped fusion (gate, max, about names)"] = measure(
+            rows, p, lambda r: fused(r, "label + text + about names", "max", 2.0, 1.0, True))
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--parity", type=int, choices=(0, 1), default=0)
+    parser.add_argument("--embedder", help="compare a model: minilm or e5q4:DIR")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    if args.embedder:
+        result = compare(args.embedder)
+        print(json.dumps(result, indent=2) if args.json else
+              "\n".join(f"{k:60s} {v}" for k, v in result.items()))
+        return
     keys, rows = record(load())
     p = args.parity
     table: dict[str, Any] = {"load": uptime(), "half": "dev" if p == 0 else "test"}

@@ -157,6 +157,20 @@ def text_hash(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8")).hexdigest()
 
 
+# The model whose cached vectors are keyed by the text's hash alone: the shipped one, as
+# every store keyed them before keys named a model (so no store re-embeds on that upgrade).
+SHIPPED_MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
+
+
+def vector_key(model_id: str, text: str) -> str:
+    """What an atom's cached vector is keyed by: its embedded text and the model that embedded
+    it. Two models' vectors are not comparable (a NEURALMIND_MODEL_DIR model, or a changed
+    shipped one, against vectors cached before it), so a vector cached by another model is
+    stale and the atom is embedded again, once."""
+    h = text_hash(text)
+    return h if model_id == SHIPPED_MODEL_ID else f"{h}:{model_id}"
+
+
 def cache_vectors(write: Any, rows: list[tuple[str, str, bytes]]) -> None:
     """Store (atom id, text hash, vector) rows; a locked or read-only store caches next time."""
     try:
@@ -170,9 +184,9 @@ def semantic_ranking(conn: sqlite3.Connection, question: str, scope: Scope, limi
                      write: Any) -> tuple[list[tuple[int, float]], int]:
     """(seq, cosine) best first above the floor, and how many atoms were embedded.
 
-    Vectors are cached in atom_vectors keyed by a hash of the embedded text, so only
-    atoms recorded or amended since the last search are embedded again. `write` is the
-    store's write-transaction context manager.
+    Vectors are cached in atom_vectors keyed by the embedded text and the model
+    (`vector_key`), so only atoms recorded or amended since the last search, or cached by
+    another model, are embedded again. `write` is the store's write-transaction context manager.
     """
     embedder = get_embedder()
     where, params = scope
@@ -183,7 +197,7 @@ def semantic_ranking(conn: sqlite3.Connection, question: str, scope: Scope, limi
     if not rows:
         return [], 0
     texts = [atom_text(r["label"], r["text"], r["about"]) for r in rows]
-    hashes = [text_hash(t) for t in texts]
+    hashes = [vector_key(embedder.model_id, t) for t in texts]
     stale = [i for i, r in enumerate(rows) if r["text_hash"] != hashes[i]]
     vectors: list[np.ndarray] = [
         np.frombuffer(r["vector"], dtype=np.float32) if r["vector"] is not None else np.zeros(0, np.float32)

@@ -1,7 +1,7 @@
 """The recall-side vector cache: every recallable atom's vector as one matrix in memory.
 
-Vectors are stored in `atom_vectors` (float32, L2-normalised, keyed by a hash of the
-embedded text, shared with decision search); recall needs them all at once, so they are
+Vectors are stored in `atom_vectors` (float32, L2-normalised, keyed by the embedded text
+and the model, shared with decision search); recall needs them all at once, so they are
 kept here as one matrix and reloaded only when the store's content generation moves (an
 atom written, changed or deleted, by this process or another). Atoms whose text has no
 current vector are embedded on the way and cached. Without the model, `refresh` reports
@@ -20,7 +20,7 @@ import numpy as np
 
 from neuralmind.errors import EngineError
 from neuralmind.index.embedder import DIM
-from neuralmind.memory.search import ABOUT_SQL, atom_text, cache_vectors, get_embedder, text_hash
+from neuralmind.memory.search import ABOUT_SQL, atom_text, cache_vectors, get_embedder, vector_key
 
 log = logging.getLogger("neuralmind.memory")
 
@@ -38,18 +38,21 @@ class VectorCache:
         self.matrix = np.zeros((0, DIM), dtype=np.float32)
         self.index: dict[int, int] = {}   # seq -> row
         self.unavailable = ""          # why there are no vectors (the model is missing)
+        self.model_id = ""             # the model the matrix holds vectors of
         self._lock = threading.Lock()
 
     def refresh(self, conn: sqlite3.Connection, write: Callable[[], Any], generation: int) -> None:
-        """Reload when the store changed since the last load (embedding what is missing)."""
+        """Reload when the store or the model changed since the last load (embedding what is
+        missing: an atom new or changed, or cached by another model)."""
         with self._lock:
-            if generation == self.generation and not self.unavailable:
-                return
             try:
                 embedder = get_embedder()
             except EngineError as e:
                 self.unavailable = e.message
                 self.generation = generation
+                return
+            if (generation == self.generation and embedder.model_id == self.model_id
+                    and not self.unavailable):
                 return
             self.unavailable = ""
             rows = conn.execute(
@@ -57,7 +60,7 @@ class VectorCache:
                 f"LEFT JOIN atom_vectors v ON v.atom_id = a.id WHERE {RECALL_SCOPE} "
                 "ORDER BY a.seq").fetchall()
             texts = [atom_text(r[2], r[3], r[6]) for r in rows]
-            hashes = [text_hash(t) for t in texts]
+            hashes = [vector_key(embedder.model_id, t) for t in texts]
             stale = [i for i, r in enumerate(rows) if r[4] != hashes[i]]
             matrix = np.zeros((len(rows), DIM), dtype=np.float32)
             for i, r in enumerate(rows):
@@ -73,6 +76,7 @@ class VectorCache:
             self.matrix = matrix
             self.index = {int(s): i for i, s in enumerate(self.seqs.tolist())}
             self.generation = generation
+            self.model_id = embedder.model_id
 
     def similarities(self, question: str) -> np.ndarray:
         """Cosine of every cached atom (row order of `seqs`) with the question."""

