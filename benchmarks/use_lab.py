@@ -223,23 +223,36 @@ LEVERS: dict[str, tuple[Callable[[list[Row]], Callable[[Row], Any]],
     "recency prior (10 commits), 0.05": (lambda h: recency(h, 10), boosted, .05),
     "answer-overlap kNN (top-5 Jaccard, 5 nearest), 0.10": (answer_overlap, boosted, .1),
     "per-file use rate (kept / returned), 0.10": (use_rate, signed_boost, .1),
+    # FRESH4: the learned files displace right cold answers more often than they lift wrong
+    # ones, so apply them only where the cold ranking is unsure, or only inside its top ten
+    "shipped, scaled by the cold ranking's doubt (1 - top-2 margin), 0.10": (
+        shipped, lambda r, x, w: boosted_two(r, *x, weight=w, gate=True), .1),
+    "shipped, cold top 10 only (no file enters), 0.10": (
+        shipped, lambda r, x, w: boosted_two(r, *x, weight=w, within=10), .1),
 }
 
 
-def boosted_two(r: Row, asked: Scores, spread: Scores) -> list[str]:
+def boosted_two(r: Row, asked: Scores, spread: Scores, weight: float = .1, gate: bool = False,
+                within: int | None = None) -> list[str]:
     """retrieve._boost: SYNAPSE_BOOST x best x min(1, spread) + QUESTION_BOOST x best x the
-    normalised question memory (0.10 each), files reached only this way at half."""
+    normalised question memory (0.10 each), files reached only this way at half. `gate`
+    scales both by 1 - (top1 - top2) / top1 of the cold ranking; `within` boosts only its
+    first files and lets none enter."""
     files = dict(r["files"])
     if not files:
         return []
-    best = max(files.values())
-    boost: Scores = {f: .1 * best * min(1.0, e) for f, e in spread.items()}
+    order = sorted(files.values(), reverse=True)
+    best = order[0]
+    if gate and best > 0:
+        weight *= 1 - (best - (order[1] if len(order) > 1 else 0.0)) / best
+    allowed = set(sorted(files, key=lambda f: -files[f])[:within]) if within else set(files)
+    boost: Scores = {f: weight * best * min(1.0, e) for f, e in spread.items()}
     for f, p in normalised(asked).items():
-        boost[f] = boost.get(f, 0.0) + .1 * best * p
+        boost[f] = boost.get(f, 0.0) + weight * best * p
     for f, b in boost.items():
-        if f in files:
+        if f in allowed:
             files[f] += b
-        elif b > 0:
+        elif b > 0 and within is None and f not in files:
             files[f] = .5 * b
     return [f for f, _ in sorted(files.items(), key=lambda kv: (-kv[1], kv[0]))]
 

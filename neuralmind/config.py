@@ -316,6 +316,8 @@ TEAM_MEMORY_TYPES = ("decision", "lesson", "preference")  # team-visible atoms (
                                      # facts and open loops are personal working memory
 TEAM_RECORD_BATCH = 200              # record versions applied to memory.db per transaction: each
                                      # rewrites an atom's rows and FTS entry (~1 ms), the lock stays short
+TEAM_QUESTION_MAX_ITEMS = 200        # words or files in one shared question (#20, answers scored by
+                                     # use): a real one has < 30; a peer's larger one is refused
 
 @dataclass
 class WorkspaceConfig:

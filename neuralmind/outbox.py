@@ -26,8 +26,9 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-BATCH, SEED, WEAKEN, USED, RECORD = (
-    "synapse.batch", "synapse.seed", "synapse.weaken", "retrieval.used", "record.put")
+BATCH, SEED, WEAKEN, USED, RECORD, QUESTION = (
+    "synapse.batch", "synapse.seed", "synapse.weaken", "retrieval.used", "record.put",
+    "retrieval.question")
 
 TABLES = (
     """CREATE TABLE IF NOT EXISTS team_outbox (
@@ -103,6 +104,32 @@ def count(conn: sqlite3.Connection) -> int:
 def acknowledge(conn: sqlite3.Connection, up_to: int) -> int:
     """Forget entries the server holds (seq <= up_to); how many."""
     return conn.execute("DELETE FROM team_outbox WHERE seq <= ?", (up_to,)).rowcount
+
+
+def carry(old: sqlite3.Connection, fresh: sqlite3.Connection) -> bool:
+    """Install the outbox of a store being salvaged into `fresh` (inside its transaction,
+    before the readable entries are copied) with `old`'s author and numbering, when the
+    old counter is readable: a new event must never reuse an (author, seq) the server
+    already has (it would be taken for a re-sent one and dropped). Otherwise the outbox
+    gets a new author (at worst one batch pushed but not acknowledged counts twice).
+    Returns whether the identity was kept."""
+    try:
+        author = old.execute("SELECT value FROM team_outbox_meta WHERE key = 'author'").fetchone()
+        counter = old.execute("SELECT seq FROM sqlite_sequence WHERE name = 'team_outbox'"
+                              ).fetchone()
+    except sqlite3.DatabaseError:
+        author = counter = None
+    for statement in TABLES:
+        fresh.execute(statement)
+    if author and counter:
+        fresh.execute("INSERT OR IGNORE INTO team_outbox_meta VALUES ('author', ?)", author)
+        fresh.execute("UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'team_outbox'",
+                      counter)
+        fresh.execute("INSERT INTO sqlite_sequence (name, seq) SELECT 'team_outbox', ? WHERE "
+                      "NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'team_outbox')",
+                      counter)
+    install(fresh)
+    return bool(author and counter)
 
 
 def _user() -> str:

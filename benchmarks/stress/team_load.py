@@ -55,7 +55,7 @@ from pgcluster import Cluster  # noqa: E402
 
 from neuralmind import outbox  # noqa: E402
 from neuralmind.errors import InvalidArgument  # noqa: E402
-from neuralmind.memory.sharing import record_view, share  # noqa: E402
+from neuralmind.memory.sharing import exchange_needed, record_view, share  # noqa: E402
 from neuralmind.memory.store import MemoryStore  # noqa: E402
 from neuralmind.synapse.layer import SynapseLayer  # noqa: E402
 from neuralmind.team import views  # noqa: E402
@@ -94,7 +94,8 @@ def worker(args: argparse.Namespace) -> None:
 
     task = SyncTask(TeamSync(local, args.dsn, REPO, on_ingest=on_ingest,
                              bridges=[SynapseBridge(local, lambda: layer),
-                                      RecordBridge(local, lambda: record_view(memory))]),
+                                      RecordBridge(local, lambda: record_view(memory),
+                                                   lambda m: exchange_needed(memory, m))]),
                     poll_seconds=5.0)
     layer.on_share = hook.on_write = task.kick
     task.start()

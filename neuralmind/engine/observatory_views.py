@@ -2,8 +2,8 @@
 
 A mixin of `Workspace` (workspace.py holds the behaviour the editors and agents use; the
 page's views are a concern of their own, and together they passed the 500-line rule).
-`savings_board` is the event log's view of tokens served and replaced (the Savings page);
-`Workspace.savings` is usage.db's report of answers scored by use (`neuralmind savings`).
+The Savings page shows `Workspace.savings` (usage.db's report, the CLI's and the status's
+too), not a view of its own.
 """
 
 from __future__ import annotations
@@ -59,11 +59,6 @@ class ObservatoryViews:
 
     def dream_diary(self) -> dict[str, Any]:
         return boards.dream_diary(self.state)
-
-    def savings_board(self) -> dict[str, Any]:
-        """Tokens served against tokens replaced per day, and precision by use (event log)."""
-        flush_event_log(0.2)          # this process's newest events too
-        return activity.savings(self.root)
 
     def recent_events(self, limit: int) -> list[dict[str, Any]]:
         """The newest `limit` events of the log, oldest first (every process's)."""

@@ -47,7 +47,8 @@ class WorkspaceTeam:
         # psycopg and the team component (~60 ms) load only when a team is used
         from neuralmind.team.service import Team
 
-        return Team(self.root, synapses=self._synapses_or_none, records=self._team_records)
+        return Team(self.root, synapses=self._synapses_or_none, records=self._team_records,
+                    records_needed=self._team_records_needed)
 
     def team_sync_task(self, on_change: Callable[[int], None] | None = None) -> SyncTask | None:
         """A server's team sync (not started) when a store is configured, woken by every
@@ -84,6 +85,13 @@ class WorkspaceTeam:
         store = self.memory
         store.connection()
         return None if store.read_only_reason else record_view(store)
+
+    def _team_records_needed(self, mirror: str) -> bool:
+        """Whether the memory store has team events to collect or shows another mirror."""
+        # loaded with the team component (the sync calls this)
+        from neuralmind.memory.sharing import exchange_needed
+
+        return exchange_needed(self.memory, mirror)
 
     def decisions_audit(self, stale: bool = False, orphaned: bool = False) -> AuditReport:
         """The decisions audit, with the concurrent edits the team store kept: a decision

@@ -13,6 +13,7 @@ import sqlite3
 from pathlib import Path
 from urllib.parse import quote
 
+from neuralmind import outbox
 from neuralmind.errors import CodedError
 from neuralmind.memory import migrate
 from neuralmind.memory.tables import FTS_TABLE, FTS_VIEW, SCHEMA_VERSION, TABLES
@@ -153,6 +154,10 @@ def initialise(path: Path, use_fts: bool) -> None:
 
 SALVAGED_TABLES = ("meta", "atoms", "hubs", "atom_hubs", "edges", "decision_records",
                    "decision_fingerprints", "atom_vectors", "pending", "ratings")
+# created on first use by the team write hook (memory/sharing.py), so not in TABLES: the
+# outbox (its meta table with it) and the versions this machine shows are learned memory too
+SALVAGED_IF_PRESENT = ("team_outbox", "team_records")
+_OUTBOX = "team_outbox"
 
 
 def _damage(path: Path) -> str | None:
@@ -195,6 +200,7 @@ def salvage(path: Path, problem: str, use_fts: bool) -> dict[str, int]:
                 new.execute("BEGIN IMMEDIATE")
                 for table in (migrate.V1_SALVAGED if legacy else SALVAGED_TABLES):
                     copied[table] = _copy_readable(old, new, table)
+                copied.update(_copy_team_tables(old, new))
                 if use_fts and not legacy:
                     rebuild_fts(new)
                 new.execute("COMMIT")
@@ -212,6 +218,28 @@ def salvage(path: Path, problem: str, use_fts: bool) -> dict[str, int]:
     log.warning("%s was damaged (%s); rebuilt from its readable rows: %s atoms, %s decisions "
                 "recovered", path, problem, copied.get("atoms", 0),
                 copied.get("decision_records", copied.get("decisions", 0)))
+    return copied
+
+
+def _copy_team_tables(old: sqlite3.Connection, new: sqlite3.Connection) -> dict[str, int]:
+    """The team tables the damaged file had, with their readable rows; the outbox keeps
+    its author and numbering when they are readable (`outbox.carry`)."""
+    copied: dict[str, int] = {}
+    for table in SALVAGED_IF_PRESENT:
+        try:
+            row = old.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?",
+                              (table,)).fetchone()
+        except sqlite3.DatabaseError:
+            row = None
+        if not (row and row[0]):
+            continue
+        if table == _OUTBOX:
+            if not outbox.carry(old, new):
+                log.warning("memory.db's team outbox numbering was unreadable: its unpushed "
+                            "events go out under a new author")
+        else:
+            new.execute(row[0])
+        copied[table] = _copy_readable(old, new, table)
     return copied
 
 

@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from neuralmind import config, outbox
+from neuralmind.events import bus
 from neuralmind.memory import atoms
 from neuralmind.memory.atoms import Atom
 from neuralmind.memory.db import Change
@@ -164,11 +165,25 @@ def _remember(conn: sqlite3.Connection, atom_id: str, rtype: str, author: str, s
                  (atom_id, rtype, author, seq, digest))
 
 
+def exchange_needed(store: MemoryStore, mirror: str) -> bool:
+    """Whether the team sync has something to collect from `store`, or it shows another
+    mirror (a read: most rounds have neither, and need no write transaction)."""
+    try:
+        with store.read() as conn:
+            return bool(outbox.count(conn)) or RecordView(store, conn).shows() != mirror
+    except sqlite3.Error:
+        return True          # the exchange's own transaction says what is wrong
+
+
 @contextlib.contextmanager
 def record_view(store: MemoryStore) -> Iterator[RecordView]:
-    """The team component's exchange with `store`, in one write transaction of it."""
+    """The team component's exchange with `store`, in one write transaction of it; once it
+    commits, the event bus hears of every teammate's version applied (the observatory's
+    Decisions and Memory views reload, as for a local write)."""
     with store.write() as conn:
-        yield RecordView(store, conn)
+        view = RecordView(store, conn)
+        yield view
+    view.announce()
 
 
 class RecordView(outbox.OutboxView):
@@ -179,6 +194,27 @@ class RecordView(outbox.OutboxView):
     def __init__(self, store: MemoryStore, conn: sqlite3.Connection) -> None:
         super().__init__(conn)
         self.store = store
+        self._applied: list[tuple[str, str, dict[str, Any]]] = []   # for `announce`
+
+    def announce(self) -> None:
+        """Publish what was applied (after the transaction committed: never a version the
+        store does not hold); nothing is built when nobody listens."""
+        applied, self._applied = self._applied, []
+        if not bus.active:
+            return
+        for rtype, atom_id, record in applied:
+            change = "deleted" if record.get("deleted") else "team"
+            if rtype == DECISION:
+                bus.publish("decision", change=change, id=atom_id,
+                            title=str(record.get("title", "")),
+                            status=str(record.get("status", "")),
+                            files=list(record.get("files_affected") or []))
+            else:
+                files = list(dict.fromkeys(str(t).partition("::")[0]
+                                           for t in record.get("about") or []))
+                bus.publish("memory", change=change, id=atom_id,
+                            label=str(record.get("label", "")),
+                            type=str(record.get("type", "")), files=files)
 
     # --- a version in -------------------------------------------------------------------------
     def apply(self, rtype: str, atom_id: str, author: str, seq: int,
@@ -220,6 +256,7 @@ class RecordView(outbox.OutboxView):
         self.conn.execute("RELEASE team_apply")
         self.conn.execute(_TABLE)
         _remember(self.conn, atom_id, rtype, author, seq, digest)
+        self._applied.append((rtype, atom_id, record))
         return True
 
     def _decision(self, atom_id: str, record: dict[str, Any], exists: bool) -> None:

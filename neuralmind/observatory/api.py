@@ -46,7 +46,7 @@ class Api:
             "decisions": lambda q: service.decision_board(),
             "memory": lambda q: service.memory_board(),
             "dreams": lambda q: service.dream_diary(),
-            "savings": lambda q: service.savings_board(),
+            "savings": lambda q: service.savings(count=False),
             "events": lambda q: service.recent_events(
                 _int(q, "limit", 1, DEBUG_RECENT_EVENTS, DEBUG_RECENT_EVENTS)),
         }

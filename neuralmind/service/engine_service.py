@@ -440,7 +440,9 @@ class EngineService(DecisionRequests, MemoryRequests, AttentionRequests, AgentHo
 
     async def savings(self, count: bool = True) -> dict[str, Any]:
         """The savings report (`count`: count the codebase's tokens first if they are not:
-        seconds on a large workspace, once); the status shows its latest summary."""
+        seconds on a large workspace, once); the status shows its latest summary. The one
+        savings report: the CLI, the status and the observatory's Savings page read it."""
+        await self.use.flush()
         report = await self._call(lambda ws: ws.savings(count))
         self.use.keep(report)
         return report

@@ -9,7 +9,8 @@ from neuralmind.config import DEBUG_RECENT_EVENTS
 
 
 class ObservatoryRequests:
-    """Requests of the Brain, Decisions, Memory, Dreams, Savings and Debug views."""
+    """Requests of the Brain, Decisions, Memory, Dreams and Debug views (Savings is
+    EngineService.savings: the one report the CLI and the status show too)."""
 
     # provided by EngineService: fn(workspace) on the engine thread
     _call: Callable[..., Awaitable[Any]]
@@ -33,9 +34,6 @@ class ObservatoryRequests:
 
     async def dream_diary(self) -> dict[str, Any]:
         return await self._call(lambda ws: ws.dream_diary())
-
-    async def savings_board(self) -> dict[str, Any]:
-        return await self._call(lambda ws: ws.savings_board())
 
     async def recent_events(self, limit: int = DEBUG_RECENT_EVENTS) -> list[dict[str, Any]]:
         return await self._call(lambda ws: ws.recent_events(limit))

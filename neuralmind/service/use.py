@@ -7,7 +7,9 @@ onto the engine thread in one go (answers first), where the uses credit the answ
 the last USE_WINDOW_SECONDS. A HEAD move that is a commit (the new
 HEAD's first parent is the old one) says which touched files were kept. Every
 USE_SETTLE_SECONDS the answers whose use is known settle (and teach the synapse layer),
-and the codebase's token count is brought up to date a slice at a time, between requests.
+and the codebase's token count is brought up to date a slice at a time, between requests;
+the status's savings summary is then taken from the engine's report, which is only read
+again from usage.db when answers or their use changed.
 """
 
 from __future__ import annotations
@@ -110,6 +112,10 @@ class UseTracking:
         except Exception:
             log.exception("scoring answers by use failed")
             return None
+
+    async def flush(self) -> None:
+        """Record what waits on the loop now (a report asked for counts the answers given)."""
+        await self._drain()
 
     async def _drain(self) -> None:
         """Answers first, then the uses: a use only credits answers given before it, so

@@ -97,6 +97,15 @@ class SynapseLayer:
             log.info("cannot count the unsent team events: %s", e)
             return 0
 
+    def exchange_needed(self, mirror: str) -> bool:
+        """Whether the team sync has something to collect, or this store shows another
+        mirror (read without a write transaction: most rounds have neither)."""
+        try:
+            with self.store.reading() as conn:
+                return bool(outbox.count(conn)) or SharedView(conn, 0.0).shows() != mirror
+        except sqlite3.Error:
+            return True          # let the exchange's own transaction say what is wrong
+
     @contextlib.contextmanager
     def shared_view(self) -> Iterator[SharedView]:
         """The team component's exchange with this store (outbox out, the team's state in),
@@ -324,8 +333,10 @@ class SynapseLayer:
         did not open or change. Kept files strengthen the question -> files association;
         unused ones weaken it, down to none (SynapseStore.question_scores)."""
         if question.strip() and (kept or unused):
+            share = self._sharing()
             self.store.record_question(self.namespace, session, question.strip(), [],
-                                       list(kept), ts, unused=list(unused))
+                                       list(kept), ts, unused=list(unused), share=share)
+            self._shared(share)
 
     # --- seeding ------------------------------------------------------------------------
     def seed_structural(self, edges: Iterable[tuple[str, str, int]],

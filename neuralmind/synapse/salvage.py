@@ -92,29 +92,11 @@ def _salvage(path: Path, fresh: sqlite3.Connection) -> dict[str, int]:
 
 
 def _salvage_outbox(old: sqlite3.Connection, fresh: sqlite3.Connection) -> int:
-    """The team events not pushed yet. They keep their author only when the old outbox's
-    counter is readable, so a new event never reuses a (author, seq) the store already
-    has (it would be taken for a re-sent one and dropped); otherwise they are sent under
-    a new author (at worst one batch pushed but not acknowledged counts twice)."""
+    """The team events not pushed yet, under the old author and numbering when the old
+    counter is readable (`outbox.carry`)."""
     rows = _readable_rows(old, "team_outbox", ("seq", "kind", "payload", "created"), ("seq",), ())
-    try:
-        author = old.execute("SELECT value FROM team_outbox_meta WHERE key = 'author'").fetchone()
-        counter = old.execute("SELECT seq FROM sqlite_sequence WHERE name = 'team_outbox'"
-                              ).fetchone()
-    except sqlite3.DatabaseError:
-        author = counter = None
-    for statement in outbox.TABLES:
-        fresh.execute(statement)
-    if author and counter:
-        fresh.execute("INSERT OR IGNORE INTO team_outbox_meta VALUES ('author', ?)", author)
-    outbox.install(fresh)
+    outbox.carry(old, fresh)
     fresh.executemany("INSERT OR IGNORE INTO team_outbox VALUES (?, ?, ?, ?)", rows.values())
-    if author and counter:     # continue the old numbering (an empty outbox too)
-        fresh.execute("UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'team_outbox'",
-                      counter)
-        fresh.execute("INSERT INTO sqlite_sequence (name, seq) SELECT 'team_outbox', ? WHERE "
-                      "NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'team_outbox')",
-                      counter)
     return len(rows)
 
 

@@ -27,6 +27,8 @@ from neuralmind.synapse.namespaces import SHARED
 from neuralmind.synapse.seeding import structural_weight
 
 _VIEW_KEY = "team_view"   # synapses.db meta: which team mirror the shared rows show
+_QUESTIONS_KEY = "team_questions"   # "<mirror> <n>": teammates' questions shown, through n
+TEAM_SESSION = "team:"    # the session of a teammate's question: "team:<author>"
 
 
 def append(conn: sqlite3.Connection, kind: str, payload: dict[str, Any], now: float) -> None:
@@ -84,6 +86,17 @@ def seeds(conn: sqlite3.Connection, now: float, pairs: Iterable[tuple[str, str, 
         append(conn, outbox.SEED, payload, now)
 
 
+def question(conn: sqlite3.Connection, tokens: Sequence[str], files: Sequence[str],
+             unused: Sequence[str], now: float) -> None:
+    """What an answer's use taught, for the team: the question's words (never its text or
+    session), the files kept after it and those its answer returned unused."""
+    cap = config.TEAM_QUESTION_MAX_ITEMS
+    if tokens and (files or unused):
+        append(conn, outbox.QUESTION, {"ts": now, "tokens": list(tokens)[:cap],
+                                       "files": list(files)[:cap], "unused": list(unused)[:cap]},
+               now)
+
+
 class SharedView(outbox.OutboxView):
     """The team component's exchange with the store, inside one of its transactions."""
 
@@ -106,14 +119,48 @@ class SharedView(outbox.OutboxView):
                        [(s, d, SHARED, w, c, u) for s, d, w, c, u in transitions])
         db.executemany("INSERT OR REPLACE INTO activations VALUES (?, ?, ?, ?, ?)",
                        [(n, SHARED, w, c, u) for n, w, c, u in activations])
-        floors = []
-        for a, b, *_ in synapses:
-            row = db.execute("SELECT count FROM structural_edges WHERE a = ? AND b = ?",
-                             (a, b)).fetchone()
-            if row:
-                floors.append({"a": a, "b": b, "ns": SHARED, "now": self.now,
-                               "w": structural_weight(int(row[0]))})
+        floors = [{"a": a, "b": b, "ns": SHARED, "now": self.now, "w": structural_weight(c)}
+                  for a, b, c in self._structural([(a, b) for a, b, *_ in synapses])]
         db.executemany(f"UPDATE synapses SET weight = max({SYN_EFF}, :w), count = max(count, 1), "
                        "updated = max(updated, :now) WHERE a = :a AND b = :b AND namespace = :ns",
                        floors)
         return len(synapses) + len(transitions) + len(activations)
+
+    def _structural(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str, int]]:
+        """(a, b, count) of the structural edges among `pairs`, 400 pairs per query (a
+        query per pair was a fifth of writing the team's rows)."""
+        out = []
+        for i in range(0, len(pairs), 400):
+            chunk = pairs[i:i + 400]
+            out += [(str(a), str(b), int(c)) for a, b, c in self.conn.execute(
+                f"SELECT e.a, e.b, e.count FROM (VALUES {','.join(['(?, ?)'] * len(chunk))}) "
+                f"AS k CROSS JOIN structural_edges AS e ON e.a = k.column1 AND e.b = k.column2",
+                [x for p in chunk for x in p])]    # a join: a row-value IN would scan
+        return out
+
+    # --- teammates' questions (answers scored by use) -----------------------------------------
+    def questions_shown(self, mirror: str) -> int:
+        """Through which of `mirror`'s questions this store shows teammates' ones; a store
+        showing another mirror's (or none) drops them and starts again from 0."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?",
+                                (_QUESTIONS_KEY,)).fetchone()
+        shown, _, through = (str(row[0]) if row else "").rpartition(" ")
+        if row and shown == mirror:
+            return int(through)
+        self.conn.execute("DELETE FROM questions WHERE session LIKE ?", (TEAM_SESSION + "%",))
+        self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (_QUESTIONS_KEY,
+                                                                         f"{mirror} 0"))
+        return 0
+
+    def show_questions(self, mirror: str, through: int,
+                       rows: Sequence[tuple[str, float, str, str, str]]) -> int:
+        """Teammates' questions (author, ts, tokens, files JSON, unused JSON) into the
+        question memory that ranking reads, as `team:<author>` sessions whose query is
+        their words; then the mark. Returns the rows."""
+        self.conn.executemany(
+            "INSERT INTO questions(namespace, session, query, tokens, hits, files, ts, unused) "
+            "VALUES (?, ?, ?, ?, '[]', ?, ?, ?)",
+            [(SHARED, TEAM_SESSION + a, t, t, f, ts, u) for a, ts, t, f, u in rows])
+        self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (_QUESTIONS_KEY,
+                                                                         f"{mirror} {through}"))
+        return len(rows)

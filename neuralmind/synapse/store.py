@@ -208,15 +208,20 @@ class SynapseStore(SynapseDB):
     @fail_open(lambda: None)
     def record_question(self, namespace: str, session: str, query: str, hits: Sequence[str],
                         files: Sequence[str], now: float | None = None,
-                        unused: Sequence[str] = ()) -> None:
+                        unused: Sequence[str] = (), share: bool = False) -> None:
         """Remember which files a question led to (the strongest learning signal measured),
-        and which files its answer returned that the work after it did not use."""
+        and which files its answer returned that the work after it did not use (`share`:
+        its words and files go to the outbox too, in the same transaction)."""
+        tokens = question_tokens(query)
+        ts = self._now(now)
         with self._write() as db:
             db.execute(
                 "INSERT INTO questions(namespace, session, query, tokens, hits, files, ts, unused) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (namespace, session, query, " ".join(question_tokens(query)), json.dumps(list(hits)),
-                 json.dumps(list(files)), self._now(now), json.dumps(list(unused))))
+                (namespace, session, query, " ".join(tokens), json.dumps(list(hits)),
+                 json.dumps(list(files)), ts, json.dumps(list(unused))))
+            if share:
+                sharing.question(db, tokens, files, unused, ts)
 
     # --- maintenance --------------------------------------------------------------------
     def decay_pass(self, now: float | None = None) -> dict[str, int]:

@@ -11,7 +11,9 @@ of the synapse store (its lock held, so no local write interleaves):
    commits; a store that shows another mirror, or none yet, is rewritten whole.
 
 So every read of `shared` (spread, next-likely, hover) is the team's fold with this
-machine's unechoed events on top, whatever order the events arrived in.
+machine's unechoed events on top, whatever order the events arrived in. Teammates'
+questions (answers scored by use: `questions.py`) are added to the store's question
+memory, which ranking reads, in the same way: a batch per transaction, each once.
 
 `RecordBridge` does the same for the memory store (decisions and team-visible memory
 atoms, `memory/sharing.py`), in its write transactions: its outbox in, then the
@@ -44,6 +46,7 @@ class SynapseBridge:
     def __init__(self, local: TeamLocal, layer: Callable[[], SynapseLayer | None]) -> None:
         self.local = local
         self._layer = layer    # None while learning is off: nothing to exchange
+        self._questions_shown: int | None = None   # the mirror's last question shown
 
     def exchange(self) -> int:
         """Collect the outbox, then materialise what changed, TEAM_VIEW_BATCH rows per
@@ -51,12 +54,15 @@ class SynapseBridge:
         layer = self._layer()
         if layer is None or layer.disabled:
             return 0
-        more = True
+        more = layer.exchange_needed(self.local.author)
+        whole = False
         while more:        # a backlog (after an outage) is collected a batch per transaction
             with layer.shared_view() as view:
                 more = self._collect(view)
                 whole = view.shows() != self.local.author
-        written = self._rewrite(layer) if whole else 0
+        if whole:
+            self._questions_shown = None       # another store file: it says what it shows
+        written = (self._rewrite(layer) if whole else 0) + self._questions(layer)
         while True:
             marks = views.dirty(self.local, config.TEAM_VIEW_BATCH)
             if not marks:
@@ -85,6 +91,27 @@ class SynapseBridge:
                 views.clear_through(self.local, through)
                 return written
             after = targets[-1]
+
+    def _questions(self, layer: SynapseLayer) -> int:
+        """Teammates' questions (answers scored by use) the store does not show yet into its
+        question memory, TEAM_VIEW_BATCH per transaction; its own stay as it wrote them."""
+        top = self.local.questions_top()
+        if top == self._questions_shown:
+            return 0            # nothing new since the last round: no transaction of the store
+        mirror, written = self.local.author, 0
+        while True:
+            with layer.shared_view() as view:
+                rows = self.local.questions_after(view.questions_shown(mirror),
+                                                  config.TEAM_VIEW_BATCH)
+                if not rows:
+                    self._questions_shown = top
+                    return written
+                own = view.author()
+                written += view.show_questions(mirror, rows[-1][0],
+                                               [r[1:] for r in rows if r[1] != own])
+            if len(rows) < config.TEAM_VIEW_BATCH:
+                self._questions_shown = top
+                return written
 
     def _collect(self, view: SharedView) -> bool:
         return collect(self.local, view)
@@ -125,15 +152,19 @@ class RecordBridge:
     """The memory store's shared records, kept equal to the team's current view."""
 
     def __init__(self, local: TeamLocal,
-                 view: Callable[[], AbstractContextManager[RecordStore] | None]) -> None:
+                 view: Callable[[], AbstractContextManager[RecordStore] | None],
+                 needed: Callable[[str], bool] | None = None) -> None:
         self.local = local
         self._view = view      # None while there is no memory store to exchange with
+        # whether the store has events to collect or shows another mirror (a read; None:
+        # always look, in a write transaction)
+        self._needed = needed
 
     def exchange(self) -> int:
         """Collect the outbox, then apply the records whose view changed, a batch per
         transaction (every record when the store shows another mirror, or none yet).
         Returns the atoms written."""
-        more, whole = True, False
+        more, whole = self._needed is None or self._needed(self.local.author), False
         while more:
             opened = self._view()
             if opened is None:

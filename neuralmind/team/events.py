@@ -8,6 +8,13 @@
                                                        semantics)
     synapse.weaken {ts, factor, pairs: [[a, b], ...]}  negative feedback on those edges
     retrieval.used {ts, node, query?}                  a retrieved node the user used
+    retrieval.question {ts, tokens: [word, ...], files: [file, ...], unused: [file, ...]}
+                                                       what an answer's use taught (answers
+                                                       scored by use): a question's words,
+                                                       the files kept after it, and the
+                                                       files it returned that went unused;
+                                                       never the question's text, session
+                                                       or answer
     record.put     {ts, type, id, record: {...}, base: [author, seq] | null}
                                                        a new version of a decision or
                                                        memory record; `base` is the version
@@ -23,11 +30,12 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-from neuralmind.outbox import BATCH, RECORD, SEED, USED, WEAKEN
+from neuralmind import config
+from neuralmind.outbox import BATCH, QUESTION, RECORD, SEED, USED, WEAKEN
 from neuralmind.team import fold
 from neuralmind.team.fold import Op
 
-KINDS = frozenset({BATCH, SEED, WEAKEN, USED, RECORD})
+KINDS = frozenset({BATCH, SEED, WEAKEN, USED, RECORD, QUESTION})
 RECORD_TYPES = frozenset({"decision", "memory"})
 
 
@@ -76,8 +84,8 @@ def _node_pairs(payload: dict[str, Any], key: str) -> Iterator[tuple[str, str]]:
 
 
 def operations(kind: str, payload: Any) -> list[Op]:
-    """The fold operations of one event, in order (none for records); BadEvent when
-    malformed."""
+    """The fold operations of one event, in order (none for records and questions, which
+    are kept whole); BadEvent when malformed."""
     if kind not in KINDS:
         raise BadEvent(f"unknown event kind {kind!r}")
     if not isinstance(payload, dict):
@@ -118,9 +126,28 @@ def operations(kind: str, payload: Any) -> list[Op]:
             add(fold.synapse_target(a, b), fold.WEAKEN, factor)
     elif kind == USED:
         add(fold.target(fold.USED, _node(payload.get("node"))), fold.REINFORCE)
+    elif kind == QUESTION:
+        check_question(payload)
     else:
         check_record(payload)
     return ops
+
+
+def check_question(payload: dict[str, Any]) -> None:
+    """Words of 1-64 characters (no spaces: the store keeps them space-joined), file ids."""
+    tokens = _list(payload, "tokens")
+    if not tokens or len(tokens) > config.TEAM_QUESTION_MAX_ITEMS:
+        raise BadEvent(f"a question needs 1-{config.TEAM_QUESTION_MAX_ITEMS} tokens")
+    for t in tokens:
+        if not isinstance(t, str) or not 0 < len(t) <= 64 or not t.isalnum():
+            raise BadEvent(f"bad question token {t!r}")
+    files, unused = _list(payload, "files"), _list(payload, "unused")
+    if not files and not unused:
+        raise BadEvent("a question teaches nothing without files or unused files")
+    if len(files) > config.TEAM_QUESTION_MAX_ITEMS or len(unused) > config.TEAM_QUESTION_MAX_ITEMS:
+        raise BadEvent(f"at most {config.TEAM_QUESTION_MAX_ITEMS} files and unused files")
+    for f in (*files, *unused):
+        _node(f)
 
 
 def check_record(payload: dict[str, Any]) -> None:

@@ -31,7 +31,6 @@ import os
 import sqlite3
 import threading
 import time
-from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -39,7 +38,7 @@ from typing import Any
 from neuralmind import config, outbox
 from neuralmind.sqlite_tx import immediate
 from neuralmind.team import events as ev
-from neuralmind.team import fold, records, tables
+from neuralmind.team import fold, questions, records, tables
 from neuralmind.team.fold import Op, State
 from neuralmind.team.remote import OutEvent, RemoteEvent
 from neuralmind.team.tables import BAD, DONE, OWN, WAIT
@@ -125,6 +124,8 @@ class TeamLocal:
             if kind == ev.RECORD:
                 records.insert(conn, [(self.author, seq, None, payload)])
                 keys.append((payload["type"], payload["id"]))
+            elif kind == ev.QUESTION:
+                questions.insert(conn, [(self.author, seq, None, payload)])
             tables.mark_dirty(conn, tables.apply(conn, "overlay", ops, fallback="shared"), keys)
         return seq
 
@@ -180,6 +181,7 @@ class TeamLocal:
         with self._write() as conn:
             known = self._known(conn, [(author, e.seq) for e in entries])
             logged, queued, recs, ops = [], [], [], []
+            asked: list[tuple[str, int, int | None, Any]] = []
             for e in entries:
                 if (author, e.seq) in known:
                     continue
@@ -195,9 +197,12 @@ class TeamLocal:
                 queued.append((author, e.seq, e.kind, e.payload, e.created))
                 if e.kind == ev.RECORD:
                     recs.append((author, e.seq, None, payload))
+                elif e.kind == ev.QUESTION:
+                    asked.append((author, e.seq, None, payload))
             conn.executemany("INSERT INTO log VALUES (?, ?, ?, ?, ?, ?)", logged)
             conn.executemany("INSERT OR IGNORE INTO collected VALUES (?, ?, ?, ?, ?)", queued)
             records.insert(conn, recs)
+            questions.insert(conn, asked)
             tables.mark_dirty(conn, tables.apply(conn, "overlay", ops, fallback="shared"),
                               [(p["type"], p["id"]) for *_, p in recs])
         return len(queued)
@@ -288,6 +293,7 @@ class TeamLocal:
                 seq_by_pos.setdefault(e.pos, (e.author, e.seq, e.kind, e.payload, "seen"))
         fresh, moved, seen, ops = [], [], [], []
         recs: list[tuple[str, int, int | None, Any]] = []
+        asked: list[tuple[str, int, int | None, Any]] = []
         record_keys: set[tuple[str, str]] = set()
         echoed = False
         for pos in sorted(seq_by_pos):
@@ -309,6 +315,8 @@ class TeamLocal:
                         record_keys.add((payload["type"], payload["id"]))
                         if origin != "own":
                             recs.append((author, seq, pos, payload))
+                    elif kind == ev.QUESTION and origin != "own":
+                        asked.append((author, seq, pos, payload))
                 except (ValueError, ev.BadEvent) as bad:
                     log.warning("team event %s/%d (%s) is malformed and kept unapplied: %s",
                                 author, seq, kind, bad)
@@ -322,9 +330,11 @@ class TeamLocal:
         conn.executemany("INSERT OR REPLACE INTO log VALUES (?, ?, ?, ?, ?, ?)", seen)
         conn.executemany("UPDATE log SET pos = ?, state = ? WHERE author = ? AND seq = ?", moved)
         if echoed:
-            conn.executemany("UPDATE records SET pos = ? WHERE author = ? AND seq = ?",
-                             [(pos, a, sq) for pos, _, a, sq in moved])
+            placed = [(pos, a, sq) for pos, _, a, sq in moved]
+            conn.executemany("UPDATE records SET pos = ? WHERE author = ? AND seq = ?", placed)
+            questions.placed(conn, placed)
         records.insert(conn, recs)
+        questions.insert(conn, asked)
         touched = tables.apply(conn, "shared", ops)
         overlay = self._overlay_targets(conn)
         if echoed or touched & overlay:
@@ -338,23 +348,30 @@ class TeamLocal:
     def _known(conn: sqlite3.Connection, keys: Sequence[tuple[str, int]],
                ) -> dict[tuple[str, int], int]:
         """The log state of the known ones of `keys`; an event whose folded log row was
-        compacted away counts as DONE."""
+        compacted away counts as DONE. A few queries whatever the number of authors (a
+        pull from 50 developers asked two per author, most of a small pull's cost)."""
         out: dict[tuple[str, int], int] = {}
-        by_author: dict[str, list[int]] = defaultdict(list)
+        if not keys:
+            return out
+        authors = sorted({a for a, _ in keys})
+        compacted: dict[str, int] = {}
+        for i in range(0, len(authors), 500):
+            chunk = authors[i:i + 500]
+            compacted.update((str(a), int(s)) for a, s in conn.execute(
+                f"SELECT author, seq FROM compacted WHERE author IN "
+                f"({','.join('?' * len(chunk))})", chunk))
+        for i in range(0, len(keys), 400):
+            chunk = keys[i:i + 400]
+            rows = conn.execute(       # a join: a row-value IN would scan the log
+                f"SELECT l.author, l.seq, l.state FROM (VALUES "
+                f"{','.join(['(?, ?)'] * len(chunk))}) AS k CROSS JOIN log AS l "
+                f"ON l.author = k.column1 AND l.seq = k.column2",
+                [x for key in chunk for x in key])
+            out.update(((str(a), int(s)), int(st)) for a, s, st in rows)
         for author, seq in keys:
-            by_author[author].append(seq)
-        for author, seqs in by_author.items():
-            row = conn.execute("SELECT seq FROM compacted WHERE author = ?", (author,)).fetchone()
-            for i in range(0, len(seqs), 500):
-                chunk = seqs[i:i + 500]
-                rows = conn.execute(
-                    f"SELECT seq, state FROM log WHERE author = ? AND seq IN "
-                    f"({','.join('?' * len(chunk))})", (author, *chunk))
-                out.update(((author, int(s)), int(st)) for s, st in rows)
-            if row:
-                for s in seqs:
-                    if s <= row[0]:
-                        out.setdefault((author, s), DONE)
+            top = compacted.get(author)
+            if top is not None and seq <= top:
+                out.setdefault((author, seq), DONE)
         return out
 
     @staticmethod
@@ -415,6 +432,7 @@ class TeamLocal:
                               ).fetchall():
             cur = records.current(conn, r[0], r[1], pending=False)
             h.update(repr((r[0], r[1], cur and (cur["author"], cur["seq"]))).encode("utf-8"))
+        h.update(repr(questions.keys(conn)).encode("utf-8"))
         return h.hexdigest()
 
     # --- records -------------------------------------------------------------------------
@@ -441,6 +459,15 @@ class TeamLocal:
     def conflicts(self, rtype: str | None = None) -> list[dict[str, Any]]:
         """Records edited concurrently (see `records.conflicts`)."""
         return records.conflicts(self.connection(), rtype)
+
+    def questions_after(self, n: int, limit: int) -> list[tuple[int, str, float, str, str, str]]:
+        """Questions known here after number `n` (questions.after)."""
+        return questions.after(self.connection(), n, limit)
+
+    def questions_top(self) -> int:
+        """The number of the last question known here (0: none)."""
+        return int(self.connection().execute("SELECT coalesce(max(n), 0) FROM questions")
+                   .fetchone()[0])
 
     # --- status --------------------------------------------------------------------------
     def counts(self) -> dict[str, int]:

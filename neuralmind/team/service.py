@@ -40,14 +40,17 @@ class Team:
     def __init__(self, root: Path,
                  synapses: Callable[[], SynapseLayer | None] | None = None,
                  records: Callable[[], AbstractContextManager[RecordStore] | None] | None = None,
-                 ) -> None:
+                 records_needed: Callable[[str], bool] | None = None) -> None:
         """`synapses`: the workspace's synapse layer (None while learning is off), whose
         `shared` namespace the sync keeps equal to the team's; `records`: a write
         transaction of its memory store (`memory.sharing.record_view`), whose decisions
-        and team-visible atoms the sync keeps equal to the team's current view."""
+        and team-visible atoms the sync keeps equal to the team's current view;
+        `records_needed(mirror)`: whether it has anything to exchange (a read, so a round
+        with nothing to do takes no write transaction of memory.db)."""
         self.root = Path(root).resolve()
         self._synapses = synapses
         self._records = records
+        self._records_needed = records_needed
 
     @functools.cached_property
     def local(self) -> TeamLocal:
@@ -102,7 +105,7 @@ class Team:
         bridges: list[SynapseBridge | RecordBridge] = (
             [SynapseBridge(self.local, self._synapses)] if self._synapses else [])
         if self._records is not None:
-            bridges.append(RecordBridge(self.local, self._records))
+            bridges.append(RecordBridge(self.local, self._records, self._records_needed))
         return TeamSync(self.local, dsn, self.identity, bridges=bridges)
 
     def sync(self) -> SyncReport:

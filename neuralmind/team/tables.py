@@ -6,6 +6,7 @@ v2: `collected` (events other stores wrote in their own outboxes, waiting to be 
 under their own author), `dirty` (shared targets whose visible value changed since a
 store last materialised them), `dirty_records` (the same for record views) and
 `compacted` (per author, the highest seq whose folded log rows were dropped).
+v3: `questions` (teammates' questions from answers scored by use, kept whole: questions.py).
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ from collections.abc import Iterable
 
 from neuralmind import outbox
 from neuralmind.sqlite_tx import immediate
-from neuralmind.team import fold
+from neuralmind.team import fold, questions
 from neuralmind.team.fold import Op, State
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # log.state: OWN (ours, not yet echoed by the store: in the overlay), WAIT (position known,
 # not folded yet: a gap before it), DONE (folded into shared), BAD (malformed: kept, skipped)
@@ -87,7 +88,7 @@ def migrate(conn: sqlite3.Connection) -> str:
             raise sqlite3.OperationalError(
                 f"team.db has schema v{version}, newer than this NeuralMind's "
                 f"(v{SCHEMA_VERSION})")
-        for statement in (*_V1, *_V2):
+        for statement in (*_V1, *_V2, questions.TABLE):
             conn.execute(statement)
         if 0 < version < 2:
             # everything folded so far is new to the stores that show it

@@ -1,5 +1,5 @@
 """The savings report: answers served, tokens served against the whole codebase's, and how
-well answers were used, per day (UTC) and overall.
+well answers were used, per day (UTC), per kind of answer and overall.
 
 - `tokens_served`: o200k tokens of the answers (the context packs; a search or recall
   answer counts its compact listing);
@@ -55,14 +55,19 @@ def _count(values: Any) -> dict[str, int]:
 
 
 def savings(answers: list[dict[str, Any]], codebase_now: int | None) -> dict[str, Any]:
-    """Per day (oldest first) and overall, from `UsageStore.answers()`; `codebase_now`
-    stands in for answers recorded before the codebase was counted."""
+    """Per day (oldest first), per kind of answer (context, search, recall, hook) and
+    overall, from `UsageStore.answers()`; `codebase_now` stands in for answers recorded
+    before the codebase was counted. The one savings report: `neuralmind savings`, the
+    status and the observatory's Savings page all show it."""
     by_day: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    by_kind: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for a in answers:
         by_day[_day(a["ts"])].append(a)
+        by_kind[a["kind"]].append(a)
     return {
         "codebase_tokens_now": codebase_now,
         "days": [{"day": day, **_figures(rows, codebase_now)}
                  for day, rows in sorted(by_day.items())],
+        "kinds": {kind: _figures(rows, codebase_now) for kind, rows in sorted(by_kind.items())},
         "overall": _figures(answers, codebase_now),
     }

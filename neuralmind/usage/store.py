@@ -202,8 +202,10 @@ class UsageStore:
 
     @_fail_open(lambda: 0)
     def commit(self, changed: Iterable[str], now: float | None = None) -> int:
-        """A commit was made: every touched file not resolved yet is kept when the commit
-        changes it. Returns how many touched files it resolved."""
+        """A commit was made: every touched file of an answer not settled yet is kept when
+        the commit changes it. Returns how many touched files it resolved. Only unsettled
+        answers are visited (answers_open): a settled one has learned what it teaches, and
+        visiting every answer ever recorded made each commit slower as usage.db grew."""
         files = sorted(set(changed))
         with self._write() as db:
             db.execute("CREATE TEMP TABLE IF NOT EXISTS committed (file TEXT PRIMARY KEY)")
@@ -211,7 +213,8 @@ class UsageStore:
             db.executemany("INSERT OR IGNORE INTO committed VALUES (?)", [(f,) for f in files])
             n = db.execute(
                 "UPDATE touched SET kept = (file IN (SELECT file FROM committed)) "
-                "WHERE kept IS NULL AND answer IN (SELECT id FROM answers WHERE ts <= ?)",
+                "WHERE kept IS NULL AND answer IN (SELECT id FROM answers WHERE settled = 0 "
+                "AND ts <= ?)",
                 (self._now(now),)).rowcount
         return n
 
@@ -243,6 +246,14 @@ class UsageStore:
         return out
 
     # --- reading --------------------------------------------------------------------------
+    @_fail_open(lambda: None)
+    def version(self) -> tuple[int, int] | None:
+        """Changes to the answers since this store was opened: rows this connection wrote,
+        and SQLite's data_version (moved by any other connection's commit: a CLI answer).
+        Equal versions mean an equal savings report, so it is not read again."""
+        db = self._db()
+        return db.total_changes, int(db.execute("PRAGMA data_version").fetchone()[0])
+
     @_fail_open(list)
     def answers(self, since: float | None = None, top: int = USE_UNUSED_TOP) -> list[dict[str, Any]]:
         """Every answer (since a time), oldest first, with its use counted in SQL: `returned`

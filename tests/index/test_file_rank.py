@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from sample_workspace import built_workspace
@@ -205,3 +206,31 @@ def test_query_json_has_the_file_ranking(workspace: Workspace) -> None:
     assert scores == sorted(scores, reverse=True)
     assert data["hits"][0]["file"] == "web/src/banner.ts"
     assert data["layers"]["L3"] >= data["tokens"] // 2           # mostly code
+
+
+def test_pairs_are_kept_across_a_body_save_and_follow_a_new_test(tmp_path: Path) -> None:
+    ws = built_workspace(tmp_path, {
+        "app/billing.py": "def total(items):\n    return sum(items)\n",
+        "tests/test_billing.py": "from app.billing import total\n\n\n"
+                                 "def test_total():\n    assert total([1]) == 1\n"})
+    pairs = source_pairs(ws.graph)
+    assert pairs == {"tests/test_billing.py": ["app/billing.py"]}
+    src = tmp_path / "app" / "billing.py"
+    src.write_text(src.read_text() + "\n\ndef rounded(x):\n    return round(x)\n")
+    before = ws.graph
+    ws.update_files(["app/billing.py"])                 # a function added: same cross-file edges
+    assert ws.graph is not before and source_pairs(ws.graph) is pairs
+    (tmp_path / "app" / "tax.py").write_text("def rate():\n    return 0.2\n")
+    (tmp_path / "tests" / "test_tax.py").write_text("def test_rate():\n    pass\n")
+    ws.update_files(["app/tax.py", "tests/test_tax.py"])
+    assert source_pairs(ws.graph) == {"tests/test_billing.py": ["app/billing.py"],
+                                      "tests/test_tax.py": ["app/tax.py"]}
+    # same files, new cross-file references: a test named for nothing pairs by what it calls
+    misc = tmp_path / "tests" / "test_misc.py"
+    misc.write_text("def test_nothing():\n    pass\n")
+    ws.update_files(["tests/test_misc.py"])
+    assert "tests/test_misc.py" not in source_pairs(ws.graph)
+    misc.write_text("from app.billing import rounded, total\n\n\n"
+                    "def test_both():\n    assert rounded(total([1.2])) == 1\n")
+    ws.update_files(["tests/test_misc.py"])
+    assert source_pairs(ws.graph)["tests/test_misc.py"] == ["app/billing.py"]

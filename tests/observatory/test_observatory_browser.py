@@ -172,8 +172,12 @@ async def test_ask_shows_layers_ranking_and_reasons(page: Watched) -> None:
     await shot(p, "ask")
 
 
-async def test_decisions_memory_dreams_savings_and_debug_views(page: Watched) -> None:
+async def test_decisions_memory_dreams_savings_and_debug_views(page: Watched,
+                                                               client: LanguageClient) -> None:
     p = page.page
+    await client.protocol.send_request_async("neuralmind/context",     # an answer served
+                                             {"query": "how is the invoice total computed?"})
+    await client.protocol.send_request_async("neuralmind/savings", {})  # the codebase counted
     await show(p, "decisions")
     card = p.locator('[data-status="ACTIVE"] article.decision .title')
     await card.first.wait_for()
@@ -191,8 +195,10 @@ async def test_decisions_memory_dreams_savings_and_debug_views(page: Watched) ->
     await shot(p, "dreams")
     await show(p, "savings")
     await p.wait_for_selector("#savings-totals")
-    assert "questions" in (await p.text_content("#savings-totals") or "")
+    totals = await p.text_content("#savings-totals") or ""
+    assert "served instead of" in totals and "the whole codebase each time" in totals
     await p.wait_for_selector("#chart-tokens canvas")
+    await p.wait_for_selector('#savings-channels tr[data-kind="context"]')
     await shot(p, "savings")
     await show(p, "debug")
     await p.wait_for_selector('#trace-rows tr[data-kind="request"]')

@@ -145,8 +145,16 @@ async def test_the_views_answer_for_the_workspace(endpoint: McpEndpoint, service
         top = pack["hits"][0]
         assert top["file"] == "app/billing.py" and top["id"].startswith("app/billing.py")
         assert isinstance(top["why"], dict) and top["why"]
-        savings = (await get("savings")).json()
-        assert savings["totals"]["queries"] >= 1 and savings["totals"]["replaced"] > 0
+        await service.savings()                           # the codebase counted, as the CLI does
+        before = (await get("savings")).json()["overall"]["answers"]    # the page's Ask is not one
+        await service.query("how is the invoice total computed?", session="lsp-1")
+        savings = (await get("savings")).json()           # the CLI's and the status's report
+        overall = savings["overall"]
+        assert overall["answers"] == before + 1 and overall["tokens_served"] > 0
+        assert savings["codebase_tokens_now"] > 0          # o200k tokens of every indexed file
+        assert overall["codebase_tokens"] >= savings["codebase_tokens_now"]
+        assert savings["kinds"]["context"]["answers"] >= 1
+        assert savings["days"][-1]["answers"] >= 1
         recent = (await get("events", limit="50")).json()
         kinds = {e["kind"] for e in recent}
         assert {"query", "decision"} <= kinds

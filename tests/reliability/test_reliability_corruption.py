@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import json
 import logging
+import sqlite3
 from pathlib import Path
 
 import pytest
 from reliability_support import cli, store_path
 
+from neuralmind import outbox
 from neuralmind.doctor import ERROR, OK, run_doctor
 from neuralmind.engine import Workspace
+from neuralmind.memory.sharing import share
+from neuralmind.memory.store import MemoryStore
 
 STORES = {  # file -> (doctor check, how a command opens it)
     "graph.db": "graph store",
@@ -115,3 +119,42 @@ def test_decision_memory_with_one_bad_page_keeps_its_readable_decisions(small_re
     assert len(found) >= 50                               # the readable decisions are kept
     fresh.record("After the damage", "Still works.", files=["pkg/mod002.py"])
     assert list(path.parent.glob("memory.db.corrupt-*"))  # the damaged file is kept aside
+
+
+def test_a_rebuilt_memory_db_keeps_its_unpushed_team_writes(small_repo: Path) -> None:
+    """#20: the team outbox lives in memory.db; a salvage carries its unpushed events, its
+    author and its numbering (a reused seq would be dropped by the server as a duplicate)
+    and the versions this machine shows, so no team write is silently lost."""
+    store = MemoryStore(small_repo)
+    share(store)
+    for i in range(120):
+        store.record(f"Decision {i} about invoices", "because " * 40, files=["pkg/mod001.py"])
+    path = store.path
+    del store
+    conn = sqlite3.connect(path)
+    outbox.acknowledge(conn, 80)                 # pushed: the server holds 1..80
+    conn.commit()
+    before = (outbox.author(conn), outbox.pending(conn, 1000),
+              conn.execute("SELECT * FROM team_records ORDER BY id").fetchall())
+    # one page of the atoms table, in the middle of the file
+    pages = [p for (p,) in conn.execute("SELECT pageno FROM dbstat WHERE name = 'atoms' "
+                                        "AND pagetype = 'leaf' ORDER BY pageno")]
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    data = bytearray(path.read_bytes())
+    page = pages[len(pages) // 2]
+    data[(page - 1) * 4096:page * 4096] = b"\xa5" * 4096
+    path.write_bytes(bytes(data))
+
+    fresh = MemoryStore(small_repo)
+    share(fresh)
+    assert fresh.search("invoices", mode="keyword", status="ALL", limit=10).to_json()["results"]
+    assert list(path.parent.glob("memory.db.corrupt-*"))
+    conn = sqlite3.connect(path)
+    assert (outbox.author(conn), outbox.pending(conn, 1000),
+            conn.execute("SELECT * FROM team_records ORDER BY id").fetchall()) == before
+    conn.close()
+    fresh.record("After the damage", "Still shared.", files=["pkg/mod002.py"])
+    conn = sqlite3.connect(path)
+    assert outbox.pending(conn, 1000)[-1].seq == 121      # numbered after, never reused
+    conn.close()

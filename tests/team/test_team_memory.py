@@ -21,6 +21,7 @@ from test_team_cli import nm
 
 from neuralmind import outbox
 from neuralmind.engine import Workspace
+from neuralmind.events import bus
 from neuralmind.repo.learned import HOME_ENV
 
 
@@ -103,6 +104,9 @@ def test_two_stores_converge_on_decisions_and_team_memory(
     theirs = bob.memory.record("One pool per process", "Opening costs 40 ms.")
     alice.team.local.put_record("memory", "broken1", {      # fails after its atom row
         "type": "lesson", "label": "L", "text": "T", "links": [["no-such-kind", "x"]]})
+    heard: list[tuple[str, str, str, list[str]]] = []     # the observatory's refresh signal
+    stop = bus.subscribe(lambda e: heard.append((e.kind, e.data.get("change", ""),
+                                                 e.data.get("id", ""), e.data.get("files"))))
     sync(alice, bob, alice)
     for ws in (alice, bob):       # a malformed version is kept in the log, applied nowhere
         with pytest.raises(KeyError):
@@ -119,13 +123,22 @@ def test_two_stores_converge_on_decisions_and_team_memory(
     with pytest.raises(KeyError):
         bob.memory.atom(note.id)                                 # personal notes stay home
     assert alice.memory.get(theirs.id).title == "One pool per process"
+    applied = sorted(h for h in heard if h[1] == "team")
+    assert applied == sorted([("decision", "team", d.id, ["app/billing.py"]),
+                              ("memory", "team", lesson.id, ["app/users.py"]),
+                              ("memory", "team", pref.id, []),
+                              ("decision", "team", theirs.id, [])])   # once each, no echo
     assert [d.id for d in bob.memory.search("integer cents", mode="keyword").records] == [d.id]
     assert queued(alice) == queued(bob) == []         # applying a teammate's version sends nothing
     assert alice.team.local.state_hash() == bob.team.local.state_hash()
 
     bob.memory.amend(d.id, title="Money in integer cents, always")
     alice.memory.forget(lesson.id)
+    heard.clear()
     sync(bob, alice, bob)
+    stop()
+    assert ("memory", "deleted", lesson.id, []) in heard
+    assert [h[:3] for h in heard if h[1] == "team"] == [("decision", "team", d.id)]
     assert alice.memory.get(d.id).title == "Money in integer cents, always"
     with pytest.raises(KeyError):
         bob.memory.atom(lesson.id)                                # forgotten for the team

@@ -20,7 +20,8 @@ DAY = 86400.0
 
 
 def team_events(seed: int, n: int = 60) -> list[RemoteEvent]:
-    """Events of three authors over two months: batches, seeds, weakening, uses."""
+    """Events of three authors over two months: batches, seeds, weakening, uses, questions
+    answers taught."""
     rng = random.Random(seed)
     out, seqs = [], {"ann@1": 0, "ben@2": 0, "cy@3": 0}
     for i in range(n):
@@ -41,8 +42,11 @@ def team_events(seed: int, n: int = 60) -> list[RemoteEvent]:
         elif roll < 0.85:
             a, b = rng.sample(FILES, 2)
             kind, payload = ev.WEAKEN, {"ts": ts, "factor": 0.5, "pairs": [[a, b]]}
-        elif roll < 0.95:
+        elif roll < 0.9:
             kind, payload = ev.USED, {"ts": ts, "node": rng.choice(FILES)}
+        elif roll < 0.95:
+            kind, payload = ev.QUESTION, {"ts": ts, "tokens": ["invoice", f"q{i}"],
+                                          "files": [rng.choice(FILES)], "unused": []}
         else:
             kind, payload = ev.RECORD, {"ts": ts, "type": "decision", "id": f"d{i % 3}",
                                         "record": {"title": f"v{i}"}, "base": None}
@@ -68,6 +72,7 @@ def test_permutations_of_the_same_events_converge_bit_for_bit(seed: int, tmp_pat
         local = mirror(tmp_path / f"m{k}")
         replay(local, order, batch=rng.choice([1, 7, 60]))
         hashes.add(local.state_hash())
+        assert local.questions_top() == sum(e.kind == ev.QUESTION for e in events) > 0
         weights.append(local.synapse_weights(now=1_700_000_000 + 90 * DAY))
     assert len(hashes) == 1
     assert all(w == weights[0] for w in weights)   # exact float equality
@@ -169,3 +174,16 @@ def test_a_malformed_local_write_is_refused_and_writes_nothing(tmp_path: Path) -
     with pytest.raises(ValueError, match="rate"):
         local.write(ev.BATCH, {"ts": 1.0, "rate": 7, "pairs": [["a", "b"]]})
     assert local.pending_count() == 0 and local.counts()["events"] == 0
+
+
+def test_a_question_that_is_not_words_and_files_is_kept_unapplied(tmp_path: Path) -> None:
+    local = mirror(tmp_path / "m")
+    bad = [{"ts": 1.0, "tokens": ["the whole question text"], "files": ["a.py"]},
+           {"ts": 1.0, "tokens": ["invoice"], "files": [], "unused": []},
+           {"ts": 1.0, "tokens": ["invoice"], "files": ["a\x1fb.py"]}]
+    good = {"ts": 2.0, "tokens": ["invoice"], "files": ["a.py"], "unused": ["b.py"]}
+    local.ingest("store", [RemoteEvent(i + 1, "ann@1", i + 1, ev.QUESTION, json.dumps(p))
+                           for i, p in enumerate([*bad, good])])
+    assert local.counts()["malformed"] == 3 and local.pulled("store") == 4
+    assert [r[1:] for r in local.questions_after(0, 10)] == [
+        ("ann@1", 2.0, "invoice", '["a.py"]', '["b.py"]')]

@@ -17,6 +17,7 @@ from neuralmind import outbox
 from neuralmind.engine import Workspace
 from neuralmind.repo.learned import HOME_ENV
 from neuralmind.synapse.layer import SynapseLayer
+from neuralmind.synapse.questions import question_tokens
 from neuralmind.team import compaction, fold
 from neuralmind.team.bridge import SynapseBridge
 from neuralmind.team.remote import RemoteEvent
@@ -226,3 +227,52 @@ def test_two_clones_learn_from_each_other_through_the_store(
     assert {(s["a"], s["b"]) for s in alice.store.dump(["personal"])} == {(BILL, USERS)}
     for layer in (alice, bob):
         layer.close()
+
+
+def test_what_an_answers_use_taught_one_clone_ranks_for_the_other(
+        team_db: str, two_clones: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Answers scored by use are shared (#20): a file kept after alice's answer, and one
+    her answer returned that the work never used, move the question -> files association
+    bob's ranking reads (`question_files`, context/retrieve.py); her question's text and
+    session stay on her machine."""
+    monkeypatch.setenv("NEURALMIND_TEAM_DSN", team_db)
+    workspaces = []
+    for p in two_clones:    # two machines: each its own learned folder
+        monkeypatch.setenv(HOME_ENV, str(p.parent / f"{p.name}-home"))
+        workspaces.append(Workspace(p))
+        assert workspaces[-1].learned.is_relative_to(p.parent / f"{p.name}-home")
+    alice_ws, bob_ws = workspaces
+    question = "Where is the invoice total rounded, Alice's secret ticket 4711?"
+    t0 = time.time() - 7200.0
+    alice_ws.use.record("context", "alice-session", question,
+                        {"hits": [{"file": STORE, "line": 1}, {"file": BILL, "line": 3}]}, now=t0)
+    alice_ws.use.note([("edit", BILL, t0 + 60.0)])
+    assert bob_ws.synapses.question_files("invoice total rounding") == []
+    assert alice_ws.use.commit_made([BILL], now=t0 + 3600.0) == 1     # kept: settles, learns
+    assert [k for k, _ in outbox_rows(alice_ws.synapses)] == [outbox.QUESTION]
+    for ws in (alice_ws, bob_ws, alice_ws, bob_ws):
+        ws.team.sync()
+
+    scores = bob_ws.synapses.store.question_scores("how is the invoice total rounded")
+    assert scores[BILL] > 0 > scores[STORE]              # kept lifts it, unused lowers it
+    assert [f for f, _ in bob_ws.synapses.question_files("invoice total rounding")] == [BILL]
+    conn = sqlite3.connect(bob_ws.synapses.store.path)
+    rows = conn.execute("SELECT session, query, hits FROM questions").fetchall()
+    conn.close()
+    assert [(s.startswith("team:"), h) for s, _, h in rows] == [(True, "[]")]
+    # her question's words (what ranking matches on), not its text
+    assert rows[0][1] == " ".join(question_tokens(question)) != question
+    assert "alice-session" not in json.dumps(rows)
+    # alice shows her own question once (not again as a teammate's); both agree
+    conn = sqlite3.connect(alice_ws.synapses.store.path)
+    assert conn.execute("SELECT count(*), min(session) FROM questions").fetchone() == (
+        1, "alice-session")
+    conn.close()
+    assert alice_ws.team.local.state_hash() == bob_ws.team.local.state_hash()
+    bob_ws.team.sync()                                    # shown once, whatever the rounds
+    assert len(bob_ws.synapses.store.question_scores("invoice")) == 2
+    conn = sqlite3.connect(bob_ws.synapses.store.path)
+    assert conn.execute("SELECT count(*) FROM questions").fetchone()[0] == 1
+    conn.close()
+    for ws in (alice_ws, bob_ws):
+        ws.synapses.close()

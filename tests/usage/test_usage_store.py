@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
+from neuralmind.engine.use import AnswerUse
+from neuralmind.graph.graph import Graph
 from neuralmind.usage.report import savings
 from neuralmind.usage.store import UsageStore
 
@@ -63,6 +66,28 @@ def test_savings_per_day_and_overall(tmp_path: Path) -> None:
     assert overall["files_used_per_answer"] == 1.0
     assert overall["precision_at_5"] == 0.5                 # 1 of its 2 returned files
     assert report["days"][1]["acted_on"] == 0 and report["days"][1]["precision_at_5"] is None
+    assert sorted(report["kinds"]) == ["context", "search"]
+    assert report["kinds"]["context"]["answers"] == 2
+    assert report["kinds"]["context"]["precision_at_5"] == 0.5
+    assert report["kinds"]["search"]["acted_on"] == 0
+
+
+def test_the_version_moves_with_every_change_and_with_another_writer(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    first = store.version()
+    assert store.version() == first                          # reading changes nothing
+    store.record("context", "s", "q", ["a.py"], 10, None, now=T0)
+    recorded = store.version()
+    assert recorded != first
+    store.note([("open", "z.py", T0 + 1)])                   # credits nothing: no change
+    assert store.version() == recorded
+    store.note([("open", "a.py", T0 + 1)])
+    assert store.version() != recorded
+    credited = store.version()
+    other = _store(tmp_path)                                 # a CLI answering beside the server
+    other.record("search", "cli", "q2", ["b.py"], 5, None, now=T0 + 2)
+    other.close()
+    assert store.version() != credited
 
 
 def test_a_damaged_store_is_moved_aside_and_answers_go_on(tmp_path: Path) -> None:
@@ -87,3 +112,19 @@ def test_unused_files_are_those_ranked_above_the_first_used_one() -> None:
     assert unused_files(settled(set(), {"z.py": True})) == ["a.py", "b.py", "c.py", "d.py",
                                                              "e.py"]        # none used: top 5
     assert unused_files(settled({"a.py"}, {})) == []
+
+
+def test_the_engine_reads_the_report_again_only_when_answers_changed(tmp_path: Path) -> None:
+    use = AnswerUse(tmp_path / "learned", tmp_path, tmp_path, lambda: None, window=100.0)
+    graph = Graph()
+    first = use.savings(graph, count=True)                   # an empty workspace counts 0 tokens
+    assert first["overall"]["answers"] == 0 and first["codebase_tokens_now"] == 0
+    assert use.savings(graph, count=False) is first          # nothing changed: not read again
+    use.record("context", "s", "q", {"hits": [{"file": "a.py", "line": 1}], "tokens": 40})
+    second = use.savings(graph, count=False)
+    assert second is not first and second["overall"]["answers"] == 1
+    assert second["overall"]["codebase_tokens"] == 0
+    use.note([("open", "a.py", time.time())])
+    third = use.savings(graph, count=False)
+    assert third is not second and third["overall"]["answers"] == 1
+    assert use.savings(graph, count=False) is third
