@@ -175,8 +175,10 @@ live("a recorded decision is in the audit, then goes STALE when a commit changes
   const got = await s.request<DecisionRecord>(Methods.decisionsGet, { id: record.id });
   assert.equal(got.title, record.title);
 
+  // Changed as an editor changes it (change, save), so the buffer left open holds the file's text and
+  // later tests' reviews do not see it as unsaved.
   s.open("auth/session.py");
-  fs.appendFileSync(path.join(s.root, "auth/session.py"), "\n\ndef drop_session(session):\n    session.token = None\n");
+  s.editAndSave("auth/session.py", "\n\ndef drop_session(session):\n    session.token = None");
   git(s.root, "commit", "-q", "-am", "sessions can be dropped");
   const stale = await until("the decision to go STALE after the commit", 30_000, async () => {
     const list = await s.request<DecisionRecord[]>(Methods.decisionsAudit, {});
