@@ -31,22 +31,23 @@ import json
 import math
 import struct
 import sys
+from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 
-class Candidate:
+class Candidate(ABC):
     """A model under test: documents and questions embedded to unit-length float32 rows."""
 
     name = ""
 
-    def embed(self, texts: list[str]) -> np.ndarray:
-        raise NotImplementedError
+    @abstractmethod
+    def embed(self, texts: list[str]) -> np.ndarray: ...
 
-    def embed_query(self, text: str) -> np.ndarray:
-        raise NotImplementedError
+    @abstractmethod
+    def embed_query(self, text: str) -> np.ndarray: ...
 
 
 class MiniLM(Candidate):
