@@ -169,3 +169,8 @@ class OutboxView:
 
     def set_shows(self, mirror: str) -> None:
         self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (self.view_key, mirror))
+
+    def exchange_needed(self, mirror: str) -> bool:
+        """Whether the team sync has something to collect here, or this store shows another
+        mirror: a read, so the rounds with neither (most) take no write transaction."""
+        return bool(self.unsent()) or self.shows() != mirror

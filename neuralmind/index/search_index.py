@@ -492,8 +492,8 @@ class SearchIndex:
             return set()
         if self._by_name is None:
             by_name: dict[str, list[str]] = {}
-            for node_id, name in self._names.items():
-                by_name.setdefault(name, []).append(node_id)
+            for node_id, node_name in self._names.items():
+                by_name.setdefault(node_name, []).append(node_id)
             self._by_name = by_name
         return {i for w in wanted for i in self._by_name.get(w, ())
                 if len(self._by_name[w]) <= EXACT_MAX_NODES}

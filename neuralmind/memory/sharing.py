@@ -170,7 +170,7 @@ def exchange_needed(store: MemoryStore, mirror: str) -> bool:
     mirror (a read: most rounds have neither, and need no write transaction)."""
     try:
         with store.read() as conn:
-            return bool(outbox.count(conn)) or RecordView(store, conn).shows() != mirror
+            return RecordView(store, conn).exchange_needed(mirror)
     except sqlite3.Error:
         return True          # the exchange's own transaction says what is wrong
 

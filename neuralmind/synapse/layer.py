@@ -102,7 +102,7 @@ class SynapseLayer:
         mirror (read without a write transaction: most rounds have neither)."""
         try:
             with self.store.reading() as conn:
-                return bool(outbox.count(conn)) or SharedView(conn, 0.0).shows() != mirror
+                return SharedView(conn, 0.0).exchange_needed(mirror)
         except sqlite3.Error:
             return True          # let the exchange's own transaction say what is wrong
 
