@@ -457,6 +457,7 @@ class TeamLoad:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         assert self.generator.stdout is not None
         self.generator.stdout.readline()        # "ready": the store is migrated and busy
+        self.t0, self.pg_cpu0 = time.monotonic(), pg_cpu_s(self.cluster.data)
         return dsn
 
     def stop(self) -> dict[str, Any]:
@@ -467,8 +468,40 @@ class TeamLoad:
             self.generator.wait(30)
             out.update(json.loads(line or "{}"))
         if self.cluster is not None:
+            # what shared the cores with the server: the generator's own CPU (in its
+            # report) and PostgreSQL's, over the same seconds
+            out["postgres_cpu_s"] = round(pg_cpu_s(self.cluster.data) - self.pg_cpu0, 2)
+            out["load_wall_s"] = round(time.monotonic() - self.t0, 1)
             self.cluster.destroy()
         return out
+
+
+def proc_cpu_s(pid: int, children: bool = False) -> float:
+    """CPU seconds (user + system) of a process from /proc; with `children`, also those of
+    its exited, reaped children (PostgreSQL's backends end with their connections)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    ticks = sum(int(x) for x in fields[11:15 if children else 13])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def pg_cpu_s(data: Path) -> float:
+    """CPU seconds of a PostgreSQL cluster so far: the postmaster, its reaped children and
+    its live ones (backends, WAL writer, checkpointer)."""
+    try:
+        master = int((data / "postmaster.pid").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0.0
+    total = proc_cpu_s(master, children=True)
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == master:
+                total += proc_cpu_s(int(stat.parent.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
 
 
 def team_generator(dsn: str, root: str, rate: float, devs: int) -> None:
@@ -506,7 +539,8 @@ def team_generator(dsn: str, root: str, rate: float, devs: int) -> None:
         sent += len(batch)
         stop.wait(max(0.0, t0 + tick * (sent / max(1, round(rate * tick))) - time.monotonic()))
     print(json.dumps({"generated_events": sent,
-                      "generated_per_s": round(sent / (time.monotonic() - t0), 1)}), flush=True)
+                      "generated_per_s": round(sent / (time.monotonic() - t0), 1),
+                      "generator_cpu_s": round(sum(os.times()[:2]), 2)}), flush=True)
     remote.close()
 
 
@@ -523,6 +557,7 @@ async def run_warm(args: argparse.Namespace, root: Path, env: dict[str, str], lo
     results["warm_first_answer_partial"] = partial
     results["warm_update_index_s"] = await c.wait_indexed()
 
+    team0 = (await c.request("neuralmind/status", {}))["team"] if "team" in results else {}
     cpu0, wall0 = c.cpu_s(), time.monotonic()
     lat: list[float] = []
     for i in range(args.queries):
@@ -573,6 +608,9 @@ async def run_warm(args: argparse.Namespace, root: Path, env: dict[str, str], lo
     results["search_hit_not_first"] = len(NOT_FIRST)
     results["learned_batches"] = status["learning"]["batches"]
     results["max_stall_warm_run_ms"] = status["event_loop"]["max_stall_ms"]
+    # the same from the first context request on: without the start-up's imports and
+    # model load, which happen before any teammate's event is folded
+    results["max_stall_measured_ms"] = stalls_between(status, wall0, time.monotonic())
     results["server_cpu_measured_s"] = round(c.cpu_s() - cpu0, 2)   # from the first context
     results["measured_wall_s"] = round(time.monotonic() - wall0, 2)  # request to here
     results["top_stalls_warm_s_ms"] = top_stalls(status, warm_start)
@@ -580,7 +618,12 @@ async def run_warm(args: argparse.Namespace, root: Path, env: dict[str, str], lo
     if "team" in results:
         results["team"]["server"] = {k: status["team"].get(k) for k in (
             "connected", "pushed", "pulled", "position", "head", "unpushed", "reconnects",
-            "last_error")}
+            "last_error", "rounds", "busy_cpu_s", "longest_round_ms")}
+        # the sync thread's own CPU over the measured phase, beside server_cpu_measured_s
+        results["team"]["sync_cpu_measured_s"] = round(
+            status["team"].get("busy_cpu_s", 0.0) - team0.get("busy_cpu_s", 0.0), 2)
+        results["team"]["sync_rounds_measured"] = (status["team"].get("rounds", 0)
+                                                   - team0.get("rounds", 0))
     results["warm_shutdown_s"] = await c.stop()
     return results
 

@@ -26,9 +26,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-BATCH, SEED, WEAKEN, USED, RECORD, QUESTION = (
-    "synapse.batch", "synapse.seed", "synapse.weaken", "retrieval.used", "record.put",
-    "retrieval.question")
+BATCH, SEED, WEAKEN, RECORD, QUESTION = (
+    "synapse.batch", "synapse.seed", "synapse.weaken", "record.put", "retrieval.question")
 
 TABLES = (
     """CREATE TABLE IF NOT EXISTS team_outbox (

@@ -7,7 +7,6 @@
                                                        co-change and bundle seeds (MAX
                                                        semantics)
     synapse.weaken {ts, factor, pairs: [[a, b], ...]}  negative feedback on those edges
-    retrieval.used {ts, node, query?}                  a retrieved node the user used
     retrieval.question {ts, tokens: [word, ...], files: [file, ...], unused: [file, ...]}
                                                        what an answer's use taught (answers
                                                        scored by use): a question's words,
@@ -31,11 +30,14 @@ from collections.abc import Iterator
 from typing import Any
 
 from neuralmind import config
-from neuralmind.outbox import BATCH, QUESTION, RECORD, SEED, USED, WEAKEN
+from neuralmind.outbox import BATCH, QUESTION, RECORD, SEED, WEAKEN
 from neuralmind.team import fold
 from neuralmind.team.fold import Op
 
-KINDS = frozenset({BATCH, SEED, WEAKEN, USED, RECORD, QUESTION})
+# (an older `retrieval.used` kind, a per-node use count, was folded but never sent nor
+# shown: answers scored by use are shared as `retrieval.question`; a peer's is kept in the
+# log as an unknown kind, not applied)
+KINDS = frozenset({BATCH, SEED, WEAKEN, RECORD, QUESTION})
 RECORD_TYPES = frozenset({"decision", "memory"})
 
 
@@ -124,8 +126,6 @@ def operations(kind: str, payload: Any) -> list[Op]:
         factor = _num(payload.get("factor"), 0.0, 1.0, "factor")
         for a, b in _node_pairs(payload, "pairs"):
             add(fold.synapse_target(a, b), fold.WEAKEN, factor)
-    elif kind == USED:
-        add(fold.target(fold.USED, _node(payload.get("node"))), fold.REINFORCE)
     elif kind == QUESTION:
         check_question(payload)
     else:

@@ -22,7 +22,7 @@ from neuralmind import config
 DAY = 86400.0
 SEP = "\x1f"  # between the parts of a target key (never inside a node id)
 
-SYNAPSE, TRANSITION, ACTIVATION, USED = "s", "t", "a", "u"
+SYNAPSE, TRANSITION, ACTIVATION = "s", "t", "a"
 REINFORCE, SEED, WEAKEN = "r", "s", "w"
 
 _SYN_HALF_LIFE = config.HALF_LIFE_DAYS["shared"] * DAY
@@ -71,9 +71,7 @@ def effective(kind: str, s: State, now: float) -> float:
         return _decayed(s.weight, age, _SYN_HALF_LIFE)
     if kind == TRANSITION:
         return _decayed(s.weight, age, _TR_HALF_LIFE)
-    if kind == ACTIVATION:
-        return _decayed(s.weight, age, _SYN_HALF_LIFE)
-    return s.weight  # USED: a plain count
+    return _decayed(s.weight, age, _SYN_HALF_LIFE)   # an activation
 
 
 def step(kind: str, s: State | None, op: Op) -> State:
@@ -99,8 +97,6 @@ def step(kind: str, s: State | None, op: Op) -> State:
         return State(w, s.count, updated)
     if kind == SYNAPSE:
         return State(min(cap, eff + op.x * (cap - eff)), s.count + 1, updated)
-    if kind == USED:
-        return State(s.weight + 1.0, s.count + 1, updated)
     return State(eff + 1.0, s.count + 1, updated)   # a transition or an activation
 
 

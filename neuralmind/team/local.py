@@ -147,12 +147,6 @@ class TeamLocal:
         return self.write(ev.WEAKEN, {"ts": self._ts(ts), "factor": factor,
                                       "pairs": [list(p) for p in pairs]})
 
-    def used(self, node: str, query: str | None = None, ts: float | None = None) -> int:
-        payload: dict[str, Any] = {"ts": self._ts(ts), "node": node}
-        if query:
-            payload["query"] = query
-        return self.write(ev.USED, payload)
-
     def put_record(self, rtype: str, rid: str, record: dict[str, Any],
                    base: tuple[str, int] | None | bool = True, ts: float | None = None,
                    ) -> tuple[str, int]:

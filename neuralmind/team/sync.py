@@ -176,9 +176,13 @@ class SyncTask:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        # rounds: syncs that ran; busy_cpu_s: this thread's CPU in them (time.thread_time:
+        # its own cost to the process, whatever else shares the cores); longest_round_ms:
+        # the longest one's wall time
         self._status: dict[str, Any] = {"connected": False, "last_error": None,
                                         "last_sync": None, "pushed": 0, "pulled": 0,
-                                        "reconnects": 0, "read_only": False}
+                                        "reconnects": 0, "read_only": False, "rounds": 0,
+                                        "busy_cpu_s": 0.0, "longest_round_ms": 0.0}
         self._lock = threading.Lock()
         self._listening: psycopg.Connection | None = None
         self._compacted_at = time.monotonic()
@@ -200,7 +204,7 @@ class SyncTask:
 
     def status(self) -> dict[str, Any]:
         with self._lock:
-            return dict(self._status)
+            return {**self._status, "busy_cpu_s": round(self._status["busy_cpu_s"], 3)}
 
     def alive(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
@@ -209,9 +213,11 @@ class SyncTask:
         backoff = config.TEAM_RECONNECT_MIN_S
         while not self._stop.is_set():
             self._wake.clear()
+            wall, cpu = time.perf_counter(), time.thread_time()
             try:
                 self._listen()
                 report = self.sync.sync_once()
+                self._timed(wall, cpu)
             except Exception as e:  # never let the sync take the server down
                 message = e.message if isinstance(e, EngineError) else str(e)
                 if not isinstance(e, (EngineError, psycopg.Error)):
@@ -245,6 +251,14 @@ class SyncTask:
                 log.debug("team store connection lost while waiting: %s", e)
                 self._listening = None
                 self.sync.close()
+
+    def _timed(self, wall: float, cpu: float) -> None:
+        """Count a round's cost (the editor's share of a busy team)."""
+        ms = 1000 * (time.perf_counter() - wall)
+        with self._lock:
+            self._status["rounds"] += 1
+            self._status["busy_cpu_s"] += time.thread_time() - cpu
+            self._status["longest_round_ms"] = round(max(self._status["longest_round_ms"], ms), 1)
 
     def _compact(self) -> None:
         if time.monotonic() - self._compacted_at < config.TEAM_COMPACT_EVERY_S:

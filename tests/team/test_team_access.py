@@ -42,14 +42,14 @@ def test_writer_pushes_and_reader_only_pulls(pg: PgServer, team_db: str, tmp_pat
     r_dsn = psycopg.conninfo.make_conninfo(team_db, user=reader)
 
     alice, bob = mirror(tmp_path / "a"), mirror(tmp_path / "b")
-    alice.used("app/billing.py", ts=1.0)
+    alice.learn_batch([], ["app/billing.py"], ts=1.0)
     s = TeamSync(alice, w_dsn, REPO)
     try:
         assert s.sync_once().pushed == 1
     finally:
         s.close()
 
-    bob.used("app/users.py", ts=2.0)
+    bob.learn_batch([], ["app/users.py"], ts=2.0)
     s = TeamSync(bob, r_dsn, REPO)
     try:
         report = s.sync_once()

@@ -37,6 +37,10 @@ def test_notify_wakes_the_other_clone_and_reconnects_catch_up(team_db: str,
         ta.kick()
         assert wait_until(lambda: bob.counts()["events"] == 1, 10), tb.status()
         assert changes == []            # learning is no news for decision diagnostics
+        # each sync's cost is counted (the editor's share of a busy team, in its status)
+        cost = tb.status()
+        assert cost["rounds"] >= 2 and 0 < cost["busy_cpu_s"] < 60, cost
+        assert 0 < cost["longest_round_ms"] < 60_000, cost
 
         with psycopg.connect(team_db, autocommit=True) as admin:   # drop every connection
             admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
@@ -74,7 +78,7 @@ def test_a_sync_killed_mid_push_loses_and_duplicates_nothing(team_db: str,
     local = mirror(tmp_path / "a")
     n = 1500
     for i in range(n):
-        local.used(f"f{i % 50}.py", ts=float(i))
+        local.learn_batch([], [f"f{i % 50}.py"], ts=float(i))
     local.close()
 
     def server_count() -> int:

@@ -43,7 +43,7 @@ def team_events(seed: int, n: int = 60) -> list[RemoteEvent]:
             a, b = rng.sample(FILES, 2)
             kind, payload = ev.WEAKEN, {"ts": ts, "factor": 0.5, "pairs": [[a, b]]}
         elif roll < 0.9:
-            kind, payload = ev.USED, {"ts": ts, "node": rng.choice(FILES)}
+            kind, payload = ev.BATCH, {"ts": ts, "rate": 0.3, "touched": [rng.choice(FILES)]}
         elif roll < 0.95:
             kind, payload = ev.QUESTION, {"ts": ts, "tokens": ["invoice", f"q{i}"],
                                           "files": [rng.choice(FILES)], "unused": []}

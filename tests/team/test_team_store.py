@@ -114,7 +114,7 @@ def test_a_crash_between_push_and_acknowledge_duplicates_nothing(team_db: str,
                                                                   tmp_path: Path) -> None:
     alice = mirror(tmp_path / "a")
     for i in range(3):
-        alice.used(f"f{i}.py", ts=float(i))
+        alice.learn_batch([], [f"f{i}.py"], ts=float(i))
     remote = RemoteStore.open(team_db, REPO)
     try:   # the server commits, the process dies before the outbox is acknowledged
         remote.push(alice.pending())
@@ -133,22 +133,25 @@ def test_a_malformed_peer_event_is_kept_but_not_applied(team_db: str, tmp_path: 
     remote = RemoteStore.open(team_db, REPO)
     try:
         remote.push([OutEvent("mallory@1", 1, "synapse.batch", '{"ts": "soon", "pairs": 3}'),
-                     OutEvent("mallory@1", 2, "retrieval.used", '{"ts": 5, "node": "ok.py"}')])
+                     OutEvent("mallory@1", 2, "synapse.batch",
+                              '{"ts": 5, "rate": 0.5, "touched": ["ok.py"]}'),
+                     # a kind no version sends now (a per-node use count, never shown)
+                     OutEvent("mallory@1", 3, "retrieval.used", '{"ts": 6, "node": "ok.py"}')])
     finally:
         remote.close()
     bob = mirror(tmp_path / "b")
     sync = TeamSync(bob, team_db, REPO)
     try:
-        assert sync.sync_once().pulled == 2
+        assert sync.sync_once().pulled == 3
     finally:
         sync.close()
-    assert bob.counts()["malformed"] == 1 and bob.counts()["events"] == 2
-    assert [r[0] for r in bob.shared_rows()] == ["u\x1fok.py"] and bob.counts()["waiting"] == 0
+    assert bob.counts()["malformed"] == 2 and bob.counts()["events"] == 3
+    assert [r[0] for r in bob.shared_rows()] == ["a\x1fok.py"] and bob.counts()["waiting"] == 0
 
 
 def test_an_unreachable_store_is_a_clear_error_and_loses_nothing(tmp_path: Path) -> None:
     alice = mirror(tmp_path / "a")
-    alice.used("x.py", ts=1.0)
+    alice.learn_batch([], ["x.py"], ts=1.0)
     sync = TeamSync(alice, "host=127.0.0.1 port=1 dbname=x user=x connect_timeout=2", REPO)
     with pytest.raises(EngineError, match="cannot reach the team store") as e:
         sync.sync_once()

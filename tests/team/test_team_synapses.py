@@ -182,8 +182,8 @@ def test_the_structural_prior_stays_a_floor(origin: Path, tmp_path: Path) -> Non
 
 def test_compaction_keeps_the_state_and_still_recognises_old_events(tmp_path: Path) -> None:
     local = mirror(tmp_path / "m")
-    events = [RemoteEvent(i + 1, f"dev{i % 3}@x", i // 3 + 1, outbox.USED,
-                          json.dumps({"ts": float(i), "node": f"f{i % 7}.py"}))
+    events = [RemoteEvent(i + 1, f"dev{i % 3}@x", i // 3 + 1, outbox.BATCH,
+                          json.dumps({"ts": float(i), "rate": 0.3, "touched": [f"f{i % 7}.py"]}))
               for i in range(60)]
     local.ingest("store", events)
     before = (local.state_hash(), local.counts()["events"])
@@ -195,7 +195,8 @@ def test_compaction_keeps_the_state_and_still_recognises_old_events(tmp_path: Pa
     local.ingest("store", [RemoteEvent(i + 1, e.author, e.seq, e.kind, e.payload)
                            for i, e in enumerate(renumbered)])
     assert local.pulled("store") == 60 and local.state_hash() == before[0]
-    extra = RemoteEvent(61, "dev9@x", 1, outbox.USED, json.dumps({"ts": 99.0, "node": "z.py"}))
+    extra = RemoteEvent(61, "dev9@x", 1, outbox.BATCH,
+                        json.dumps({"ts": 99.0, "rate": 0.3, "touched": ["z.py"]}))
     local.ingest("store", [extra])                # and what follows folds as usual
     assert local.pulled("store") == 61 and local.state_hash() != before[0]
 
