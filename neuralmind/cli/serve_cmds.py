@@ -68,8 +68,19 @@ def _show(url: str, open_browser: bool) -> None:
             webbrowser.open(url)
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def _borrow(entry: Discovery, open_browser: bool) -> int:
-    """The editor's server serves the page: a login URL from it, then wait."""
+    """The editor's server serves the page: a login URL from it, then wait.
+
+    SIGINT and SIGTERM end the wait even when this process was started with them ignored
+    (a background job of a non-interactive shell inherits SIGINT ignored, and Python then
+    raises no KeyboardInterrupt), as the serving branch's loop handlers do.
+    """
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, _interrupt)
     url = observatory_login(entry)
     say(f"NeuralMind's server for this workspace runs already (pid {entry.pid}); "
         "the page is served by it.")
