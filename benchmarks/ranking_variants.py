@@ -963,3 +963,6 @@ VARIANTS["lab5_dprf"] = (lab5, VARIANTS["lab5"][1] | {"w_dprf": 1.0},
                          {"w_dprf": [0.0, 0.5, 1.0], "dfb_docs": [2, 3, 5],
                           "dfb_gamma": [0.25, 0.5, 1.0], "dprf_replace": [False, True],
                           "protect": [0, 1]})
+VARIANTS["lab5_joint"] = (lab5, VARIANTS["lab5"][1] | {"fb_docs": 3, "fb_terms": 10, "norm_floor": 0},
+                          {"w_prf": [0.0, 1.0, 2.0], "fb_beta": [0.25, 1.0],
+                           "w_kwnorm": [0.0, 0.1, 0.2, 0.3], "protect": [1, 2]})
