@@ -3,6 +3,8 @@
 `product` re-runs the engine's own `file_rank.rank_files`; `lab2` recomposes it from one
 recorded real search per question with experimental lists (chunk vectors under MiniLM,
 truncated MiniLM or a static model; node-vector aggregates; name matches) and knobs;
+`lab5` (and its grids `lab5_prf`, `lab5_dprf`, `lab5_graph`, `lab5_norm`) replays
+rank_files' steps with pseudo-relevance feedback, graph propagation and score fusion;
 TEXT_VARIANTS say which nodes get a vector and what text stands for them (rank_lab
 --texts). A notebook of experiments, hence its length; BENCHMARKS.md keeps the results.
 """
@@ -699,3 +701,268 @@ VARIANTS["lab2_follow"] = (lab2, VARIANTS["lab2"][1] | {"follow": 0, "follow_dep
 VARIANTS["lab2_floor"] = (lab2, VARIANTS["lab2"][1] | {"follow": 2, "follow_depth": 10},
                           {"follow": [2, 3], "follow_depth": [10, 20],
                            "follow_floor": [1, 2, 3, 4, 5], "pair_share": [0.5, 0.8]})
+
+
+# --- RETR5 experiments: pseudo-relevance feedback and graph propagation, at file level ----
+def _file_graph(repo: Any) -> None:
+    """Per repository (once): file -> {file it references: edge count} and the reverse,
+    and each file's term counts (the engine's tokenizer over the whole file)."""
+    if hasattr(repo, "f_out"):
+        return
+    from collections import Counter
+
+    from neuralmind.index.tokens import code_tokens
+
+    node_file = {n.id: n.file for n in repo.graph.nodes.values()}
+    out: dict[str, Counter] = defaultdict(Counter)
+    inc: dict[str, Counter] = defaultdict(Counter)
+    for a, b in file_references(repo.graph.edges, node_file):
+        out[a][b] += 1
+        inc[b][a] += 1
+    repo.f_out, repo.f_in = out, inc
+    repo.f_terms = {f: Counter(code_tokens(repo.text[f])) for f in repo.files}
+    repo.term_file_scores = {}
+
+
+def _term_scores(repo: Any, term: str) -> dict[str, float]:
+    """Whole-file BM25 of one term (the engine's index, file statistics), cached."""
+    got = repo.term_file_scores.get(term)
+    if got is None:
+        import neuralmind.index.search_index as si
+        from neuralmind.config import FILE_BM25_B
+
+        got = dict(repo.index._bm25.search_terms([term], 10 ** 6, subset=si.is_file_id,
+                                                 b=FILE_BM25_B))
+        repo.term_file_scores[term] = got
+    return got
+
+
+def _idf(repo: Any, term: str) -> float:
+    n = len(repo.files)
+    df = len(_term_scores(repo, term))
+    return math.log(1.0 + (n - df + 0.5) / (df + 0.5)) if df else 0.0
+
+
+def prf_list(repo: Any, s: Any, first: list[str], p: dict[str, Any]) -> list[str]:
+    """RM3-like: terms distinctive to the first pass's top `fb_docs` files (share of the
+    file's terms x idf, summed), the best `fb_terms` of them added to the question's terms
+    at weight `fb_beta` (scaled to the best one), then whole-file BM25 again."""
+    from neuralmind.index.file_rank import is_doc_path
+
+    _file_graph(repo)
+    key = ("prf", tuple(first[:p["fb_docs"]]), p["fb_terms"], p["fb_beta"],
+           p.get("fb_idf", 1.0))
+    if key in s.extra:
+        return s.extra[key]
+    qterms = s.extra["terms"]
+    cand: dict[str, float] = defaultdict(float)
+    fb = [f for f in first if not is_doc_path(f)][:p["fb_docs"]]
+    for f in fb:
+        tc = repo.f_terms.get(f)
+        if not tc:
+            continue
+        total = sum(tc.values())
+        for t, c in tc.items():
+            if t in qterms or len(t) < 3:
+                continue
+            cand[t] += c / total
+    scored = {t: v * _idf(repo, t) ** p.get("fb_idf", 1.0) for t, v in cand.items()}
+    best = sorted(scored, key=lambda t: (-scored[t], t))[:p["fb_terms"]]
+    top = scored[best[0]] if best else 1.0
+    weights = {t: float(c) for t, c in qterms.items()}
+    for t in best:
+        weights[t] = weights.get(t, 0.0) + p["fb_beta"] * scored[t] / top
+    tot: dict[str, float] = defaultdict(float)
+    for t, w in weights.items():
+        for f, v in _term_scores(repo, t).items():
+            tot[f] += w * v
+    out = sorted(tot, key=lambda f: (-tot[f], f))[:20]
+    s.extra[key] = out
+    return out
+
+
+def dense_prf_list(repo: Any, s: Any, first: list[str], p: dict[str, Any]) -> list[str]:
+    """Rocchio at file level: the question vector plus `dfb_gamma` x the mean of the best
+    node vector of each of the first pass's top `dfb_docs` files; files by best cosine."""
+    from neuralmind.index.file_rank import is_doc_path
+
+    key = ("dprf", tuple(first[:p["dfb_docs"]]), p["dfb_gamma"])
+    if key in s.extra:
+        return s.extra[key]
+    fb = [f for f in first if not is_doc_path(f)][:p["dfb_docs"]]
+    pos = {f: i for i, f in enumerate(repo.files)}
+    vecs = []
+    for f in fb:
+        mask = repo.vec_file_idx == pos.get(f, -1)
+        if mask.any():
+            idx = np.flatnonzero(mask)
+            vecs.append(repo.vecs[idx[np.argmax(s.node_cos[idx])]])
+    qv = s.extra["qv"].astype(np.float32)
+    if vecs:
+        qv = qv + p["dfb_gamma"] * np.mean(vecs, axis=0)
+    cos = repo.vecs @ qv
+    best: dict[str, float] = {}
+    for i in np.argsort(-cos)[:300]:
+        best.setdefault(repo.files[repo.vec_file_idx[i]], float(cos[i]))
+    out = list(best)
+    s.extra[key] = out
+    return out
+
+
+def _kw_norm(repo: Any, s: Any, p: dict[str, Any]) -> dict[str, float]:
+    """Whole-file BM25 of the question's terms over the top 20 files, scaled to [0, 1]
+    between the 20th and the best (`norm_floor` 0: scaled by the best alone)."""
+    key = ("kwnorm", p.get("norm_floor", 1))
+    if key not in s.extra:
+        _file_graph(repo)
+        tot: dict[str, float] = defaultdict(float)
+        for t, c in s.extra["terms"].items():
+            for f, v in _term_scores(repo, t).items():
+                tot[f] += c * v
+        s.extra[key] = _scale(tot, p.get("norm_floor", 1))
+    return s.extra[key]
+
+
+def _cos_norm(repo: Any, s: Any, p: dict[str, Any]) -> dict[str, float]:
+    key = ("cosnorm", p.get("norm_floor", 1))
+    if key not in s.extra:
+        s.extra[key] = _scale(dense_file(repo, s), p.get("norm_floor", 1))
+    return s.extra[key]
+
+
+def _scale(sc: dict[str, float], floor: int) -> dict[str, float]:
+    top = sorted(sc.values(), reverse=True)[:20]
+    if not top or top[0] <= 0:
+        return {}
+    lo = top[-1] if floor else 0.0
+    span = (top[0] - lo) or 1.0
+    return {f: (v - lo) / span for f, v in sc.items() if v > lo}
+
+
+def lab5(repo: Any, q: Any, s: Any, p: dict[str, Any]) -> list[str]:
+    """The engine's ranking (rank_files' steps, on its recorded lists) with two levers:
+
+    PRF: a second keyword list ("prf", weight w_prf; or replacing "keywords" if
+    prf_replace) and/or a dense second meaning list ("dprf", weight w_dprf), from the
+    first pass's top files; graph propagation: after fusion, a file gains `gp_alpha` x
+    (max, or sum capped at the max, of) the fused scores of files it references
+    (gp_dir "out"), that reference it ("in"), or both, among the top `gp_src` files."""
+    from neuralmind.index import file_rank
+    from neuralmind.index.file_rank import RankedFile, is_doc_path
+    from neuralmind.index.pairing import is_test_path
+
+    first = product(repo, q, s, p)
+    seen = s.extra["product_lists"]
+    lists = dict(seen["lists"])
+    flags = seen["kw"]
+    weights = {"symbols": p["w_symbols"], "keywords": p["w_keywords"], "meaning": p["w_meaning"],
+               "prf": p.get("w_prf", 0.0), "dprf": p.get("w_dprf", 0.0)}
+    if p.get("w_prf"):
+        lst = prf_list(repo, s, first, p)
+        if p.get("prf_replace"):
+            lists["keywords"] = lst
+            weights["keywords"] = p["w_prf"]
+            weights["prf"] = 0.0
+        else:
+            lists["prf"] = lst
+    if p.get("w_dprf"):
+        lst = dense_prf_list(repo, s, first, p)
+        if p.get("dprf_replace"):
+            lists["meaning"] = lst
+            weights["meaning"] = p["w_dprf"]
+            weights["dprf"] = 0.0
+        else:
+            lists["dprf"] = lst
+    k = p["k"]
+    scored: dict[str, RankedFile] = {}
+    for name, files in lists.items():
+        w = weights.get(name, 0.0)
+        if not w:
+            continue
+        for rank, f in enumerate(dict.fromkeys(files), 1):
+            scored.setdefault(f, RankedFile(f, 0.0)).score += w / (k + rank)
+    for name, fn in (("kwnorm", _kw_norm), ("cosnorm", _cos_norm)):
+        lam = p.get("w_" + name, 0.0)
+        if lam:     # score fusion beside rank fusion: the gaps RRF throws away
+            for f, v in fn(repo, s, p).items():
+                scored.setdefault(f, RankedFile(f, 0.0)).score += lam * v
+    alpha = p.get("gp_alpha", 0.0)
+    if alpha:
+        _file_graph(repo)
+        base = {f: rf.score for f, rf in scored.items()}
+        srcs = dict(sorted(base.items(), key=lambda kv: (-kv[1], kv[0]))[:p.get("gp_src", 10)])
+        nbrs: dict[str, dict[str, float]] = defaultdict(dict)
+        d = p.get("gp_dir", "both")
+        for g, v in srcs.items():
+            if is_doc_path(g):
+                continue
+            near = set()
+            if d in ("in", "both"):     # g references f: f gains from files using it
+                near |= set(repo.f_out.get(g, ()))
+            if d in ("out", "both"):    # f references g
+                near |= set(repo.f_in.get(g, ()))
+            for f in near:
+                if f != g:
+                    nbrs[f][g] = v
+        for f, got in nbrs.items():
+            if f not in scored and not p.get("gp_new"):
+                continue
+            if p.get("gp_agg", "max") == "max":
+                add = max(got.values())
+            else:
+                add = min(sum(got.values()), max(srcs.values()))
+            scored.setdefault(f, RankedFile(f, 0.0)).score += alpha * add
+    for rf in scored.values():
+        if not flags.get("about_docs") and p["doc_factor"] != 1.0 and is_doc_path(rf.file):
+            rf.score *= p["doc_factor"]
+        elif not flags.get("about_tests") and p["test_factor"] != 1.0 and is_test_path(rf.file):
+            rf.score *= p["test_factor"]
+    own_order = sorted(scored.values(), key=lambda r: (-r.score, r.file))
+    own_rank = {rf.file: i for i, rf in enumerate(own_order, 1)}
+    pairs = seen["pairs"]
+    if p["pair_share"]:
+        for test, sources in pairs.items():
+            best = max((scored[x] for x in sources if x in scored), key=lambda r: r.score,
+                       default=None)
+            if best is None:
+                continue
+            lifted = p["pair_share"] * best.score
+            rf = scored.setdefault(test, RankedFile(test, 0.0))
+            if lifted > rf.score:
+                rf.score = lifted
+    ranked = sorted(scored.values(), key=lambda r: (-r.score, r.file))
+    fp = file_rank.FileRankParams(
+        k=k, test_factor=p["test_factor"], doc_factor=p["doc_factor"],
+        pair_share=p["pair_share"], follow_sources=p["follow_sources"],
+        follow_depth=p["follow_depth"], follow_position=p["follow_position"])
+    if fp.follow_sources:
+        ranked = file_rank.follow_sources(ranked, own_rank, pairs, fp)
+    out = [rf.file for rf in ranked]
+    keep = p.get("protect", 0)
+    if keep:     # the first pass's best `protect` files keep their places
+        head = first[:keep]
+        out = head + [f for f in out if f not in head]
+    return out[:20]
+
+
+VARIANTS["lab5"] = (lab5, _product_defaults() | {
+    "w_prf": 0.0, "fb_docs": 3, "fb_terms": 10, "fb_beta": 0.5, "w_dprf": 0.0, "dfb_docs": 3,
+    "dfb_gamma": 0.5, "gp_alpha": 0.0, "gp_src": 10, "gp_dir": "both", "gp_agg": "max"},
+    {"gp_alpha": [0.0, 0.1, 0.2, 0.3], "gp_dir": ["in", "out", "both"], "gp_src": [5, 10]})
+
+VARIANTS["lab5_prf"] = (lab5, VARIANTS["lab5"][1] | {"w_prf": 1.0},
+                        {"w_prf": [0.0, 1.0, 2.0], "fb_docs": [2, 3, 5], "fb_terms": [5, 10, 20],
+                         "fb_beta": [0.25, 0.5, 1.0], "protect": [0, 1]})
+VARIANTS["lab5_norm"] = (lab5, VARIANTS["lab5"][1],
+                         {"w_kwnorm": [0.0, 0.05, 0.1, 0.2], "w_cosnorm": [0.0, 0.05],
+                          "norm_floor": [0, 1], "protect": [0, 1, 2]})
+VARIANTS["lab5_graph"] = (lab5, VARIANTS["lab5"][1],
+                          {"gp_alpha": [0.0, 0.05, 0.1, 0.2], "gp_dir": ["in", "out", "both"],
+                           "gp_agg": ["max", "sum"], "gp_src": [3, 10], "protect": [0, 1]})
+VARIANTS["lab5_dprf"] = (lab5, VARIANTS["lab5"][1] | {"w_dprf": 1.0},
+                         {"w_dprf": [0.0, 0.5, 1.0], "dfb_docs": [2, 3, 5],
+                          "dfb_gamma": [0.25, 0.5, 1.0], "dprf_replace": [False, True],
+                          "protect": [0, 1]})
+VARIANTS["lab5_joint"] = (lab5, VARIANTS["lab5"][1] | {"fb_docs": 3, "fb_terms": 10, "norm_floor": 0},
+                          {"w_prf": [0.0, 1.0, 2.0], "fb_beta": [0.25, 1.0],
+                           "w_kwnorm": [0.0, 0.1, 0.2, 0.3], "protect": [1, 2]})
