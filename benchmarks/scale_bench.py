@@ -116,11 +116,22 @@ def mem_available_mb() -> float:
                     if line.startswith("MemAvailable:")) / 1024
 
 
+def upstream_gitignore(work: Path) -> None:
+    """The kernel's own top-level .gitignore: Debian's package appends `/*` and `!/debian/`
+    (its repository holds only the packaging), which ignores the whole source tree."""
+    path = work / ".gitignore"
+    text = path.read_text() if path.exists() else ""
+    cut = text.find("# Debian packaging")
+    if cut >= 0:
+        path.write_text(text[:text.rfind("\n#\n", 0, cut) + 1])
+
+
 def cmd_build(args: argparse.Namespace) -> None:
     work: Path = args.work
     if not work.exists():
         print(f"copying {args.src} -> {work}", flush=True)
         subprocess.run(["cp", "-a", str(args.src), str(work)], check=True)
+    upstream_gitignore(work)
     shutil.rmtree(work / ".neuralmind", ignore_errors=True)
     before = load_average()
     peak, samples = [0], []
@@ -231,6 +242,54 @@ def _deep(obj: Any, seen: set[int]) -> int:
     return size
 
 
+def resolver_parts(resolver: Any, sample: int) -> dict[str, dict[str, int]]:
+    """Where the resolution state's bytes are, table by table: each table's own size plus
+    its entries sized on a sample (`sample` entries, scaled up). Nodes, edges and extracts
+    are the graph's (shared), so only the pointers to them count; a key object shared by
+    several entries counts once per table."""
+    from neuralmind.graph.model import Edge, FileExtract, Node
+
+    def size(obj: Any, seen: set[int]) -> int:
+        if id(obj) in seen or isinstance(obj, (Edge, Node, FileExtract)):
+            return 0
+        seen.add(id(obj))
+        n = sys.getsizeof(obj)
+        if isinstance(obj, (list, tuple, set, frozenset)):
+            n += sum(size(x, seen) for x in obj)
+        elif isinstance(obj, dict):
+            n += sum(size(k, seen) + size(v, seen) for k, v in obj.items())
+        elif hasattr(obj, "__slots__"):
+            n += sum(size(getattr(obj, a), seen) for a in obj.__slots__ if hasattr(obj, a))
+        return n
+
+    index = resolver.index
+    tables = {"call_deps": resolver.call_deps, "base_deps[0]": resolver.base_deps[0],
+              "base_deps[1]": resolver.base_deps[1], "import_edges": resolver.import_edges,
+              "base_edges": resolver.base_edges, "call_edges": resolver.call_edges,
+              "out": resolver.out, "class_bases[0]": resolver.class_bases[0],
+              "class_bases[1]": resolver.class_bases[1], "first_bases": resolver.first_bases,
+              "keys (shared deps)": resolver._keys, "index.quals": index.quals,
+              "index.by_name": index.by_name, "index.bindings": index.bindings,
+              "index.wildcards": index.wildcards, "index.implicit": index.implicit,
+              "index.families": index.families, "index.bases": index.bases,
+              "index._memo": index._memo, "index._memo_deps": index._memo_deps,
+              "index._vis_tables": index._vis_tables, "index._vis_ids": index._vis_ids,
+              "extracts (dict only)": resolver.extracts, "edges (list only)": resolver.edges}
+    out: dict[str, dict[str, int]] = {}
+    for name, table in tables.items():
+        own = sys.getsizeof(table)
+        if name.endswith("only)") or not table:
+            out[name] = {"entries": len(table), "est_mb": round(own / 2**20)}
+            continue
+        items = list(table.items()) if isinstance(table, dict) else list(enumerate(table))
+        picked = items[::max(1, len(items) // sample)][:sample]
+        seen: set[int] = set()
+        each = sum(size(k, seen) + size(v, seen) for k, v in picked) / len(picked)
+        out[name] = {"entries": len(table), "est_mb": round((own + each * len(items)) / 2**20),
+                     "bytes_per_entry": round(each)}
+    return out
+
+
 def cmd_memory(args: argparse.Namespace) -> None:
     import gc
     import random
@@ -289,12 +348,14 @@ def cmd_memory(args: argparse.Namespace) -> None:
                    base.post_off, base.post_docs, base.post_tf)) / 2**20),
                "mapped": base._mapped is not None,
                "overlay_docs": len(bm._docs), "overlay_entries": bm._entries}
+    resolver = None if args.no_resolver else resolver_parts(graph.resolver, args.sample)
     gc.collect()
     figures = {"nodes": nodes, "edges": len(graph.edges), "files": len(graph.files),
                "keyword_docs": index.node_count, "vectors": index.vector_count,
                "rss_total_mb": round(rss_mb()), "parts": parts,
                "graph_sample": {"files": len(paths), **sampled, "resolved edges": resolved},
-               "keyword_index": keyword, "load": load_average()}
+               "keyword_index": keyword, "resolution_state": resolver,
+               "load": load_average()}
     print(json.dumps(figures, indent=2))
     if args.json:
         Path(args.json).write_text(json.dumps(figures))
