@@ -112,3 +112,25 @@ def test_per_file_reads_need_no_index_of_the_whole_graph(tmp_path: Path) -> None
                 assert g.out_edges(n.id) == [e for e in g.edges if e.source == n.id]
         assert g.out_edges("app/core.py::Engine.run")       # calls helper in another file
         assert g._by_file is None and g._out is None
+
+
+class _NoWalk(dict):
+    """A node table that fails when walked whole (what a save must not do)."""
+
+    def values(self):  # type: ignore[override]
+        raise AssertionError("walked every node")
+
+
+def test_a_saves_keyword_texts_read_only_the_saved_files(tmp_path: Path) -> None:
+    """The file node's text lists its top-level symbols: for a save they come from the
+    saved files' own nodes (the Linux kernel's 835k nodes were walked per save), equal to
+    what a walk of every node gives."""
+    from neuralmind.index.node_text import file_children
+
+    root = make_repo(tmp_path / "ws")
+    graph = builder(root).build().graph
+    whole = file_children(graph)
+    graph.nodes = _NoWalk(graph.nodes)
+    assert file_children(graph, ["app/core.py", "app/util.py"]) == {
+        f: whole[f] for f in ("app/core.py", "app/util.py")}
+    assert whole["app/core.py"] == ["Engine"]
