@@ -134,3 +134,25 @@ def test_a_saves_keyword_texts_read_only_the_saved_files(tmp_path: Path) -> None
     assert file_children(graph, ["app/core.py", "app/util.py"]) == {
         f: whole[f] for f in ("app/core.py", "app/util.py")}
     assert whole["app/core.py"] == ["Engine"]
+
+
+def test_saves_carry_the_heuristic_edge_count_over(tmp_path: Path) -> None:
+    """A save's report counts the guessed (unique-name) edges from the generation before
+    and the resolver's delta, equal to a count of every edge."""
+    from neuralmind.graph.build import prepare_incremental
+
+    root = make_repo(tmp_path / "ws")
+    builder(root).build()
+    build_mod._warm.clear()
+    graph = load_graph(state_dir(root))
+    prepare_incremental(graph)
+    texts = ["def other():\n    return helper(2)\n",             # a guess: helper is unique
+             "def other():\n    return helper(2) + helper(3)\n",
+             "def other():\n    return 2\n"]
+    for text in texts * 2:
+        (root / "app/other.py").write_text(text)
+        report = builder(root).build(changed=["app/other.py"], previous=graph)
+        graph = report.graph
+        assert graph.heuristic is not None                   # carried, not counted again
+        assert report.edges_heuristic == sum(1 for e in graph.edges if not e.resolved)
+        assert report.edges_heuristic == (0 if text.endswith("2\n") else 1)
