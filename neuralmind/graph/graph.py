@@ -66,6 +66,7 @@ class Graph:
         # text; never stored): readers of source lines take them from here
         self.buffers: dict[str, str] = {}
         self._by_file: dict[str, list[Node]] | None = None
+        self._file_nodes: dict[str, list[Node]] = {}   # nodes_by_file, per file read
         self.heuristic: int | None = None    # edges with resolved=False (heuristic_edges)
         self._out: dict[str, list[Edge]] | None = None
         self._in: dict[str, list[Edge]] | None = None
@@ -104,7 +105,7 @@ class Graph:
             self.resolver.release()
             self.resolver = None
         for table in (self.extracts, self.nodes, self.files, self.out_by_file or {},
-                      self._by_file or {}, self._out or {}, self._in or {},
+                      self._by_file or {}, self._file_nodes, self._out or {}, self._in or {},
                       self.centrality or {}):
             release_dict(table)
         for rows in (self.edges, self.resolved, self.file_adjacency or []):
@@ -118,7 +119,10 @@ class Graph:
         kernel's 835k took ~0.5 s per save, twice (before and after)."""
         ex = self.extracts.get(path)
         if ex is not None:       # ids are unique per graph; a repeated one keeps its last node
-            return list({n.id: n for n in ex.nodes}.values())
+            found = self._file_nodes.get(path)
+            if found is None:
+                found = self._file_nodes[path] = list({n.id: n for n in ex.nodes}.values())
+            return found
         if self._by_file is None:    # a graph assembled without extracts
             idx: dict[str, list[Node]] = defaultdict(list)
             for n in self.nodes.values():
