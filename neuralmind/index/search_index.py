@@ -320,8 +320,7 @@ class SearchIndex:
             todo: dict[str, str] = {}           # id -> hash of the text its vector needs
             embedded: dict[str, str] = {}       # the texts themselves, when embedding now
             seen: list[str] = []
-            children = file_children(graph, None if changed_node_ids is None
-                                     else {node_path(i) for i in targets})
+            children = file_children(graph, None if changed_node_ids is None else targets)
             for start in range(0, len(targets), UPDATE_CHUNK):
                 texts = self._texts(graph, targets[start:start + UPDATE_CHUNK],
                                     children=children)

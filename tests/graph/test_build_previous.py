@@ -131,7 +131,7 @@ def test_a_saves_keyword_texts_read_only_the_saved_files(tmp_path: Path) -> None
     graph = builder(root).build().graph
     whole = file_children(graph)
     graph.nodes = _NoWalk(graph.nodes)
-    assert file_children(graph, ["app/core.py", "app/util.py"]) == {
+    assert file_children(graph, ["app/core.py::Engine.run", "app/util.py"]) == {
         f: whole[f] for f in ("app/core.py", "app/util.py")}
     assert whole["app/core.py"] == ["Engine"]
 
