@@ -7,6 +7,8 @@
 
 `--work` (default /work/scratch-scale/linux) is a copy of the kernel source (made by
 `build` with `cp -a`, without any `.neuralmind/`), so saves never touch the bench data.
+Debian's package appends `/*` to the top-level .gitignore (its repository holds only the
+packaging); `build` removes that block from the copy, or the walk finds no file.
 
 - build: `neuralmind build --no-embed --json` (graph + keyword index, no embeddings) in a
   fresh process: wall, CPU (user + sys, its extraction workers included) from wait4, and
