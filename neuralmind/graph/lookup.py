@@ -254,6 +254,10 @@ class SymbolIndex:
         A lookup in the table records its dependency key `(vid, name)` as the bare `name`
         (no `::`, unlike a class id; `Resolver` knows each file's `vid`): the same name
         string is then shared by every file that looks it up, instead of one tuple per file.
+        A lookup relative to an enclosing scope (`fn.callee` for a call inside C's `fn`)
+        records the scope's prefix `fn.` instead, one key per scope rather than per scope
+        and name (2.5M keys on the Linux kernel); a changed qualname `a.b.c` names its
+        prefixes `a.` and `a.b.` too (`drop_visible`), so those files are resolved again.
         """
         vid = self._vis_ids.get(bindings)
         if vid is None:
@@ -287,9 +291,15 @@ class SymbolIndex:
                 hit = True
                 if binding.remote:
                     prefix = binding.remote + "."
-                    keys.update((vid, q[len(prefix):]) for q in quals if q.startswith(prefix))
+                    names = [q[len(prefix):] for q in quals if q.startswith(prefix)]
                 else:
-                    keys.update((vid, q) for q in quals)
+                    names = list(quals)
+                for q in names:
+                    keys.add((vid, q))
+                    dot = q.find(".")
+                    while dot >= 0:             # the scope prefixes lookups recorded
+                        keys.add((vid, q[:dot + 1]))
+                        dot = q.find(".", dot + 1)
             if hit:
                 keys.add((vid, ""))
                 self._vis_tables.pop(vid, None)
@@ -399,8 +409,8 @@ class FileScope:
         wanted = ".".join(parts)
         while True:
             key = ".".join([*scope, wanted]) if scope else wanted
-            if deps is not None:     # (self.vid, key), written as the bare name: see visible
-                deps.add(key)
+            if deps is not None:     # the bare name, or its scope's prefix: see `visible`
+                deps.add(".".join(scope) + "." if scope else key)
             found = self.visible.get(key)
             if found and found != source:
                 return found

@@ -272,3 +272,20 @@ def test_c_header_edits_match_full_resolution(kept: int, monkeypatch: pytest.Mon
         if text is None and path not in ws.files:
             continue
         ws.edit(path, text)           # asserts equality with a full resolve after each
+
+
+CPP_FILES = {
+    "geo/geo.hpp": "namespace geo {\nint helper() { return 1; }\nint other() { return 2; }\n}\n",
+    "geo/use.cpp": ("#include \"geo.hpp\"\n\nnamespace geo {\nint use() { return helper(); }\n}\n"),
+}
+
+
+def test_names_relative_to_an_enclosing_namespace_follow_header_edits() -> None:
+    """`helper()` inside `geo::use` is found as `geo.helper` through the include table: the
+    lookup is recorded by its scope's prefix (`geo.`), which a change of `geo.helper` names."""
+    ws = Workspace(CPP_FILES)
+    assert ("geo/use.cpp::geo.use", "geo/geo.hpp::geo.helper", "calls") in ws.edge_set()
+    assert ws.resolver.call_deps["geo/use.cpp"] == {"geo.use.", "geo."}    # one key per scope
+    ws.edit("geo/geo.hpp", "namespace geo {\nint other() { return 2; }\n}\n")
+    ws.edit("geo/geo.hpp", CPP_FILES["geo/geo.hpp"])
+    assert ("geo/use.cpp::geo.use", "geo/geo.hpp::geo.helper", "calls") in ws.edge_set()
