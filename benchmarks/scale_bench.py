@@ -4,6 +4,7 @@
     python benchmarks/scale_bench.py quality [--work W] [--budget 1000]
     python benchmarks/scale_bench.py memory  [--work W]
     python benchmarks/scale_bench.py lsp     [--work W] [--queries 60] [--saves 20]
+    python benchmarks/scale_bench.py saves   [--work W] [--saves 12]
 
 `--work` (default /work/scratch-scale/linux) is a copy of the kernel source (made by
 `build` with `cp -a`, without any `.neuralmind/`), so saves never touch the bench data.
@@ -23,6 +24,8 @@ packaging); `build` removes that block from the copy, or the walk finds no file.
   resolution state, keyword index, metadata, vectors), the RSS each adds (bytes per
   node), and where the bytes are: nodes, references and edges sized object by object on
   a sample of files, the keyword index's flat arrays (memory-mapped: RSS only for the pages read) and its overlay.
+- saves: the server's engine-thread path in process (load, warm-up, answers, then saves
+  until searchable), without the LSP transport or the start-up build `lsp` waits for.
 - lsp: `neuralmind-lsp` on the indexed copy: initialize, keyword answers p50/p95
   (`neuralmind/search` and `neuralmind/context`), didSave -> searchable p50/p95 (a C
   function appended to a file, searched for by name), the server's RSS every 10 s.
@@ -363,6 +366,58 @@ def cmd_memory(args: argparse.Namespace) -> None:
         Path(args.json).write_text(json.dumps(figures))
 
 
+def cmd_saves(args: argparse.Namespace) -> None:
+    """The server's engine-thread path in process: load and warm up as `neuralmind-lsp`
+    does, answer LSP_QUESTIONS (search and context), then save: a C function appended
+    to a SAVE_FILES file, `update_files`, and a search that finds it. No LSP transport,
+    no debounce, no start-up build to wait for (the `lsp` command waits for it)."""
+    from neuralmind.config import WorkspaceConfig
+    from neuralmind.engine.workspace import Workspace
+
+    root: Path = args.work
+    figures: dict[str, Any] = {"load_at_start": load_average()}
+    t = time.perf_counter()
+    ws = Workspace.open_for_serving(root, WorkspaceConfig())
+    figures["open_s"], figures["rss_open_mb"] = round(time.perf_counter() - t, 1), round(rss_mb())
+    t = time.perf_counter()
+    ws.warm_up()
+    figures["warm_up_s"], figures["rss_warm_mb"] = round(time.perf_counter() - t, 1), round(rss_mb())
+    for label, ask in (("search", lambda q: ws.search(q, k=10)),
+                       ("context", lambda q: ws.query(q, budget=1000))):
+        ms = []
+        for q in LSP_QUESTIONS * 2:
+            t = time.perf_counter()
+            ask(q)
+            ms.append((time.perf_counter() - t) * 1000)
+        figures[label] = {"first_ms": round(ms[0]), "p50_ms": round(pct(ms, 50)),
+                          "p95_ms": round(pct(ms, 95)), "rss_mb": round(rss_mb())}
+    saves: list[float] = []
+    originals = {rel: (root / rel).read_bytes() for rel in SAVE_FILES}
+    try:
+        for i in range(args.saves):
+            rel = SAVE_FILES[i % len(SAVE_FILES)]
+            name = f"bench_marker_{i}_{int(time.time() * 1000) % 100000}"
+            path = root / rel
+            path.write_bytes(path.read_bytes() + f"\nint {name}(int value)\n{{\n\treturn value;\n}}\n"
+                             .encode())
+            t = time.perf_counter()
+            ws.update_files([rel])
+            hits, _, _ = ws.search(name, k=1)
+            saves.append(time.perf_counter() - t)
+            if not hits or hits[0].node.name != name:
+                sys.exit(f"{name} not searchable after its save")
+    finally:
+        for rel, data in originals.items():
+            (root / rel).write_bytes(data)
+    figures.update({"save_p50_ms": round(pct(saves, 50) * 1000),
+                    "save_p95_ms": round(pct(saves, 95) * 1000),
+                    "save_ms": [round(x * 1000) for x in saves],
+                    "rss_after_saves_mb": round(rss_mb()), "load_at_end": load_average()})
+    print(json.dumps(figures, indent=2))
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures))
+
+
 async def lsp_run(args: argparse.Namespace, holder: dict[str, Any]) -> dict[str, Any]:
     sys.path.insert(0, str(HERE))
     from lsp_bench import Client  # the same protocol client
@@ -520,7 +575,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     for name, fn in (("build", cmd_build), ("quality", cmd_quality), ("memory", cmd_memory),
-                     ("lsp", cmd_lsp)):
+                     ("lsp", cmd_lsp), ("saves", cmd_saves)):
         p = sub.add_parser(name)
         p.add_argument("--work", type=Path, default=WORK)
         p.add_argument("--json", default=None, help="also write the figures here")
@@ -532,6 +587,8 @@ def main() -> None:
             p.add_argument("--no-resolver", action="store_true")
         if name == "quality":
             p.add_argument("--budget", type=int, default=1000)
+        if name == "saves":
+            p.add_argument("--saves", type=int, default=12)
         if name == "lsp":
             p.add_argument("--queries", type=int, default=60)
             p.add_argument("--saves", type=int, default=20)
