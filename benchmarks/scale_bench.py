@@ -412,7 +412,11 @@ def cmd_saves(args: argparse.Namespace) -> None:
     figures.update({"save_p50_ms": round(pct(saves, 50) * 1000),
                     "save_p95_ms": round(pct(saves, 95) * 1000),
                     "save_ms": [round(x * 1000) for x in saves],
-                    "rss_after_saves_mb": round(rss_mb()), "load_at_end": load_average()})
+                    "rss_after_saves_mb": round(rss_mb())})
+    t = time.perf_counter()
+    ws.flush_index()          # what the server does once saves pause (index written, heap settled)
+    figures.update({"flush_s": round(time.perf_counter() - t, 1),
+                    "rss_settled_mb": round(rss_mb()), "load_at_end": load_average()})
     print(json.dumps(figures, indent=2))
     if args.json:
         Path(args.json).write_text(json.dumps(figures))
