@@ -27,13 +27,15 @@ Dependency keys (tuples, or a class id for "the resolved bases of this class"):
     (path, "", "w")            another file's wildcard imports
     (family, name, "u")        the unique-definition guess for `name`
     (visible table id, key)    a name brought in by wildcard imports or package peers,
-                               kept as the bare `key` (the file's table id is in `vids`)
+                               kept as the bare `key`, or `scope.` for a name tried
+                               relative to an enclosing scope (the table id is in `vids`)
     (visible table id, "")     that table being empty
 
-What this holds on the Linux kernel (1.7 GB before, BENCHMARKS.md) is mostly dependency
+What this held on the Linux kernel (1.7 GB, now 0.8: BENCHMARKS.md) was mostly dependency
 keys: a C file's includes are nearly its own set, so `(table id, name)` tuples were one per
-file and name. The bare names are shared by every file, a file without lookups shares one
-empty set, and inheritance rounds skip files that name no base.
+file and name (and per enclosing function: `fn.callee`). The bare names and scope prefixes
+are shared by every file, a file without lookups shares one empty set, and inheritance
+rounds skip files that name no base.
 """
 
 from __future__ import annotations
