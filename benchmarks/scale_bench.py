@@ -4,9 +4,12 @@
     python benchmarks/scale_bench.py quality [--work W] [--budget 1000]
     python benchmarks/scale_bench.py memory  [--work W]
     python benchmarks/scale_bench.py lsp     [--work W] [--queries 60] [--saves 20]
+    python benchmarks/scale_bench.py saves   [--work W] [--saves 12]
 
 `--work` (default /work/scratch-scale/linux) is a copy of the kernel source (made by
 `build` with `cp -a`, without any `.neuralmind/`), so saves never touch the bench data.
+Debian's package appends `/*` to the top-level .gitignore (its repository holds only the
+packaging); `build` removes that block from the copy, or the walk finds no file.
 
 - build: `neuralmind build --no-embed --json` (graph + keyword index, no embeddings) in a
   fresh process: wall, CPU (user + sys, its extraction workers included) from wait4, and
@@ -21,6 +24,8 @@
   resolution state, keyword index, metadata, vectors), the RSS each adds (bytes per
   node), and where the bytes are: nodes, references and edges sized object by object on
   a sample of files, the keyword index's flat arrays (memory-mapped: RSS only for the pages read) and its overlay.
+- saves: the server's engine-thread path in process (load, warm-up, answers, then saves
+  until searchable), without the LSP transport or the start-up build `lsp` waits for.
 - lsp: `neuralmind-lsp` on the indexed copy: initialize, keyword answers p50/p95
   (`neuralmind/search` and `neuralmind/context`), didSave -> searchable p50/p95 (a C
   function appended to a file, searched for by name), the server's RSS every 10 s.
@@ -116,11 +121,22 @@ def mem_available_mb() -> float:
                     if line.startswith("MemAvailable:")) / 1024
 
 
+def upstream_gitignore(work: Path) -> None:
+    """The kernel's own top-level .gitignore: Debian's package appends `/*` and `!/debian/`
+    (its repository holds only the packaging), which ignores the whole source tree."""
+    path = work / ".gitignore"
+    text = path.read_text() if path.exists() else ""
+    cut = text.find("# Debian packaging")
+    if cut >= 0:
+        path.write_text(text[:text.rfind("\n#\n", 0, cut) + 1])
+
+
 def cmd_build(args: argparse.Namespace) -> None:
     work: Path = args.work
     if not work.exists():
         print(f"copying {args.src} -> {work}", flush=True)
         subprocess.run(["cp", "-a", str(args.src), str(work)], check=True)
+    upstream_gitignore(work)
     shutil.rmtree(work / ".neuralmind", ignore_errors=True)
     before = load_average()
     peak, samples = [0], []
@@ -231,6 +247,54 @@ def _deep(obj: Any, seen: set[int]) -> int:
     return size
 
 
+def resolver_parts(resolver: Any, sample: int) -> dict[str, dict[str, int]]:
+    """Where the resolution state's bytes are, table by table: each table's own size plus
+    its entries sized on a sample (`sample` entries, scaled up). Nodes, edges and extracts
+    are the graph's (shared), so only the pointers to them count; a key object shared by
+    several entries counts once per table."""
+    from neuralmind.graph.model import Edge, FileExtract, Node
+
+    def size(obj: Any, seen: set[int]) -> int:
+        if id(obj) in seen or isinstance(obj, (Edge, Node, FileExtract)):
+            return 0
+        seen.add(id(obj))
+        n = sys.getsizeof(obj)
+        if isinstance(obj, (list, tuple, set, frozenset)):
+            n += sum(size(x, seen) for x in obj)
+        elif isinstance(obj, dict):
+            n += sum(size(k, seen) + size(v, seen) for k, v in obj.items())
+        elif hasattr(obj, "__slots__"):
+            n += sum(size(getattr(obj, a), seen) for a in obj.__slots__ if hasattr(obj, a))
+        return n
+
+    index = resolver.index
+    tables = {"call_deps": resolver.call_deps, "base_deps[0]": resolver.base_deps[0],
+              "base_deps[1]": resolver.base_deps[1], "import_edges": resolver.import_edges,
+              "base_edges": resolver.base_edges, "call_edges": resolver.call_edges,
+              "out": resolver.out, "class_bases[0]": resolver.class_bases[0],
+              "class_bases[1]": resolver.class_bases[1], "first_bases": resolver.first_bases,
+              "keys (shared deps)": resolver._keys, "index.quals": index.quals,
+              "index.by_name": index.by_name, "index.bindings": index.bindings,
+              "index.wildcards": index.wildcards, "index.implicit": index.implicit,
+              "index.families": index.families, "index.bases": index.bases,
+              "index._memo": index._memo, "index._memo_deps": index._memo_deps,
+              "index._vis_tables": index._vis_tables, "index._vis_ids": index._vis_ids,
+              "extracts (dict only)": resolver.extracts, "edges (list only)": resolver.edges}
+    out: dict[str, dict[str, int]] = {}
+    for name, table in tables.items():
+        own = sys.getsizeof(table)
+        if name.endswith("only)") or not table:
+            out[name] = {"entries": len(table), "est_mb": round(own / 2**20)}
+            continue
+        items = list(table.items()) if isinstance(table, dict) else list(enumerate(table))
+        picked = items[::max(1, len(items) // sample)][:sample]
+        seen: set[int] = set()
+        each = sum(size(k, seen) + size(v, seen) for k, v in picked) / len(picked)
+        out[name] = {"entries": len(table), "est_mb": round((own + each * len(items)) / 2**20),
+                     "bytes_per_entry": round(each)}
+    return out
+
+
 def cmd_memory(args: argparse.Namespace) -> None:
     import gc
     import random
@@ -289,12 +353,70 @@ def cmd_memory(args: argparse.Namespace) -> None:
                    base.post_off, base.post_docs, base.post_tf)) / 2**20),
                "mapped": base._mapped is not None,
                "overlay_docs": len(bm._docs), "overlay_entries": bm._entries}
+    resolver = None if args.no_resolver else resolver_parts(graph.resolver, args.sample)
     gc.collect()
     figures = {"nodes": nodes, "edges": len(graph.edges), "files": len(graph.files),
                "keyword_docs": index.node_count, "vectors": index.vector_count,
                "rss_total_mb": round(rss_mb()), "parts": parts,
                "graph_sample": {"files": len(paths), **sampled, "resolved edges": resolved},
-               "keyword_index": keyword, "load": load_average()}
+               "keyword_index": keyword, "resolution_state": resolver,
+               "load": load_average()}
+    print(json.dumps(figures, indent=2))
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures))
+
+
+def cmd_saves(args: argparse.Namespace) -> None:
+    """The server's engine-thread path in process: load and warm up as `neuralmind-lsp`
+    does, answer LSP_QUESTIONS (search and context), then save: a C function appended
+    to a SAVE_FILES file, `update_files`, and a search that finds it. No LSP transport,
+    no debounce, no start-up build to wait for (the `lsp` command waits for it)."""
+    from neuralmind.config import WorkspaceConfig
+    from neuralmind.engine.workspace import Workspace
+
+    root: Path = args.work
+    figures: dict[str, Any] = {"load_at_start": load_average()}
+    t = time.perf_counter()
+    ws = Workspace.open_for_serving(root, WorkspaceConfig())
+    figures["open_s"], figures["rss_open_mb"] = round(time.perf_counter() - t, 1), round(rss_mb())
+    t = time.perf_counter()
+    ws.warm_up()
+    figures["warm_up_s"], figures["rss_warm_mb"] = round(time.perf_counter() - t, 1), round(rss_mb())
+    for label, ask in (("search", lambda q: ws.search(q, k=10)),
+                       ("context", lambda q: ws.query(q, budget=1000))):
+        ms = []
+        for q in LSP_QUESTIONS * 2:
+            t = time.perf_counter()
+            ask(q)
+            ms.append((time.perf_counter() - t) * 1000)
+        figures[label] = {"first_ms": round(ms[0]), "p50_ms": round(pct(ms, 50)),
+                          "p95_ms": round(pct(ms, 95)), "rss_mb": round(rss_mb())}
+    saves: list[float] = []
+    originals = {rel: (root / rel).read_bytes() for rel in SAVE_FILES}
+    try:
+        for i in range(args.saves):
+            rel = SAVE_FILES[i % len(SAVE_FILES)]
+            name = f"bench_marker_{i}_{int(time.time() * 1000) % 100000}"
+            path = root / rel
+            path.write_bytes(path.read_bytes() + f"\nint {name}(int value)\n{{\n\treturn value;\n}}\n"
+                             .encode())
+            t = time.perf_counter()
+            ws.update_files([rel])
+            hits, _, _ = ws.search(name, k=1)
+            saves.append(time.perf_counter() - t)
+            if not hits or hits[0].node.name != name:
+                sys.exit(f"{name} not searchable after its save")
+    finally:
+        for rel, data in originals.items():
+            (root / rel).write_bytes(data)
+    figures.update({"save_p50_ms": round(pct(saves, 50) * 1000),
+                    "save_p95_ms": round(pct(saves, 95) * 1000),
+                    "save_ms": [round(x * 1000) for x in saves],
+                    "rss_after_saves_mb": round(rss_mb())})
+    t = time.perf_counter()
+    ws.flush_index()          # what the server does once saves pause (index written, heap settled)
+    figures.update({"flush_s": round(time.perf_counter() - t, 1),
+                    "rss_settled_mb": round(rss_mb()), "load_at_end": load_average()})
     print(json.dumps(figures, indent=2))
     if args.json:
         Path(args.json).write_text(json.dumps(figures))
@@ -457,7 +579,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     for name, fn in (("build", cmd_build), ("quality", cmd_quality), ("memory", cmd_memory),
-                     ("lsp", cmd_lsp)):
+                     ("lsp", cmd_lsp), ("saves", cmd_saves)):
         p = sub.add_parser(name)
         p.add_argument("--work", type=Path, default=WORK)
         p.add_argument("--json", default=None, help="also write the figures here")
@@ -469,6 +591,8 @@ def main() -> None:
             p.add_argument("--no-resolver", action="store_true")
         if name == "quality":
             p.add_argument("--budget", type=int, default=1000)
+        if name == "saves":
+            p.add_argument("--saves", type=int, default=12)
         if name == "lsp":
             p.add_argument("--queries", type=int, default=60)
             p.add_argument("--saves", type=int, default=20)

@@ -145,6 +145,11 @@ UPDATE_CHUNK = 2_000
 # copies the base, so fewer merges cost time and more cost memory: 4M (~150 MB of dicts)
 # is ~15 merges for the Linux kernel's 61.5M entries.
 KEYWORD_OVERLAY_ENTRIES = 4_000_000
+# Merged name tables of wildcard imports (graph/lookup.py `visible`) a server keeps between
+# saves; any other is rebuilt from the symbol tables when a save resolves a file that sees
+# it. A C file's includes are nearly its own set, so the Linux kernel had one table per
+# file (~9 KB each, ~20% of the resolution state); a Go package or C# namespace shares one.
+VISIBLE_TABLES_KEPT = 1024
 # A codebase token count in slices (engine/codebase.py) is written at its end, or this long
 # after its last write: per slice, the Linux kernel's 1.25 MB file_tokens.json was
 # rewritten ~1,100 times a pass.

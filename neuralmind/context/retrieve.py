@@ -48,8 +48,9 @@ def source_pairs(graph: Any) -> Mapping[str, Sequence[str]]:
     for f in graph.files:
         if not is_test_path(f):
             continue
+        by_source = graph.file_out_edges(f)
         for n in graph.nodes_by_file(f):
-            for e in graph.out_edges(n.id):
+            for e in by_source.get(n.id, ()):
                 target = nodes.get(e.target)
                 if e.kind != "contains" and target is not None and target.file != f:
                     refs.append((f, target.file))

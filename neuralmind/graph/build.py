@@ -290,6 +290,10 @@ class GraphBuilder:
             if resolver is not None:
                 graph.resolver = resolver
                 graph.out_by_file = dict(resolver.out)     # a snapshot: the next save patches
+            if prev.heuristic is not None and (resolved is prev.resolved or delta is not None):
+                removed_edges, added_edges = delta or ([], [])
+                graph.heuristic = (prev.heuristic - sum(not e.resolved for e in removed_edges)
+                                   + sum(not e.resolved for e in added_edges))
             graph.generation = prev.generation
             graph.meta = {"skipped": _skip_summary(skipped), "git": wr.git}
             report("communities", 0, 1)
@@ -325,7 +329,7 @@ class GraphBuilder:
         kill_point("after_save")
 
         # what the report needs of graph.summary(), at a third of its cost (every save)
-        heuristic = sum(1 for e in graph.edges if not e.resolved)
+        heuristic = graph.heuristic_edges()
         return BuildReport(
             graph=graph,
             files_by_language=dict(sorted(Counter(
@@ -435,6 +439,7 @@ def prepare_incremental(graph: Graph) -> None:
         resolver.adopt(graph.resolved)       # the identity tells communities "same edges"
         prepare_communities(graph)
     graph.resolver = resolver
+    graph.heuristic_edges()                  # counted once: saves carry it over
 
 
 def _with_files(graph: Graph, files: dict[str, FileInfo]) -> Graph:

@@ -18,6 +18,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from neuralmind.config import VISIBLE_TABLES_KEPT
 from neuralmind.graph.import_rules import Binding
 from neuralmind.graph.languages import (
     DECLARED_NAMESPACES,
@@ -71,7 +72,9 @@ class SymbolIndex:
 
     def __init__(self, extracts: Mapping[str, FileExtract]) -> None:
         self.quals: dict[str, dict[str, Node]] = {}    # file -> qualname -> symbol
-        self.by_name: dict[tuple[str, str], list[str]] = {}  # (family, name) -> ids
+        # family -> name -> its one id, or its ids (a list) when there are several: one
+        # dict entry and no list for most names (the Linux kernel has ~10^6 callables)
+        self.by_name: dict[str, dict[str, str | list[str]]] = {}
         self.bindings: dict[str, dict[str, list[Binding]]] = {}  # file -> alias -> bindings
         self.wildcards: dict[str, list[Binding]] = {}  # file -> modules imported wholesale
         self.implicit: dict[str, list[Binding]] = {}   # file -> package/namespace peers
@@ -92,16 +95,26 @@ class SymbolIndex:
             self.add_names(family, fe)
 
     def add_names(self, family: str, fe: FileExtract) -> None:
+        table = self.by_name.setdefault(family, {})
         for name, nid in callables(fe):
-            self.by_name.setdefault((family, name), []).append(nid)
+            ids = table.get(name)
+            if ids is None:
+                table[name] = nid
+            elif isinstance(ids, str):
+                table[name] = [ids, nid]
+            else:
+                ids.append(nid)
 
     def remove_names(self, family: str, fe: FileExtract) -> None:
+        table = self.by_name.get(family, {})
         for name, nid in callables(fe):
-            ids = self.by_name.get((family, name))
-            if ids is not None and nid in ids:
+            ids = table.get(name)
+            if ids == nid:
+                del table[name]
+            elif isinstance(ids, list) and nid in ids:
                 ids.remove(nid)
-                if not ids:
-                    del self.by_name[(family, name)]
+                if len(ids) == 1:
+                    table[name] = ids[0]
 
     def lookup(self, files: Iterable[str], qual: str) -> Node | None:
         deps = self.deps
@@ -130,8 +143,8 @@ class SymbolIndex:
     def unique(self, family: str, name: str) -> str | None:
         if self.deps is not None:
             self.deps.add((family, name, "u"))
-        ids = self.by_name.get((family, name))
-        return ids[0] if ids is not None and len(ids) == 1 else None
+        ids = self.by_name.get(family, {}).get(name)
+        return ids if isinstance(ids, str) else None
 
     def member(self, owner: Node, rest: list[str], depth: int = 0) -> str | None:
         """`rest` inside class `owner`, else inside its bases (a few levels up)."""
@@ -233,14 +246,26 @@ class SymbolIndex:
 
         One merged table per distinct set of bindings (files of one Go package or
         C# namespace share theirs), so an unresolved name costs one dict lookup per
-        enclosing scope however many headers or namespace files are in play.
+        enclosing scope however many headers or namespace files are in play. At most
+        `VISIBLE_TABLES_KEPT` are kept (the least recently used go; any is rebuilt from
+        `quals` on demand): a C file's includes are nearly its own, and the kernel's
+        merged tables held every header symbol once per including file.
+
+        A lookup in the table records its dependency key `(vid, name)` as the bare `name`
+        (no `::`, unlike a class id; `Resolver` knows each file's `vid`): the same name
+        string is then shared by every file that looks it up, instead of one tuple per file.
+        A lookup relative to an enclosing scope (`fn.callee` for a call inside C's `fn`)
+        records the scope's prefix `fn.` instead, one key per scope rather than per scope
+        and name (2.5M keys on the Linux kernel); a changed qualname `a.b.c` names its
+        prefixes `a.` and `a.b.` too (`drop_visible`), so those files are resolved again.
         """
         vid = self._vis_ids.get(bindings)
         if vid is None:
             vid = self._vis_ids[bindings] = len(self._vis_ids)
             self._vis_bindings[vid] = bindings
-        table = self._vis_tables.get(vid)
+        table = self._vis_tables.pop(vid, None)
         if table is not None:
+            self._vis_tables[vid] = table          # most recently used last
             return vid, table
         table = {}
         for binding in bindings:
@@ -251,6 +276,8 @@ class SymbolIndex:
                         continue
                     table.setdefault(qual[cut:], sym.id)
         self._vis_tables[vid] = table
+        while len(self._vis_tables) > VISIBLE_TABLES_KEPT:
+            del self._vis_tables[next(iter(self._vis_tables))]
         return vid, table
 
     def drop_visible(self, path: str, quals: set[str], keys: set[Any]) -> None:
@@ -264,9 +291,15 @@ class SymbolIndex:
                 hit = True
                 if binding.remote:
                     prefix = binding.remote + "."
-                    keys.update((vid, q[len(prefix):]) for q in quals if q.startswith(prefix))
+                    names = [q[len(prefix):] for q in quals if q.startswith(prefix)]
                 else:
-                    keys.update((vid, q) for q in quals)
+                    names = list(quals)
+                for q in names:
+                    keys.add((vid, q))
+                    dot = q.find(".")
+                    while dot >= 0:             # the scope prefixes lookups recorded
+                        keys.add((vid, q[:dot + 1]))
+                        dot = q.find(".", dot + 1)
             if hit:
                 keys.add((vid, ""))
                 self._vis_tables.pop(vid, None)
@@ -376,8 +409,8 @@ class FileScope:
         wanted = ".".join(parts)
         while True:
             key = ".".join([*scope, wanted]) if scope else wanted
-            if deps is not None:
-                deps.add((self.vid, key))
+            if deps is not None:     # the bare name, or its scope's prefix: see `visible`
+                deps.add(".".join(scope) + "." if scope else key)
             found = self.visible.get(key)
             if found and found != source:
                 return found
@@ -386,7 +419,7 @@ class FileScope:
             scope.pop()
         if len(parts) > 1:
             if deps is not None:
-                deps.add((self.vid, parts[0]))
+                deps.add(parts[0])
             owner = self.index.symbol(self.visible.get(parts[0], ""))
             if owner is not None and owner.kind in _CLASS_LIKE:
                 return self.index.member(owner, parts[1:])

@@ -26,7 +26,16 @@ Dependency keys (tuples, or a class id for "the resolved bases of this class"):
     (path, alias, "b")         another file's import binding of `alias` (re-exports)
     (path, "", "w")            another file's wildcard imports
     (family, name, "u")        the unique-definition guess for `name`
-    (visible table id, key)    a name brought in by wildcard imports or package peers
+    (visible table id, key)    a name brought in by wildcard imports or package peers,
+                               kept as the bare `key`, or `scope.` for a name tried
+                               relative to an enclosing scope (the table id is in `vids`)
+    (visible table id, "")     that table being empty
+
+What this held on the Linux kernel (1.7 GB, now 0.8: BENCHMARKS.md) was mostly dependency
+keys: a C file's includes are nearly its own set, so `(table id, name)` tuples were one per
+file and name (and per enclosing function: `fn.callee`). The bare names and scope prefixes
+are shared by every file, a file without lookups shares one empty set, and inheritance
+rounds skip files that name no base.
 """
 
 from __future__ import annotations
@@ -55,6 +64,8 @@ log = logging.getLogger("neuralmind.graph")
 
 # Above this many edges to insert or remove, one sort beats binary-search insertion.
 _PATCH_LIMIT = 2000
+_NO_DEPS: frozenset[Any] = frozenset()
+_BASE_KINDS = ("inherits", "implements")
 
 
 class Resolver:
@@ -80,6 +91,7 @@ class Resolver:
         self.base_deps: tuple[dict[str, set[Any]], ...] = ({}, {})
         self.first_bases: dict[str, list[str]] = {}
         self.call_deps: dict[str, set[Any]] = {}
+        self.vids: dict[str, int] = {}       # file -> id of the visible table it reads
         self.out: dict[str, list[Edge]] = {}
         self._keys: dict[Any, Any] = {}
         paths = sorted(self.extracts)
@@ -143,9 +155,17 @@ class Resolver:
         index.forget()
         try:
             for path in paths:
+                if not any(ref.kind in _BASE_KINDS for ref in self.extracts[path].references):
+                    if stage:                   # no base named: no lookup, nothing found
+                        self.base_edges[path] = []
+                    self.class_bases[stage][path] = {}
+                    if self.track:
+                        self.base_deps[stage][path] = _NO_DEPS
+                    continue
                 fe, deps, scope = self._begin_file(path)
                 acc: dict[tuple[str, str, str], list[int]] = {}
                 found_bases: dict[str, list[str]] = {}
+                self.vids[path] = scope.vid
                 for ref in fe.references:
                     if ref.kind in ("inherits", "implements"):
                         found = scope.resolve(ref.source, ref.target)
@@ -169,6 +189,7 @@ class Resolver:
                 fe, deps, scope = self._begin_file(path)
                 acc: dict[tuple[str, str, str], list[int]] = {}
                 seen: dict[tuple[str, str], tuple[str, bool] | None] = {}  # repeated calls: once
+                self.vids[path] = scope.vid
                 for ref in fe.references:
                     if ref.kind == "calls":
                         key = (ref.source, ref.target)
@@ -186,9 +207,22 @@ class Resolver:
             index.forget()
 
     def _shared(self, deps: set[Any]) -> set[Any]:
-        """The same keys, each one object for all files (~4 of 5 recur: -15 MB on Django)."""
+        """The same keys, each one object for all files (~4 of 5 recur: -15 MB on Django);
+        no keys: one shared empty set."""
+        if not deps:
+            return _NO_DEPS         # type: ignore[return-value]  # read only, never added to
         keys = self._keys
         return {keys.setdefault(k, k) for k in deps}
+
+    def _stale(self, table: dict[str, set[Any]], keys: set[Any],
+               seen: dict[int, set[str]]) -> set[str]:
+        """Files of `table` (file -> its dependency keys) that looked up one of `keys`
+        (`seen`: the names per visible table among them, which deps hold as bare names).
+        One loop, no call per file: a save scans every file's keys (55k on the kernel)."""
+        extracts, vids = self.extracts, self.vids
+        return {p for p, d in table.items() if d and p in extracts and (
+            not keys.isdisjoint(d) or (seen and (names := seen.get(vids.get(p, -1)))
+                                       is not None and not names.isdisjoint(d)))}
 
     def adopt(self, edges: list[Edge]) -> bool:
         """Hold `edges` (a graph's, equal to what was resolved) instead of equal copies."""
@@ -210,6 +244,7 @@ class Resolver:
         """Empty the state piece by piece (see Graph.release)."""
         index = self.index
         for table in (self.base_deps[0], self.base_deps[1], self.call_deps, index._memo_deps,
+                      self.vids,
                       self.import_edges, self.base_edges, self.call_edges, self.out,
                       self.class_bases[0], self.class_bases[1], index.quals, index.by_name,
                       index.bindings, index.wildcards, index.implicit, index._vis_tables,
@@ -247,9 +282,12 @@ class Resolver:
             if self._rebind(path, keys):
                 redo.add(path)
         redone = set(redo)
+        seen: dict[int, set[str]] = {}      # (table id, name) keys: names per table
+        for k in keys:
+            if type(k) is tuple and len(k) == 2 and type(k[0]) is int:
+                seen.setdefault(k[0], set()).add(k[1])
         for stage, found in enumerate((self.first_bases, index.bases)):
-            base_redo = sorted(redo | {p for p, d in self.base_deps[stage].items()
-                                       if p in self.extracts and not keys.isdisjoint(d)})
+            base_redo = sorted(redo | self._stale(self.base_deps[stage], keys, seen))
             old_bases = {p: self.class_bases[stage].get(p, {}) for p in base_redo}
             self._resolve_bases(base_redo, stage)
             for path in base_redo:
@@ -261,8 +299,7 @@ class Resolver:
                 found.update(now)
             if stage:
                 redone.update(base_redo)
-        call_redo = sorted(redo | {p for p, d in self.call_deps.items()
-                                   if p in self.extracts and not keys.isdisjoint(d)})
+        call_redo = sorted(redo | self._stale(self.call_deps, keys, seen))
         self._resolve_calls(call_redo)
         return self._patch_edges(redone | set(call_redo),
                                  [p for p in touched if p not in self.extracts])
@@ -312,7 +349,7 @@ class Resolver:
                 keys.add(cls)
                 found.pop(cls, None)
         for table in (self.import_edges, self.base_edges, self.call_edges, *self.base_deps,
-                      self.call_deps):
+                      self.call_deps, self.vids):
             table.pop(path, None)
 
     def _rebind(self, path: str, keys: set[Any]) -> bool:

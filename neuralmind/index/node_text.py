@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from neuralmind.graph.graph import extracted_lines
-from neuralmind.graph.model import Node
+from neuralmind.graph.model import Node, file_of
 from neuralmind.index.tokens import code_tokens
 
 
@@ -94,10 +94,20 @@ def keyword_text(node: Node, lines: list[str] | None = None,
     return "\n".join(p for p in parts if p)
 
 
-def file_children(graph: Any) -> dict[str, list[str]]:
-    """file -> the names of its top-level symbols (a file node's text lists them)."""
+def file_children(graph: Any, ids: Iterable[str] | None = None) -> dict[str, list[str]]:
+    """file -> the names of its top-level symbols (a file node's text lists them).
+    `ids`: only for the files of these node ids (a save), read per file when the graph has
+    `nodes_by_file`: every node of the Linux kernel (835k) took ~0.4 s of each save."""
+    files = None if ids is None else {file_of(i) for i in ids}
+    per_file = getattr(graph, "nodes_by_file", None) if files is not None else None
+    nodes: Iterable[Node]
+    if per_file is not None and files is not None:
+        nodes = [n for f in dict.fromkeys(files) for n in per_file(f)]
+    else:
+        wanted = None if files is None else set(files)
+        nodes = (n for n in graph.nodes.values() if wanted is None or n.file in wanted)
     children: dict[str, list[str]] = {}
-    for n in graph.nodes.values():
+    for n in nodes:
         if n.kind != "file" and n.qualname and "." not in n.qualname:
             children.setdefault(n.file, []).append(n.name)
     return children

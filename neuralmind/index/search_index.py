@@ -308,9 +308,7 @@ class SearchIndex:
                 # A save patches the name map; rebuilding it from 42k names after every
                 # save stalled the editor's loop ~30 ms (allocation-driven GC passes).
                 by_name = self._by_name if changed_node_ids is not None else None
-                self._by_name = by_name
-                pending_before = set(self._pending)
-                dirty = False
+                self._by_name, dirty = by_name, False
                 for node_id in gone:
                     dirty |= node_id in self._kw_hash
                     self._bm25.remove(node_id)
@@ -320,7 +318,7 @@ class SearchIndex:
             todo: dict[str, str] = {}           # id -> hash of the text its vector needs
             embedded: dict[str, str] = {}       # the texts themselves, when embedding now
             seen: list[str] = []
-            children = file_children(graph)
+            children = file_children(graph, None if changed_node_ids is None else targets)
             for start in range(0, len(targets), UPDATE_CHUNK):
                 texts = self._texts(graph, targets[start:start + UPDATE_CHUNK],
                                     children=children)
@@ -332,10 +330,12 @@ class SearchIndex:
                 del texts
             with self._lock:
                 if changed_node_ids is None:
-                    self._pending = set(todo)
-                else:
-                    self._pending = (self._pending - set(gone) - set(seen)) | set(todo)
-                dirty |= self._pending != pending_before
+                    dirty, self._pending = dirty or self._pending != set(todo), set(todo)
+                else:   # in place: the kernel's 835k pending ids were copied 3x per save
+                    pending, drop = self._pending, (set(gone) | set(seen)) - todo.keys()
+                    dirty |= not drop.isdisjoint(pending) or not pending.issuperset(todo)
+                    pending.difference_update(drop)
+                    pending.update(todo)
             # rewriting ~29 MB for nothing would stall every reader (and the GIL)
             if dirty or bool(gone):
                 self._save(keyword=True, vectors=bool(gone))

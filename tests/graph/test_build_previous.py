@@ -91,3 +91,68 @@ def test_a_body_only_save_keeps_the_communities_a_full_build_computes(tmp_path: 
                                       "    return 2 * x\n")
     again = builder(root).build(changed=["app/util.py"], previous=report.graph)
     assert again.graph.communities is not report.graph.communities
+
+
+def test_per_file_reads_need_no_index_of_the_whole_graph(tmp_path: Path) -> None:
+    """A file's nodes and the edges leaving them come from its own rows, equal to a scan of
+    the whole graph, and no generation builds an index of every node or edge for them (a
+    save on the Linux kernel re-indexed 835k nodes and 2.6M edges)."""
+    root = make_repo(tmp_path / "ws")
+    builder(root).build()
+    build_mod._warm.clear()
+    held = load_graph(state_dir(root))
+    (root / "app/util.py").write_text("def helper(x):\n    return x + 2\n\n\ndef extra():\n"
+                                      "    return helper(3)\n")
+    saved = builder(root).build(changed=["app/util.py"], previous=held).graph
+    for g in (held, saved):
+        assert g.out_by_file is not None
+        for path in g.files:
+            assert g.nodes_by_file(path) == [n for n in g.nodes.values() if n.file == path]
+            for n in g.nodes_by_file(path):
+                assert g.out_edges(n.id) == [e for e in g.edges if e.source == n.id]
+        assert g.out_edges("app/core.py::Engine.run")       # calls helper in another file
+        assert g._by_file is None and g._out is None
+
+
+class _NoWalk(dict):
+    """A node table that fails when walked whole (what a save must not do)."""
+
+    def values(self):  # type: ignore[override]
+        raise AssertionError("walked every node")
+
+
+def test_a_saves_keyword_texts_read_only_the_saved_files(tmp_path: Path) -> None:
+    """The file node's text lists its top-level symbols: for a save they come from the
+    saved files' own nodes (the Linux kernel's 835k nodes were walked per save), equal to
+    what a walk of every node gives."""
+    from neuralmind.index.node_text import file_children
+
+    root = make_repo(tmp_path / "ws")
+    graph = builder(root).build().graph
+    whole = file_children(graph)
+    graph.nodes = _NoWalk(graph.nodes)
+    assert file_children(graph, ["app/core.py::Engine.run", "app/util.py"]) == {
+        f: whole[f] for f in ("app/core.py", "app/util.py")}
+    assert whole["app/core.py"] == ["Engine"]
+
+
+def test_saves_carry_the_heuristic_edge_count_over(tmp_path: Path) -> None:
+    """A save's report counts the guessed (unique-name) edges from the generation before
+    and the resolver's delta, equal to a count of every edge."""
+    from neuralmind.graph.build import prepare_incremental
+
+    root = make_repo(tmp_path / "ws")
+    builder(root).build()
+    build_mod._warm.clear()
+    graph = load_graph(state_dir(root))
+    prepare_incremental(graph)
+    texts = ["def other():\n    return helper(2)\n",             # a guess: helper is unique
+             "def other():\n    return helper(2) + helper(3)\n",
+             "def other():\n    return 2\n"]
+    for text in texts * 2:
+        (root / "app/other.py").write_text(text)
+        report = builder(root).build(changed=["app/other.py"], previous=graph)
+        graph = report.graph
+        assert graph.heuristic is not None                   # carried, not counted again
+        assert report.edges_heuristic == sum(1 for e in graph.edges if not e.resolved)
+        assert report.edges_heuristic == (0 if text.endswith("2\n") else 1)

@@ -140,3 +140,16 @@ def test_graph_indexes_follow_edges() -> None:
     g._out = g._in = None
     assert any(e.target == "pkg/b.py::helper" for e in g.out_edges("pkg/a.py::A.go"))
     assert g.nodes_by_file("missing.py") == [] and g.in_edges("nope") == []
+
+
+def test_loaded_nodes_share_equal_strings_and_line_numbers(tmp_path: Path) -> None:
+    """A top-level symbol's name and qualname are one string, and equal line numbers one
+    int, once loaded (835k nodes on the Linux kernel: ~85 MB of duplicates)."""
+    pad = "\n" * 300
+    g = make_graph({"one.py": pad + "def first():\n    return 1\n",
+                    "two.py": pad + "def second():\n    return 2\n"})
+    save_graph(tmp_path, g)
+    loaded = load_graph(tmp_path)
+    first, second = loaded.nodes["one.py::first"], loaded.nodes["two.py::second"]
+    assert first.name is first.qualname and second.name is second.qualname
+    assert first.start_line == 301 and first.start_line is second.start_line

@@ -14,6 +14,7 @@ from collections import defaultdict
 
 import pytest
 
+from neuralmind.graph import lookup
 from neuralmind.graph.extract import extract_file
 from neuralmind.graph.languages import language_for
 from neuralmind.graph.model import FileExtract
@@ -226,3 +227,65 @@ def test_random_edit_sequences_match_full_resolution() -> None:
         if text is None and path not in ws.files:
             continue
         ws.edit(path, text)           # asserts equality with a full resolve after each
+
+
+C_FILES = {
+    "include/list.h": ("static inline int list_add(int x) { return x; }\n"
+                       "static inline int list_del(int x) { return -x; }\n"),
+    "include/slab.h": "void *kmalloc(int size);\nstatic inline void kfree(void *p) { }\n",
+    "include/sched.h": "#include \"list.h\"\nstatic inline int schedule(void) { return 0; }\n",
+    "mm/slab.c": "#include \"../include/slab.h\"\n\nvoid *kmalloc(int size) { return 0; }\n",
+    "kernel/fork.c": ("#include \"../include/slab.h\"\n#include \"../include/list.h\"\n\n"
+                      "int copy_process(void) { kmalloc(1); kfree(0); list_add(2);\n"
+                      "  return schedule(); }\n"),
+    "kernel/sched.c": ("#include \"../include/sched.h\"\n#include \"../include/slab.h\"\n\n"
+                       "int run(void) { kfree(0); return list_del(1) + schedule(); }\n"),
+}
+C_VARIANTS: dict[str, list[str | None]] = {
+    "include/list.h": [C_FILES["include/list.h"],
+                       "static inline int list_add(int x) { return x; }\n",
+                       C_FILES["include/list.h"] + "static inline int schedule(void) { return 1; }\n"],
+    "include/slab.h": [C_FILES["include/slab.h"], "void *kmalloc(int size);\n", None],
+    "include/sched.h": [C_FILES["include/sched.h"], "static inline int schedule(void) { return 2; }\n"],
+    "kernel/fork.c": [C_FILES["kernel/fork.c"],
+                      C_FILES["kernel/fork.c"] + "void kfree(void *p) { }\n"],
+    "mm/slab.c": [C_FILES["mm/slab.c"], None, "int list_del(int x) { return x; }\n"],
+}
+
+
+@pytest.mark.parametrize("kept", [1024, 1])
+def test_c_header_edits_match_full_resolution(kept: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Header symbols are looked up through merged include tables (recorded per name,
+    shared by every file; with `kept` = 1 every other table is rebuilt when read): adding,
+    removing and moving them patches like a full resolve."""
+    monkeypatch.setattr(lookup, "VISIBLE_TABLES_KEPT", kept)
+    rng = random.Random(21)
+    ws = Workspace(C_FILES)
+    fork, sched = ws.resolver.call_deps["kernel/fork.c"], ws.resolver.call_deps["kernel/sched.c"]
+    shared = fork & sched
+    assert "kfree" in fork and "kfree" in sched            # names, not (table id, name)
+    assert all(any(k is other for other in sched) for k in shared)   # one object for both
+    paths = sorted(C_VARIANTS)
+    for _ in range(40):
+        path = rng.choice(paths)
+        text = rng.choice(C_VARIANTS[path])
+        if text is None and path not in ws.files:
+            continue
+        ws.edit(path, text)           # asserts equality with a full resolve after each
+
+
+CPP_FILES = {
+    "geo/geo.hpp": "namespace geo {\nint helper() { return 1; }\nint other() { return 2; }\n}\n",
+    "geo/use.cpp": ("#include \"geo.hpp\"\n\nnamespace geo {\nint use() { return helper(); }\n}\n"),
+}
+
+
+def test_names_relative_to_an_enclosing_namespace_follow_header_edits() -> None:
+    """`helper()` inside `geo::use` is found as `geo.helper` through the include table: the
+    lookup is recorded by its scope's prefix (`geo.`), which a change of `geo.helper` names."""
+    ws = Workspace(CPP_FILES)
+    assert ("geo/use.cpp::geo.use", "geo/geo.hpp::geo.helper", "calls") in ws.edge_set()
+    assert ws.resolver.call_deps["geo/use.cpp"] == {"geo.use.", "geo."}    # one key per scope
+    ws.edit("geo/geo.hpp", "namespace geo {\nint other() { return 2; }\n}\n")
+    ws.edit("geo/geo.hpp", CPP_FILES["geo/geo.hpp"])
+    assert ("geo/use.cpp::geo.use", "geo/geo.hpp::geo.helper", "calls") in ws.edge_set()
