@@ -131,6 +131,10 @@ NEXT_FILE_MIX = {"transition": 0.1, "coactivation": 0.88, "popularity": 0.02}  #
 # by their file's vector and by keyword search. ~20 min of embedding at ~80 texts/s on 2
 # cores and ~75 MB of float16 vectors; whole Django (42,572 nodes) fits under it entirely.
 MAX_EMBEDDED_NODES = 100_000
+# glibc malloc arenas the embedding threads share (heap.limit_malloc_arenas): one arena per
+# thread kept each thread's last batch activations, +230-290 MB of build peak RSS on requests
+# and rich; one shared arena measured no slower (BENCHMARKS.md "Cold index time").
+EMBED_MALLOC_ARENAS = 1
 EMBED_SLICE = 256              # texts per slice: ~2-4 s on 2 cores, how often attention is read
 VECTOR_SAVE_SECONDS = 30.0     # a build writes its vectors this often (whole Django's ~65 MB
 #   npz takes ~0.3 s to write): a server reloading them gains coverage meanwhile
@@ -336,7 +340,7 @@ class WorkspaceConfig:
     debounce_seconds: float = EDIT_DEBOUNCE_SECONDS
     mcp: bool = True
     mcp_read_only: bool = False                               # agents may consult, not record
-    embed_threads: int = 0                                    # 0: onnxruntime's default
+    embed_threads: int = 0                                    # 0: a batch per core
     use_window_seconds: float = USE_WINDOW_SECONDS            # an answer's use window
     max_embedded_nodes: int = MAX_EMBEDDED_NODES              # the rest at file level
     directives_max_lines: int = DIRECTIVES_MAX_LINES          # the standing-directives block

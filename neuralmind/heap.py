@@ -50,6 +50,23 @@ def return_freed_memory() -> None:
         pass                      # not glibc: nothing to do
 
 
+M_ARENA_MAX = -8       # glibc's mallopt parameter number (malloc.h)
+
+
+def limit_malloc_arenas(count: int) -> bool:
+    """Let threads started from now on share at most `count` glibc malloc arenas.
+
+    glibc gives each new thread its own arena (up to 8 per core), and memory freed in
+    one stays there: two embedding threads each kept a batch's activations, +230-290 MB
+    of peak RSS on a build. Must run before the threads first allocate, and before other
+    threads have exited (their arenas are handed to new threads regardless of the
+    limit). Returns False where it cannot apply (not glibc)."""
+    try:
+        return bool(ctypes.CDLL("libc.so.6").mallopt(M_ARENA_MAX, int(count)))
+    except (OSError, AttributeError):
+        return False
+
+
 def settle_after_load() -> None:
     """After a graph/index generation or the model is loaded: move what is alive now out
     of the garbage collector's sight (gc.freeze), so later full collections do not walk

@@ -54,6 +54,11 @@ def _format_summary(d: dict[str, Any], title: str) -> str:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
+    if not args.no_embed:
+        # numpy and the embedder's module: only a build that embeds needs them
+        from neuralmind.index.embedder import bulk_embedding_process
+
+        bulk_embedding_process()        # before any thread starts (see its docstring)
     progress = Progress(sys.stderr, quiet=args.quiet > 0)
     started = time.perf_counter()
     ws = open_workspace(args.path)

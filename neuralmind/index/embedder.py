@@ -15,6 +15,12 @@ batch is padded to its own longest text, so short texts never pay for long
 ones. onnxruntime releases the GIL, so `embed` can run on a worker thread;
 the tokenizer is guarded by a lock and `InferenceSession.run` is thread-safe,
 so a short query can be embedded while a background build is embedding.
+
+Two cores: by default (`threads=0`) the session runs each batch on ONE intra-op
+thread and `embed` keeps one batch in flight per usable core, each from its own
+thread. A batch of 16-64 short sequences splits poorly across intra-op threads
+(they wait on each other at every operator); whole batches side by side keep both
+cores busy (BENCHMARKS.md "Cold index time": the same vectors, bit for bit).
 """
 
 from __future__ import annotations
@@ -23,13 +29,16 @@ import hashlib
 import logging
 import os
 import threading
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections import OrderedDict, deque
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import numpy as np
 
+from neuralmind import heap
+from neuralmind.config import EMBED_MALLOC_ARENAS
 from neuralmind.errors import CodedError
 
 log = logging.getLogger("neuralmind.index")
@@ -197,7 +206,8 @@ def load_embedder(threads: int = 0, one_shot: bool = False) -> Embedder:
 
     One model costs ~260 MB, so the search index, decision search and doctor share
     it. Raises ModelUnavailable (never cached, so a later fix is picked up); never
-    downloads. `threads` sets onnxruntime's intra-op threads (0: one per core).
+    downloads. `threads` sets onnxruntime's intra-op threads, one batch at a time;
+    0 (the default): one intra-op thread, and as many batches at once as usable cores.
 
     `one_shot`: for a process that embeds one question and exits (a cold CLI query).
     Graph optimisation makes each later run faster but costs ~0.15 s of CPU when the
@@ -235,7 +245,8 @@ def _load_session(model_file: BinaryIO, tok_path: Path, model_id: str,
     tokenizer.enable_truncation(MAX_TOKENS)
     tokenizer.no_padding()
     opts = ort.SessionOptions()
-    opts.intra_op_num_threads = 1 if one_shot else max(0, int(threads))
+    # threads=0: one intra-op thread per batch and a batch per core at once (`Embedder`).
+    opts.intra_op_num_threads = 1 if one_shot or threads <= 0 else int(threads)
     opts.inter_op_num_threads = 1
     # No spin-waiting after a run: on a busy 2-core machine the spinning threads took the CPU
     # from what follows a question's embedding (the SQL of a memory recall ran ~1.5x slower
@@ -261,10 +272,30 @@ def _load_session(model_file: BinaryIO, tok_path: Path, model_id: str,
     out_dim = (session.get_outputs()[0].shape or [None])[-1]
     if isinstance(out_dim, int) and out_dim != DIM:
         raise ModelUnavailable(f"model {model_id} outputs {out_dim} dims, expected {DIM}")
-    log.debug("embedder %s loaded (%d intra-op threads)", model_id, opts.intra_op_num_threads)
-    embedder = Embedder(session, tokenizer, model_id, "token_type_ids" in names)
+    workers = 1 if one_shot or threads > 0 else usable_cores()
+    log.debug("embedder %s loaded (%d intra-op threads, %d batches at once)", model_id,
+              opts.intra_op_num_threads, workers)
+    embedder = Embedder(session, tokenizer, model_id, "token_type_ids" in names, workers)
     embedder.one_shot = one_shot
     return embedder
+
+
+def bulk_embedding_process() -> None:
+    """Call first thing in a process that will embed a whole repository (a build): its
+    threads then share EMBED_MALLOC_ARENAS malloc arenas. glibc gives each new thread an
+    arena of its own, and two embedding threads each kept a batch's activations in theirs
+    (+160-340 MB of build peak RSS on requests and rich). It must run before other threads
+    come and go: a thread that exits leaves its arena free for the next one, limit or not
+    (set when the embedder's pool started, it did not take: measured)."""
+    heap.limit_malloc_arenas(EMBED_MALLOC_ARENAS)
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity, not the machine's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
 
 
 def plan_batches(lengths: Sequence[int], batch_tokens: int = BATCH_TOKENS,
@@ -295,12 +326,24 @@ class Embedder:
     one_shot = False                   # built for one question (see load_embedder)
 
     def __init__(self, session: Any, tokenizer: Any, model_id: str,
-                 wants_token_types: bool) -> None:
+                 wants_token_types: bool, workers: int = 1) -> None:
         self.model_id = model_id
         self._session = session
         self._tokenizer = tokenizer
         self._token_types = wants_token_types
         self._tok_lock = threading.Lock()   # the Python tokenizer object is not re-entrant
+        self.workers = max(1, workers)      # batches in flight at once (see the module doc)
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
+
+    def _batch_pool(self) -> ThreadPoolExecutor:
+        """The threads that run batches side by side, started on first need. A process
+        that embeds in bulk bounds glibc's malloc arenas when it starts
+        (`bulk_embedding_process`): each thread's own arena kept its last batch."""
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="nm-embed")
+            return self._pool
 
     def _tokenize(self, texts: Sequence[str]) -> list[list[int]]:
         with self._tok_lock:
@@ -340,13 +383,36 @@ class Embedder:
         ids = self._tokenize(distinct)
         vectors = np.zeros((len(distinct), DIM), dtype=np.float32)
         done = 0
-        for batch in plan_batches([len(x) for x in ids]):
-            vectors[batch] = self._run([ids[i] for i in batch])
+        batches = plan_batches([len(x) for x in ids])
+        for batch, result in zip(batches, self._results(ids, batches), strict=True):
+            vectors[batch] = result
             done += len(batch)
             if progress is not None:
                 progress(done, len(distinct))
         out[:] = vectors[slot]
         return out
+
+    def _results(self, ids: list[list[int]], batches: list[list[int]]) -> Iterator[np.ndarray]:
+        """Each batch's vectors, in order: run here one by one, or with `workers` batches
+        in flight on the pool (a batch's result depends only on its own rows, so the
+        vectors are the same either way)."""
+        if self.workers == 1 or len(batches) == 1:
+            for batch in batches:
+                yield self._run([ids[i] for i in batch])
+            return
+        pool = self._batch_pool()
+        ahead: deque[Future[np.ndarray]] = deque()
+        todo = iter(batches)
+        try:
+            for batch in todo:     # keep `workers` batches in flight, no more (memory)
+                ahead.append(pool.submit(self._run, [ids[i] for i in batch]))
+                if len(ahead) >= self.workers:
+                    yield ahead.popleft().result()
+            while ahead:
+                yield ahead.popleft().result()
+        finally:
+            for future in ahead:   # the caller stopped early, or a batch failed
+                future.cancel()
 
     def embed_one(self, text: str) -> np.ndarray:
         return self.embed([text])[0]

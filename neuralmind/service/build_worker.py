@@ -127,6 +127,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--changed", default=None,
                         help="a JSON file listing the only paths to look at (a checkout)")
     args = parser.parse_args(argv)
+    if not args.no_embed:
+        # numpy and the embedder's module: only a build that embeds needs them
+        from neuralmind.index.embedder import bulk_embedding_process
+
+        bulk_embedding_process()        # before any thread starts (see its docstring)
     # SIGTERM (cancel) raises SystemExit so atomic writes in flight remove their temp files.
     signal.signal(signal.SIGTERM, _terminate)
     # Background work: the editor (and its server's event loop) goes first for the CPU.

@@ -174,3 +174,39 @@ def test_a_question_is_embedded_once_for_recall_and_code_search(embedder: Embedd
     assert load_embedder(threads=2, one_shot=True).embed_question(text) is first
     with pytest.raises(ValueError):
         first[0] = 0.0                                        # shared: read-only
+
+
+def test_default_embedder_runs_batches_side_by_side_with_the_same_vectors(
+        embedder: Embedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """threads=0: a one-thread session and a batch per usable core at once, from the
+    pool's threads; every vector bit-identical to one batch at a time on two threads."""
+    monkeypatch.setattr(emb, "usable_cores", lambda: 2)   # the same on a 1-core runner
+    emb._LOADED.pop(("", 0, False), None)
+    parallel = load_embedder(threads=0)
+    assert parallel.workers == 2 and embedder.workers == 1
+    texts = [f"def handler_{i}(request): " + "return the response body " * (i % 37)
+             for i in range(300)]
+    assert len(plan_batches(embedder.token_lengths(texts))) > 4
+    ran_on: set[str] = set()
+    real_run = parallel._run
+
+    def run(ids: list[list[int]]) -> np.ndarray:
+        ran_on.add(threading.current_thread().name.split("_")[0])
+        return real_run(ids)
+
+    monkeypatch.setattr(parallel, "_run", run)
+    done: list[int] = []
+    vectors = parallel.embed(texts, lambda d, total: done.append(d))
+    assert ran_on == {"nm-embed"}
+    assert done == sorted(done) and done[-1] == len(texts)
+    assert vectors.tobytes() == embedder.embed(texts).tobytes()
+    assert parallel.embed(texts[:1]).tobytes() == embedder.embed(texts[:1]).tobytes()
+
+
+def test_malloc_arenas_can_be_bounded() -> None:
+    """The build's arena bound is applied (glibc here); a subprocess, as it binds the process."""
+    import subprocess
+    import sys
+    code = ("from neuralmind import heap; import sys; "
+            "sys.exit(0 if heap.limit_malloc_arenas(1) else 1)")
+    assert subprocess.run([sys.executable, "-c", code], timeout=60).returncode == 0
