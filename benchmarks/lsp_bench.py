@@ -566,6 +566,7 @@ async def run_warm(args: argparse.Namespace, root: Path, env: dict[str, str], lo
         lat.append(time.perf_counter() - t0)
     results["context_p50_ms"] = 1000 * statistics.median(lat)
     results["context_p95_ms"] = 1000 * pct(lat, 95)
+    results["context_ms"] = [round(1000 * x, 1) for x in lat]   # in order: which ones are slow
 
     py_files = sorted(str(p.relative_to(root)) for p in root.rglob("*.py")
                       if ".neuralmind" not in p.parts)

@@ -7,6 +7,7 @@ next one would not fit.
 
 from __future__ import annotations
 
+import bisect
 import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -56,22 +57,66 @@ def node_label(node: Node) -> str:
 
 
 class FileLines(tuple[str, ...]):
-    """A file's lines, with a token -> line numbers index built on first use: L3 looks for
-    the question's words in up to ten files per query, whole files included, and
-    tokenising every line each time cost ~4 ms a piece. Built without `_line_tokens`' cache:
-    whole files filled its 65,536 entries with lines the index already holds (+21 MB of
-    the server's RSS on Django's 20k subset after 50 questions, and no faster)."""
+    """A file's lines, with the lines holding each asked token found on first use and kept:
+    L3 looks for the question's words in up to ten files per query, whole files included.
+    Tokenising every line each time cost ~4 ms a piece; tokenising every line of the file
+    once (a whole token -> lines index) cost ~8 ms a file, ~90 ms of a new question's
+    answer on Django's 20k subset (its context p95 in the server), and its memory. Only
+    the lines that contain the token as text are tokenised (see `_text_key`), once per
+    file; a repeated question's words are a dict lookup."""
 
-    _index: dict[str, list[int]] | None = None
+    _lower: str | None = None
+    _starts: list[int] | None = None
+    _found: dict[str, list[int]] | None = None
+    _tokens: dict[int, frozenset[str]] | None = None
 
-    def token_index(self) -> dict[str, list[int]]:
-        if self._index is None:
-            index: dict[str, list[int]] = {}
-            for ln, text in enumerate(self, 1):
-                for t in set(code_tokens(text)):
-                    index.setdefault(t, []).append(ln)
-            self._index = index
-        return self._index
+    def lines_with(self, token: str) -> list[int]:
+        """1-based numbers, ascending, of the lines whose `code_tokens` include `token`."""
+        if self._found is None:
+            self._found, self._tokens = {}, {}
+        found = self._found.get(token)
+        if found is None:
+            found = self._found[token] = [ln for ln in self._candidates(_text_key(token))
+                                          if token in self._line_token_set(ln)]
+        return found
+
+    def _line_token_set(self, ln: int) -> frozenset[str]:
+        assert self._tokens is not None
+        toks = self._tokens.get(ln)
+        if toks is None:
+            toks = self._tokens[ln] = frozenset(code_tokens(self[ln - 1]))
+        return toks
+
+    def _candidates(self, key: str) -> Iterable[int]:
+        """Each line (1-based) whose lowercased text contains `key`, once, ascending."""
+        if self._lower is None:
+            lowered = [line.lower() for line in self]
+            starts, at = [], 0
+            for line in lowered:
+                starts.append(at)
+                at += len(line) + 1
+            self._lower, self._starts = "\n".join(lowered), starts
+        text, starts = self._lower, self._starts
+        assert starts is not None
+        if not key:
+            yield from range(1, len(starts) + 1)
+            return
+        pos = text.find(key)
+        while pos >= 0:
+            ln = bisect.bisect_right(starts, pos)
+            yield ln
+            if ln >= len(starts):
+                return
+            pos = text.find(key, starts[ln])
+
+
+def _text_key(token: str) -> str:
+    """Text every line yielding `token` contains, lowercased. A token is a lowercased piece
+    of the line's text or, stemmed, a prefix of one, except that the -ies / -ie / -ied
+    stems end in a "y" the text does not have (entries -> entry, cookie -> cooky, copied ->
+    copy): for those the text holds the token without its last letter."""
+    token = token.lower()
+    return token[:-1] if token.endswith("y") else token
 
 
 @functools.lru_cache(maxsize=256)
@@ -116,9 +161,8 @@ def relevant_lines(lines: Sequence[str], node: Node, query_tokens: set[str], max
     last = min(end, start + (MAX_SCANNED_FILE_LINES if node.kind == "file" else MAX_SCANNED_LINES))
     counts: dict[int, int] = {}
     if isinstance(lines, FileLines):
-        index = lines.token_index()
         for t in query_tokens:
-            for ln in index.get(t, ()):
+            for ln in lines.lines_with(t):
                 if start < ln <= last:
                     counts[ln] = counts.get(ln, 0) + 1
     else:

@@ -21,6 +21,7 @@ its symbols call, import or inherit from, by how many references (at least
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
@@ -54,9 +55,15 @@ def _stem_of(base: str) -> str:
     return name
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def _key(name: str) -> str:
-    """Names compare case-, separator- and plural-insensitively (Attribute.rs ~ attributes)."""
-    return stem(re.sub(r"[-_.]", "", name.lower()))
+    """Names compare case-, separator- and plural-insensitively (Attribute.rs ~ attributes).
+    Memoised: pairs are computed again after every structural save, over every file name."""
+    return stem(_SEPARATORS.sub("", name.lower()))
+
+
+_SEPARATORS = re.compile(r"[-_.]")
+_GENERIC_KEYS = frozenset(_key(g) for g in _GENERIC)
 
 
 def subject_names(test_path: str) -> list[str]:
@@ -91,7 +98,7 @@ def pair_tests(files: Iterable[str], references: Iterable[tuple[str, str]] = ()
     for f in sources:
         base = f.rsplit("/", 1)[-1]
         key = _key(_stem_of(base))
-        if key in {_key(g) for g in _GENERIC}:   # x/mod.rs, x/index.js: named by the folder
+        if key in _GENERIC_KEYS:   # x/mod.rs, x/index.js: named by the folder
             parent = f.split("/")[-2] if "/" in f else ""
             key = _key(parent) if parent else key
         by_key[key].append(f)

@@ -234,3 +234,6 @@ def test_pairs_are_kept_across_a_body_save_and_follow_a_new_test(tmp_path: Path)
                     "def test_both():\n    assert rounded(total([1.2])) == 1\n")
     ws.update_files(["tests/test_misc.py"])
     assert source_pairs(ws.graph)["tests/test_misc.py"] == ["app/billing.py"]
+    # read from the resolved edges by file: the new graph's whole edge index (most of the
+    # pairs' cost after a structural save on a large graph) is never built for them
+    assert ws.graph._out is None
