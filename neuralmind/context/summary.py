@@ -5,7 +5,8 @@ in *other* communities calls, imports or inherits from, most central first by Pa
 over the symbol graph. Ranked by plain degree, the internals a package calls most (a
 tokenizer's merge loop) named the package; the symbols other packages reach for name
 its role. The description is the docstring of the community's most central file, else
-of its first key symbol. PageRank runs once per graph generation (numpy, ~20 passes).
+of its first key symbol. PageRank runs once per graph generation (numpy, ~20 passes);
+a save that changes no outline and no edge keeps the generation's roles (Graph.roles_cache).
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ _SYMBOL_KINDS = frozenset({"class", "struct", "interface", "trait", "enum", "fun
                            "method", "module"})
 
 _lock = threading.Lock()
-_cache: dict[str, Any] = {"key": None, "roles": {}}
 
 
 def pagerank(ids: Sequence[str], edges: Sequence[tuple[int, int]]) -> np.ndarray:
@@ -64,11 +64,12 @@ def _public(node: Any) -> bool:
 
 def community_roles(graph: Any) -> dict[int, tuple[str, list[str], str]]:
     """community id -> (central file, key symbol names, description), for this graph
-    generation; test-only communities have no central file."""
-    key = (id(graph), len(graph.nodes), len(graph.communities))
+    generation; test-only communities have no central file. Kept in the graph's
+    `roles_cache`, which a save hands on only when nothing read here changed (exact)."""
+    holder = graph.roles_cache
     with _lock:
-        if _cache["key"] == key:
-            return _cache["roles"]
+        if "roles" in holder:
+            return holder["roles"]
     nodes = graph.nodes
     ids = list(nodes)
     index = {i: k for k, i in enumerate(ids)}
@@ -100,7 +101,7 @@ def community_roles(graph: Any) -> dict[int, tuple[str, list[str], str]]:
         roles[c.id] = (files[0] if files else "", [n.qualname or n.name for n in key_nodes],
                        _first_sentence(desc))
     with _lock:
-        _cache.update(key=key, roles=roles)
+        holder["roles"] = roles
     return roles
 
 
