@@ -5,7 +5,8 @@ in *other* communities calls, imports or inherits from, most central first by Pa
 over the symbol graph. Ranked by plain degree, the internals a package calls most (a
 tokenizer's merge loop) named the package; the symbols other packages reach for name
 its role. The description is the docstring of the community's most central file, else
-of its first key symbol. PageRank runs once per graph generation (numpy, ~20 passes).
+of its first key symbol. PageRank runs once per graph generation (numpy, ~20 passes);
+a save that changes no outline and no edge keeps the generation's roles (Graph.roles_cache).
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ _SYMBOL_KINDS = frozenset({"class", "struct", "interface", "trait", "enum", "fun
                            "method", "module"})
 
 _lock = threading.Lock()
-_cache: dict[str, Any] = {"key": None, "roles": {}}
 
 
 def pagerank(ids: Sequence[str], edges: Sequence[tuple[int, int]]) -> np.ndarray:
@@ -54,41 +54,53 @@ def pagerank(ids: Sequence[str], edges: Sequence[tuple[int, int]]) -> np.ndarray
     return rank
 
 
-def _public(node: Any) -> bool:
+def _public(node: Any, test_file: dict[str, bool]) -> bool:
     """Not a test, not private, not an inline test module (Rust's `mod tests`)."""
     q = node.qualname or node.name
-    return not (is_test_path(node.file) or (node.name.startswith("_")
+    return not (_is_test(node.file, test_file) or (node.name.startswith("_")
                 and not node.name.endswith("__")) or node.name.startswith("test_")
                 or q.startswith("tests.") or ".tests." in q)
 
 
+def _is_test(path: str, test_file: dict[str, bool]) -> bool:
+    """is_test_path once per file of a pass (two regex searches; per edge, they were
+    a third of L1's time at 20k files)."""
+    hit = test_file.get(path)
+    if hit is None:
+        hit = test_file[path] = is_test_path(path)
+    return hit
+
+
 def community_roles(graph: Any) -> dict[int, tuple[str, list[str], str]]:
     """community id -> (central file, key symbol names, description), for this graph
-    generation; test-only communities have no central file."""
-    key = (id(graph), len(graph.nodes), len(graph.communities))
+    generation; test-only communities have no central file. Kept in the graph's
+    `roles_cache`, which a save hands on only when nothing read here changed (exact)."""
+    holder = graph.roles_cache
     with _lock:
-        if _cache["key"] == key:
-            return _cache["roles"]
+        if "roles" in holder:
+            return holder["roles"]
     nodes = graph.nodes
     ids = list(nodes)
     index = {i: k for k, i in enumerate(ids)}
     edges: list[tuple[int, int]] = []
     entry: set[str] = set()
+    test_file: dict[str, bool] = {}
     for e in graph.edges:
         if e.kind == "contains" or e.source not in index or e.target not in index:
             continue
         edges.append((index[e.source], index[e.target]))
         a, b = nodes[e.source], nodes[e.target]
-        if a.community != b.community and not is_test_path(a.file):
+        if a.community != b.community and not _is_test(a.file, test_file):
             entry.add(e.target)
     rank = dict(zip(ids, pagerank(ids, edges), strict=True))
     roles: dict[int, tuple[str, list[str], str]] = {}
     for c in graph.communities:
         members = [n for f in c.files for n in graph.nodes_by_file(f)]
-        public = [n for n in members if n.kind in _SYMBOL_KINDS and _public(n)]
+        public = [n for n in members if n.kind in _SYMBOL_KINDS and _public(n, test_file)]
         key_nodes = sorted(public, key=lambda n: (n.id not in entry, -rank[n.id], n.id))
         key_nodes = key_nodes[:L1_KEY_SYMBOLS]
-        files = sorted((f for f in c.files if not is_test_path(f) and not is_doc_path(f)),
+        files = sorted((f for f in c.files if not _is_test(f, test_file)
+                        and not is_doc_path(f)),
                        key=lambda f: (-sum(rank[n.id] for n in graph.nodes_by_file(f)), f))
         desc = ""
         for f in files[:1]:
@@ -100,7 +112,7 @@ def community_roles(graph: Any) -> dict[int, tuple[str, list[str], str]]:
         roles[c.id] = (files[0] if files else "", [n.qualname or n.name for n in key_nodes],
                        _first_sentence(desc))
     with _lock:
-        _cache.update(key=key, roles=roles)
+        holder["roles"] = roles
     return roles
 
 

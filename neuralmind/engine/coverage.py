@@ -24,7 +24,7 @@ def nearby_files(graph: Graph, rel: str, k: int = ATTENTION_NEIGHBOURS) -> list[
     """Files an edit of `rel` is likely to touch next: its import neighbours, then the
     files of its folder."""
     linked = [e.target for e in graph.out_edges(rel) if e.kind == "imports"]
-    linked += [e.source for e in graph.in_edges(rel) if e.kind == "imports"]
+    linked += graph.importers(rel)
     folder = rel.rpartition("/")[0]
     linked += sorted(f for f in graph.files if f.rpartition("/")[0] == folder)
     return [f for f in dict.fromkeys(linked) if f != rel and f in graph.files][:k]

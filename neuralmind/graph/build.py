@@ -305,6 +305,7 @@ class GraphBuilder:
                 graph.communities = prev.communities
                 graph.file_adjacency = prev.file_adjacency
                 graph.centrality = prev.centrality
+                graph.roles_cache = prev.roles_cache     # L1's roles read nothing else
                 for path in reextracted:
                     cid = prev.extracts[path].nodes[0].community if prev.extracts[path].nodes \
                         else -1

@@ -8,6 +8,8 @@ import pytest
 
 import neuralmind.graph.build as build_mod
 from neuralmind.config import WorkspaceConfig
+from neuralmind.context import summary
+from neuralmind.engine import coverage
 from neuralmind.graph.build import GraphBuilder
 from neuralmind.graph.store import Graph, load_graph
 from neuralmind.statedir import state_dir
@@ -156,3 +158,53 @@ def test_saves_carry_the_heuristic_edge_count_over(tmp_path: Path) -> None:
         assert graph.heuristic is not None                   # carried, not counted again
         assert report.edges_heuristic == sum(1 for e in graph.edges if not e.resolved)
         assert report.edges_heuristic == (0 if text.endswith("2\n") else 1)
+
+
+def test_a_body_only_save_keeps_l1_roles_and_a_changed_outline_matches_a_fresh_build(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """L1's roles (PageRank over the whole graph: ~0.25 s at 20k files, seconds on the
+    kernel) are not computed again after a save that changes nothing they read, and after
+    one that does, they equal a fresh build's of the same files."""
+    root = make_repo(tmp_path / "ws")
+    held = builder(root).build().graph
+    before = summary.community_roles(held)
+    (root / "app/util.py").write_text("def helper(x):\n    y = x * 2\n    return y + 1\n")
+    body = builder(root).build(changed=["app/util.py"], previous=held).graph
+    assert body is not held
+
+    def no_pagerank(*args: object) -> None:
+        raise AssertionError("PageRank ran again after a body-only save")
+
+    monkeypatch.setattr(summary, "pagerank", no_pagerank)
+    assert summary.community_roles(body) == before
+    text = summary.render_summary(body, 1000)[0]
+    monkeypatch.undo()
+    fresh = make_repo(tmp_path / "fresh")
+    (fresh / "app/util.py").write_text((root / "app/util.py").read_text())
+    assert summary.render_summary(builder(fresh).build().graph, 1000)[0] == text
+    # a new cross-file reference: the roles are computed again, as a fresh build's
+    (root / "app/other.py").write_text('"""Other things."""\nfrom .util import helper\n\n\n'
+                                       "def other():\n    return helper(2)\n")
+    moved = builder(root).build(changed=["app/other.py"], previous=body).graph
+    (fresh / "app/other.py").write_text((root / "app/other.py").read_text())
+    rebuilt = builder(fresh).build().graph
+    assert summary.community_roles(moved) == summary.community_roles(rebuilt)
+    assert summary.render_summary(moved, 1000)[0] == summary.render_summary(rebuilt, 1000)[0]
+
+
+def test_files_near_an_edit_need_no_index_of_every_edge(tmp_path: Path) -> None:
+    """The files near a first edit (attention) read the importers from the resolved edges,
+    equal to the whole in-edge index, which a new generation no longer builds for them."""
+    root = make_repo(tmp_path / "ws")
+    held = builder(root).build().graph
+    (root / "app/other.py").write_text("from .util import helper\n\n\ndef other():\n"
+                                       "    return helper(2)\n")
+    saved = builder(root).build(changed=["app/other.py"], previous=held).graph
+    for g in (held, saved):
+        near = {rel: coverage.nearby_files(g, rel) for rel in g.files}
+        assert g._in is None
+        assert "app/core.py" in near["app/util.py"]
+        for rel in g.files:
+            assert g.importers(rel) == [e.source for e in g.in_edges(rel)
+                                        if e.kind == "imports"]
+        assert {rel: coverage.nearby_files(g, rel) for rel in g.files} == near
