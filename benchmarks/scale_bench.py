@@ -68,6 +68,16 @@ def load_average() -> str:
     return "load " + " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
+def append_marker(root: Path, i: int) -> tuple[str, str]:
+    """Append a new C function to one of SAVE_FILES (the save the bench times): (file, name)."""
+    rel = SAVE_FILES[i % len(SAVE_FILES)]
+    name = f"bench_marker_{i}_{int(time.time() * 1000) % 100000}"
+    path = root / rel
+    path.write_bytes(path.read_bytes() + f"\nint {name}(int value)\n{{\n\treturn value;\n}}\n"
+                     .encode())
+    return rel, name
+
+
 def pct(values: list[float], q: float) -> float:
     s = sorted(values)
     return s[min(len(s) - 1, max(0, round(q / 100 * (len(s) - 1))))] if s else float("nan")
@@ -395,11 +405,7 @@ def cmd_saves(args: argparse.Namespace) -> None:
     originals = {rel: (root / rel).read_bytes() for rel in SAVE_FILES}
     try:
         for i in range(args.saves):
-            rel = SAVE_FILES[i % len(SAVE_FILES)]
-            name = f"bench_marker_{i}_{int(time.time() * 1000) % 100000}"
-            path = root / rel
-            path.write_bytes(path.read_bytes() + f"\nint {name}(int value)\n{{\n\treturn value;\n}}\n"
-                             .encode())
+            rel, name = append_marker(root, i)
             t = time.perf_counter()
             ws.update_files([rel])
             hits, _, _ = ws.search(name, k=1)
@@ -504,12 +510,8 @@ async def lsp_run(args: argparse.Namespace, holder: dict[str, Any]) -> dict[str,
     originals = {rel: (root / rel).read_bytes() for rel in SAVE_FILES}
     try:
         for i in range(args.saves):
-            rel = SAVE_FILES[i % len(SAVE_FILES)]
-            name = f"bench_marker_{i}_{int(time.time() * 1000) % 100000}"
-            path = root / rel
-            path.write_bytes(path.read_bytes() + f"\nint {name}(int value)\n{{\n\treturn value;\n}}\n"
-                             .encode())
-            saves.append(await searchable_after_save(client, path, name))
+            rel, name = append_marker(root, i)
+            saves.append(await searchable_after_save(client, root / rel, name))
             if i % 5 == 0:
                 rss.append((round(time.perf_counter() - t_spawn), client.rss_mb()))
     finally:
