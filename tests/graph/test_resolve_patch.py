@@ -216,17 +216,21 @@ VARIANTS: dict[str, list[str | None]] = {
 }
 
 
-def test_random_edit_sequences_match_full_resolution() -> None:
-    rng = random.Random(7)
-    files = {p: t for p, t in PY.items()}
-    ws = Workspace(files)
-    paths = sorted(VARIANTS)
+def random_edits(ws: Workspace, variants: dict[str, list[str | None]], seed: int) -> None:
+    """40 edits, each a file set to one of its variants (None: deleted); `Workspace.edit`
+    asserts equality with a full resolve after each."""
+    rng = random.Random(seed)
+    paths = sorted(variants)
     for _ in range(40):
         path = rng.choice(paths)
-        text = rng.choice(VARIANTS[path])
+        text = rng.choice(variants[path])
         if text is None and path not in ws.files:
             continue
-        ws.edit(path, text)           # asserts equality with a full resolve after each
+        ws.edit(path, text)
+
+
+def test_random_edit_sequences_match_full_resolution() -> None:
+    random_edits(Workspace(dict(PY)), VARIANTS, seed=7)
 
 
 C_FILES = {
@@ -259,19 +263,12 @@ def test_c_header_edits_match_full_resolution(kept: int, monkeypatch: pytest.Mon
     shared by every file; with `kept` = 1 every other table is rebuilt when read): adding,
     removing and moving them patches like a full resolve."""
     monkeypatch.setattr(lookup, "VISIBLE_TABLES_KEPT", kept)
-    rng = random.Random(21)
     ws = Workspace(C_FILES)
     fork, sched = ws.resolver.call_deps["kernel/fork.c"], ws.resolver.call_deps["kernel/sched.c"]
     shared = fork & sched
     assert "kfree" in fork and "kfree" in sched            # names, not (table id, name)
     assert all(any(k is other for other in sched) for k in shared)   # one object for both
-    paths = sorted(C_VARIANTS)
-    for _ in range(40):
-        path = rng.choice(paths)
-        text = rng.choice(C_VARIANTS[path])
-        if text is None and path not in ws.files:
-            continue
-        ws.edit(path, text)           # asserts equality with a full resolve after each
+    random_edits(ws, C_VARIANTS, seed=21)
 
 
 CPP_FILES = {
