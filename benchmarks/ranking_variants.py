@@ -857,22 +857,18 @@ def lab5(repo: Any, q: Any, s: Any, p: dict[str, Any]) -> list[str]:
     flags = seen["kw"]
     weights = {"symbols": p["w_symbols"], "keywords": p["w_keywords"], "meaning": p["w_meaning"],
                "prf": p.get("w_prf", 0.0), "dprf": p.get("w_dprf", 0.0)}
-    if p.get("w_prf"):
-        lst = prf_list(repo, s, first, p)
-        if p.get("prf_replace"):
-            lists["keywords"] = lst
-            weights["keywords"] = p["w_prf"]
-            weights["prf"] = 0.0
+    # each feedback list joins the fusion, or takes the place of the list it refines
+    for name, build, refines in (("prf", prf_list, "keywords"),
+                                 ("dprf", dense_prf_list, "meaning")):
+        if not p.get(f"w_{name}"):
+            continue
+        lst = build(repo, s, first, p)
+        if p.get(f"{name}_replace"):
+            lists[refines] = lst
+            weights[refines] = p[f"w_{name}"]
+            weights[name] = 0.0
         else:
-            lists["prf"] = lst
-    if p.get("w_dprf"):
-        lst = dense_prf_list(repo, s, first, p)
-        if p.get("dprf_replace"):
-            lists["meaning"] = lst
-            weights["meaning"] = p["w_dprf"]
-            weights["dprf"] = 0.0
-        else:
-            lists["dprf"] = lst
+            lists[name] = lst
     k = p["k"]
     scored: dict[str, RankedFile] = {}
     for name, files in lists.items():

@@ -241,19 +241,21 @@ def rss_mb() -> float:
         return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:")) / 1024
 
 
-def _deep(obj: Any, seen: set[int]) -> int:
-    """Bytes of `obj` and what it holds (str, tuples, lists, dicts, slotted objects), each
-    object counted once (interned strings shared between nodes count where first seen)."""
-    if id(obj) in seen:
+def _deep(obj: Any, seen: set[int], shared: tuple[type, ...] = ()) -> int:
+    """Bytes of `obj` and what it holds (str, tuples, lists, sets, dicts, slotted objects),
+    each object counted once (interned strings shared between nodes count where first seen);
+    objects of the `shared` types are counted elsewhere (only the pointer to them counts)."""
+    if id(obj) in seen or (shared and isinstance(obj, shared)):
         return 0
     seen.add(id(obj))
     size = sys.getsizeof(obj)
-    if isinstance(obj, (list, tuple)):
-        size += sum(_deep(x, seen) for x in obj)
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        size += sum(_deep(x, seen, shared) for x in obj)
     elif isinstance(obj, dict):
-        size += sum(_deep(k, seen) + _deep(v, seen) for k, v in obj.items())
+        size += sum(_deep(k, seen, shared) + _deep(v, seen, shared) for k, v in obj.items())
     elif hasattr(obj, "__slots__"):
-        size += sum(_deep(getattr(obj, a), seen) for a in obj.__slots__ if hasattr(obj, a))
+        size += sum(_deep(getattr(obj, a), seen, shared) for a in obj.__slots__
+                    if hasattr(obj, a))
     return size
 
 
@@ -264,18 +266,10 @@ def resolver_parts(resolver: Any, sample: int) -> dict[str, dict[str, int]]:
     several entries counts once per table."""
     from neuralmind.graph.model import Edge, FileExtract, Node
 
+    graph_types = (Edge, Node, FileExtract)
+
     def size(obj: Any, seen: set[int]) -> int:
-        if id(obj) in seen or isinstance(obj, (Edge, Node, FileExtract)):
-            return 0
-        seen.add(id(obj))
-        n = sys.getsizeof(obj)
-        if isinstance(obj, (list, tuple, set, frozenset)):
-            n += sum(size(x, seen) for x in obj)
-        elif isinstance(obj, dict):
-            n += sum(size(k, seen) + size(v, seen) for k, v in obj.items())
-        elif hasattr(obj, "__slots__"):
-            n += sum(size(getattr(obj, a), seen) for a in obj.__slots__ if hasattr(obj, a))
-        return n
+        return _deep(obj, seen, graph_types)
 
     index = resolver.index
     tables = {"call_deps": resolver.call_deps, "base_deps[0]": resolver.base_deps[0],
