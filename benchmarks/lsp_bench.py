@@ -241,13 +241,21 @@ def top_stalls(status: dict[str, Any], t0: float, n: int = 5) -> list[tuple[floa
 
 
 async def save_latencies(c: Client, root: Path, files: list[str], rounds: int) -> list[float]:
+    """Saves that append a function to a file, each waited on until searchable. The files
+    are restored afterwards: a kept copy that kept its markers grew with every run, and
+    copies that went through more runs measured slower (FRESH4, FRESH5)."""
     out: list[float] = []
-    for i in range(rounds):
-        rel = files[i % len(files)]
-        path = root / rel
-        name = f"bench_marker_{i}_{int(time.time() * 1000) % 100000}"
-        path.write_text(path.read_text() + f"\n\ndef {name}(value):\n    return value\n")
-        out.append(await saved_until_searchable(c, path, name))
+    originals = {rel: (root / rel).read_text() for rel in files}
+    try:
+        for i in range(rounds):
+            rel = files[i % len(files)]
+            path = root / rel
+            name = f"bench_marker_{i}_{int(time.time() * 1000) % 100000}"
+            path.write_text(path.read_text() + f"\n\ndef {name}(value):\n    return value\n")
+            out.append(await saved_until_searchable(c, path, name))
+    finally:
+        for rel, text in originals.items():
+            (root / rel).write_text(text)
     return out
 
 
