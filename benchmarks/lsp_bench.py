@@ -588,9 +588,11 @@ async def run_warm(args: argparse.Namespace, root: Path, env: dict[str, str], lo
     results["saves_ms"] = [round(1000 * x) for x in saves]
 
     # saves that change imports or add files: the file graph and communities change
-    module = ".".join(Path(by_size[len(by_size) // 3]).with_suffix("").parts)
+    module = args.structural_module or ".".join(Path(by_size[len(by_size) // 3]).with_suffix("").parts)
+    struct_files = args.structural_files.split(",") if args.structural_files else picks[:2]
+    results["structural_save_files"] = struct_files
     t_struct = time.monotonic()
-    struct = await structural_saves(c, root, picks[:2], module, args.structural_saves)
+    struct = await structural_saves(c, root, struct_files, module, args.structural_saves)
     status = await c.request("neuralmind/status", {})
     results["structural_save_module"] = module
     results["structural_save_p50_ms"] = 1000 * statistics.median(struct)
@@ -658,6 +660,11 @@ def main() -> int:
     parser.add_argument("--saves", type=int, default=30)
     parser.add_argument("--structural-saves", type=int, default=12,
                         help="saves that add/remove an import or add a file")
+    parser.add_argument("--structural-files", default=None,
+                        help="comma-separated files the structural saves edit (default: the "
+                             "files by size at a quarter and a half, as the body saves)")
+    parser.add_argument("--structural-module", default=None,
+                        help="the module they import (default: the file by size at a third)")
     parser.add_argument("--edits", type=int, default=1000)
     parser.add_argument("--buffer-edits", type=int, default=10,
                         help="unsaved edits that add a function, each waited on until searchable")
