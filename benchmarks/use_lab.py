@@ -204,6 +204,90 @@ def signed_boost(r: Row, learned: Scores, weight: float) -> list[str]:
     return [f for f, _ in sorted(files.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
+def term_weights(h: list[Row], bound: float = 3.0, alpha: float = 0.1,
+                 depth: int = 10) -> Callable[[Row], Scores]:
+    """Discriminative term -> file weights (USE7): replayed in order, whenever the ranking
+    so far (cold + alpha x the weights) does not put a kept file first, each of the
+    question's terms gains 1 toward the kept files and loses 1 toward the returned-unused
+    files above the first kept one, bounded at +-bound. Mistake-driven, so a term common to
+    every question gains and loses about evenly; a new question scores files by its terms'
+    summed weights."""
+    w: dict[str, Scores] = defaultdict(lambda: defaultdict(float))
+
+    def learned(toks: list[str]) -> Scores:
+        out: Scores = defaultdict(float)
+        for t in toks:
+            for f, v in w.get(t, {}).items():
+                out[f] += v
+        return out
+
+    for x in h:
+        toks = question_tokens(x["q"])
+        s, files = learned(toks), dict(x["files"])
+        best = max(files.values(), default=1.0) or 1.0
+        top = max((abs(v) for v in s.values()), default=0.0) or 1.0
+        score = {f: v / best for f, v in files.items()}
+        for f, v in s.items():
+            score[f] = score.get(f, 0.0) + alpha * v / top
+        order = sorted(score, key=lambda f: (-score[f], f))[:depth]
+        gold = set(x["gold"])
+        first = next((i for i, f in enumerate(order) if f in gold), None)
+        if first == 0:
+            continue
+        for t in toks:
+            for g in gold:
+                w[t][g] = min(bound, w[t][g] + 1)
+            for u in order[:first] if first is not None else order:
+                w[t][u] = max(-bound, w[t][u] - 1)
+    return lambda r: learned(question_tokens(r["q"]))
+
+
+def signed_new(r: Row, learned: Scores, weight: float) -> list[str]:
+    """Cold score + weight x best x the learned score over its largest magnitude (signed:
+    negative weights push files down); positive files not ranked enter at half."""
+    files = dict(r["files"])
+    best = max(files.values(), default=0.0)
+    top = max((abs(v) for v in learned.values()), default=0.0)
+    for f, v in learned.items():
+        if top and f in files:
+            files[f] += weight * best * v / top
+        elif top and v > 0:
+            files[f] = .5 * weight * best * v / top
+    return [f for f, _ in sorted(files.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
+def question_memory(h: list[Row], power: float = 1.0, tau: float = 0.0,
+                    share: bool = False) -> Callable[[Row], Scores]:
+    """The shipped question memory (set cosine) with variants: cosine**power, times
+    exp(-age / tau) in replayed commits, or each past question's similarity shared among
+    its files instead of lent to each."""
+    past = [(set(question_tokens(x["q"])), x["gold"]) for x in h]
+
+    def score(r: Row) -> Scores:
+        q, out = set(question_tokens(r["q"])), defaultdict(float)
+        for i, (toks, gold) in enumerate(past):
+            if q & toks:
+                s = (len(q & toks) / math.sqrt(len(q) * len(toks))) ** power
+                s *= math.exp(-(len(past) - 1 - i) / tau) if tau else 1.0
+                for f in gold:
+                    out[f] += s / len(gold) if share else s
+        return out
+    return score
+
+
+def keep_first(r: Row, learned: tuple[Scores, Scores], weight: float,
+               theta: float = 0.5) -> list[str]:
+    """Rank-preserving insertion (USE7): the shipped boost, but the cold first file stays
+    first unless the question memory's raw score for the new first file exceeds the cold
+    first's by theta (the learned files otherwise enter at rank 2 or below)."""
+    warm = boosted_two(r, *learned, weight=weight)
+    cold = [f for f, _ in r["files"]]
+    asked = learned[0]
+    if not cold or warm[0] == cold[0] or asked.get(warm[0], 0) - asked.get(cold[0], 0) > theta:
+        return warm
+    return [cold[0]] + [f for f in warm if f != cold[0]]
+
+
 def shipped(h: list[Row]) -> Callable[[Row], tuple[Scores, Scores]]:
     asked, spread = token_knn(h), cochange_spread(h)
     return lambda r: (asked(r), spread(r))
@@ -229,15 +313,33 @@ LEVERS: dict[str, tuple[Callable[[list[Row]], Callable[[Row], Any]],
         shipped, lambda r, x, w: boosted_two(r, *x, weight=w, gate=True), .1),
     "shipped, cold top 10 only (no file enters), 0.10": (
         shipped, lambda r, x, w: boosted_two(r, *x, weight=w, within=10), .1),
+    # USE7 (2026-12-02): discriminative term weights, rank-preserving insertion, variants
+    # of the question memory and of the two boosts' weights
+    "term -> file weights (mistake-driven, bound 3), signed, 0.05": (term_weights, signed_new, .05),
+    "term -> file weights, signed, 0.10": (term_weights, signed_new, .1),
+    "term -> file weights, positive only, 0.10": (
+        term_weights, lambda r, x, w: boosted(r, {f: v for f, v in x.items() if v > 0}, w), .1),
+    "shipped, cold first kept unless question memory leads by 0.5, 0.10": (shipped, keep_first, .1),
+    "the same at boost 0.15": (shipped, keep_first, .15),
+    "question memory: similarity shared among a question's files, 0.10": (
+        lambda h: (lambda a, s: lambda r: (a(r), s(r)))(question_memory(h, share=True),
+                                                        cochange_spread(h)),
+        lambda r, x, w: boosted_two(r, *x, weight=w), .1),
+    "question memory: cosine^2 x recency (100 commits), 0.15": (
+        lambda h: (lambda a, s: lambda r: (a(r), s(r)))(question_memory(h, 2, 100),
+                                                        cochange_spread(h)),
+        lambda r, x, w: boosted_two(r, *x, weight=w), .15),
+    "shipped at 0.15 / 0.10 (question memory / spread)": (
+        shipped, lambda r, x, w: boosted_two(r, *x, weight=w, spread_weight=.1), .15),
 }
 
 
 def boosted_two(r: Row, asked: Scores, spread: Scores, weight: float = .1, gate: bool = False,
-                within: int | None = None) -> list[str]:
+                within: int | None = None, spread_weight: float | None = None) -> list[str]:
     """retrieve._boost: SYNAPSE_BOOST x best x min(1, spread) + QUESTION_BOOST x best x the
     normalised question memory (0.10 each), files reached only this way at half. `gate`
     scales both by 1 - (top1 - top2) / top1 of the cold ranking; `within` boosts only its
-    first files and lets none enter."""
+    first files and lets none enter; `spread_weight` sets the spread's apart."""
     files = dict(r["files"])
     if not files:
         return []
@@ -246,7 +348,8 @@ def boosted_two(r: Row, asked: Scores, spread: Scores, weight: float = .1, gate:
     if gate and best > 0:
         weight *= 1 - (best - (order[1] if len(order) > 1 else 0.0)) / best
     allowed = set(sorted(files, key=lambda f: -files[f])[:within]) if within else set(files)
-    boost: Scores = {f: weight * best * min(1.0, e) for f, e in spread.items()}
+    sw = weight if spread_weight is None else spread_weight
+    boost: Scores = {f: sw * best * min(1.0, e) for f, e in spread.items()}
     for f, p in normalised(asked).items():
         boost[f] = boost.get(f, 0.0) + weight * best * p
     for f, b in boost.items():
