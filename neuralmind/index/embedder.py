@@ -30,7 +30,7 @@ import logging
 import os
 import threading
 from collections import OrderedDict, deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -414,6 +414,57 @@ class Embedder:
             for future in ahead:   # the caller stopped early, or a batch failed
                 future.cancel()
 
+    def embed_slices(self, slices: Iterable[Sequence[str]]) -> Iterator[np.ndarray]:
+        """`embed(texts)` for each list of `slices` in turn, for a caller embedding many
+        lists one after another (a build's slices): the next list's batches start while
+        this list's last ones still run, so no core waits at the end of each list (the pool
+        drained to one batch at every 256-text slice of a build). Each list is batched as
+        `embed` batches it alone, so its vectors are the same bit for bit. The next list is
+        taken from `slices` when the pool has room for its first batch, before this list's
+        vectors are handed out: at most one list ahead, unless lists are empty."""
+        if self.workers == 1:
+            for texts in slices:
+                yield self.embed(texts)
+            return
+        pool = self._batch_pool()
+        order: deque[_Slice] = deque()      # lists begun, not yet handed out, in order
+        jobs = self._slice_jobs(slices, order)
+        ahead: deque[tuple[_Slice, list[int], Future[np.ndarray]]] = deque()
+        more = True
+        try:
+            while True:
+                while more and len(ahead) < self.workers:   # the pool never waits on us
+                    job = next(jobs, None)
+                    if job is None:
+                        more = False
+                    else:
+                        ahead.append((job[0], job[1], pool.submit(self._run, job[2])))
+                while order and order[0].left == 0:
+                    yield order.popleft().result()
+                if not ahead:
+                    if not more:
+                        return
+                    continue
+                part, rows, future = ahead.popleft()
+                part.vectors[rows] = future.result()
+                part.left -= 1
+        finally:
+            for _, _, future in ahead:   # the caller stopped early, or a batch failed
+                future.cancel()
+
+    def _slice_jobs(self, slices: Iterable[Sequence[str]], order: deque[_Slice],
+                    ) -> Iterator[tuple[_Slice, list[int], list[list[int]]]]:
+        """(list, its rows, their token ids) per batch of every list, lists in order; each
+        list joins `order` when its first batch is asked for (before it, if it has none)."""
+        for texts in slices:
+            part = _Slice(texts)
+            ids = self._tokenize(part.distinct) if part.distinct else []
+            batches = plan_batches([len(x) for x in ids])
+            part.left = len(batches)
+            order.append(part)
+            for batch in batches:
+                yield part, batch, [ids[i] for i in batch]
+
     def embed_one(self, text: str) -> np.ndarray:
         return self.embed([text])[0]
 
@@ -435,6 +486,21 @@ class Embedder:
             while len(_questions) > QUESTION_CACHE:
                 _questions.popitem(last=False)
         return vector
+
+
+class _Slice:
+    """One list of `Embedder.embed_slices`: its distinct texts and their vectors so far."""
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        unique: dict[str, int] = {}
+        self.slot = [unique.setdefault(t, len(unique)) for t in texts]
+        self.distinct = list(unique)
+        self.vectors = np.zeros((len(self.distinct), DIM), dtype=np.float32)
+        self.left = 0               # batches not yet back
+
+    def result(self) -> np.ndarray:
+        """(len(texts), DIM): what `Embedder.embed` returns for the same list."""
+        return self.vectors[self.slot] if self.slot else np.zeros((0, DIM), dtype=np.float32)
 
 
 QUESTION_CACHE = 64            # question vectors kept (1.5 KB each)

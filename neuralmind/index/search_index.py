@@ -24,7 +24,8 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -347,29 +348,43 @@ class SearchIndex:
             return self._embed(embedder, embedded, todo, progress)
 
     def _embed(self, embedder: Embedder, texts: dict[str, str], hashes: dict[str, str],
-               progress: ProgressFn | None, save: bool = True) -> int:
+               progress: ProgressFn | None) -> int:
+        known, fresh = self._reusable(embedder, hashes)
+        vecs = embedder.embed([texts[i] for i in fresh], progress) if fresh else None
+        self._store(known, fresh, vecs, hashes, prune=True)
+        self._save(keyword=True, vectors=True)
+        return len({texts[i] for i in fresh})
+
+    def _reusable(self, embedder: Embedder, hashes: dict[str, str],
+                  ) -> tuple[dict[str, np.ndarray], list[str]]:
+        """(id -> a stored vector of the same text, the ids left to embed): vectors keyed
+        by text hash survive renames, branch switches and rebuilds of the same content.
+        Vectors of another model are dropped first (incomparable)."""
         with self._lock:
             if self._vectors.model_id != embedder.model_id:
                 if len(self._vectors):
                     log.info("embedding model changed (%s -> %s); recomputing vectors",
                              self._vectors.model_id, embedder.model_id)
                 self._vectors.clear(embedder.model_id)
-            known = self._vectors.vectors_by_hash()
-        reuse = [i for i in texts if hashes[i] in known]
-        fresh = [i for i in texts if hashes[i] not in known]
-        vecs = embedder.embed([texts[i] for i in fresh], progress) if fresh else np.zeros((0, 384))
+            known = self._vectors.vectors_by_hash(set(hashes.values()))
+        reuse = {i: known[h] for i, h in hashes.items() if h in known}
+        return reuse, [i for i in hashes if i not in reuse]
+
+    def _store(self, reuse: dict[str, np.ndarray], fresh: list[str], vecs: np.ndarray | None,
+               hashes: dict[str, str], prune: bool) -> None:
+        """Write reused and fresh vectors; ids the keyword side no longer has are dropped
+        (a node removed while its text was embedding): with `prune`, every such id (O(n):
+        a save), else only these ids (a build's slice, O(slice))."""
         with self._lock:
             if reuse:
-                self._vectors.upsert(reuse, np.stack([known[hashes[i]] for i in reuse]),
+                self._vectors.upsert(list(reuse), np.stack(list(reuse.values())),
                                      [hashes[i] for i in reuse])
-            if fresh:
+            if fresh and vecs is not None:
                 self._vectors.upsert(fresh, vecs, [hashes[i] for i in fresh])
-            live = set(self._kw_hash)
-            self._vectors.remove([i for i in self._vectors.ids() if i not in live])
-            self._pending -= set(texts)
-        if save:
-            self._save(keyword=True, vectors=True)
-        return len({texts[i] for i in fresh})
+            live = self._kw_hash
+            ids = self._vectors.ids() if prune else hashes
+            self._vectors.remove([i for i in ids if i not in live])
+            self._pending.difference_update(hashes)
 
     def embed_pending(self, graph: GraphLike, *, attention: Callable[[], Sequence[str]] = tuple,
                       limit: int | None = None,
@@ -402,14 +417,26 @@ class SearchIndex:
             by_file.setdefault(node_path(node_id), []).append(node_id)
         order = EmbedOrder(pending, chosen, lambda path: by_file.get(path, ()), sizes)
         total, done, last_save, unsaved = len(chosen), 0, time.monotonic(), False
-        while True:
-            ids, urgent = order.next_slice(EMBED_SLICE, attention())
-            if not ids:
-                break
-            slice_texts = self._texts(graph, ids, keyword=False, children=children)
-            self._embed(embedder, {i: t[2] for i, t in slice_texts.items()},
-                        {i: _hash(t[2]) for i, t in slice_texts.items()}, None, save=False)
-            done += len(ids)
+        begun: deque[tuple[bool, dict[str, str], dict[str, np.ndarray], list[str]]] = deque()
+
+        def fresh_texts() -> Iterator[list[str]]:
+            """Each slice's texts to embed; the embedder asks for the next slice while
+            this one's last batches run (Embedder.embed_slices)."""
+            while True:
+                ids, urgent = order.next_slice(EMBED_SLICE, attention())
+                if not ids:
+                    return
+                texts = {i: t[2] for i, t in
+                         self._texts(graph, ids, keyword=False, children=children).items()}
+                hashes = {i: _hash(t) for i, t in texts.items()}
+                reuse, fresh = self._reusable(embedder, hashes)
+                begun.append((urgent, hashes, reuse, fresh))
+                yield [texts[i] for i in fresh]
+
+        for vecs in embedder.embed_slices(fresh_texts()):
+            urgent, hashes, reuse, fresh = begun.popleft()
+            self._store(reuse, fresh, vecs, hashes, prune=False)
+            done += len(hashes)
             total = max(total, done)      # attention files may go past the cap
             if progress is not None:
                 progress(done, total)

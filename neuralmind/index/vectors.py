@@ -113,10 +113,12 @@ class VectorStore:
         row = self._row.get(node_id)
         return None if row is None else self._hashes[row]
 
-    def vectors_by_hash(self) -> dict[str, np.ndarray]:
-        """One stored vector per text hash, to reuse instead of re-embedding."""
+    def vectors_by_hash(self, wanted: set[str]) -> dict[str, np.ndarray]:
+        """A stored vector (a copy) for each of the `wanted` text hashes stored, to reuse
+        instead of re-embedding. Only those: a build asks once per 256-text slice, and a
+        view of every row per ask cost O(all vectors) each time."""
         with self._lock:
-            return {h: self._vecs[i] for i, h in enumerate(self._hashes)}
+            return {h: self._vecs[i].copy() for i, h in enumerate(self._hashes) if h in wanted}
 
     def vector(self, node_id: str) -> np.ndarray | None:
         row = self._row.get(node_id)
