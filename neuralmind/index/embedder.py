@@ -20,7 +20,9 @@ Two cores: by default (`threads=0`) the session runs each batch on ONE intra-op
 thread and `embed` keeps one batch in flight per usable core, each from its own
 thread. A batch of 16-64 short sequences splits poorly across intra-op threads
 (they wait on each other at every operator); whole batches side by side keep both
-cores busy (BENCHMARKS.md "Cold index time": the same vectors, bit for bit).
+cores busy (BENCHMARKS.md "Cold index time": the same vectors, bit for bit). A build
+embeds slice after slice through `embed_stream.embed_slices`, which starts the next
+slice's batches while this slice's last ones run.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import logging
 import os
 import threading
 from collections import OrderedDict, deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -336,7 +338,7 @@ class Embedder:
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
 
-    def _batch_pool(self) -> ThreadPoolExecutor:
+    def batch_pool(self) -> ThreadPoolExecutor:
         """The threads that run batches side by side, started on first need. A process
         that embeds in bulk bounds glibc's malloc arenas when it starts
         (`bulk_embedding_process`): each thread's own arena kept its last batch."""
@@ -345,7 +347,7 @@ class Embedder:
                 self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="nm-embed")
             return self._pool
 
-    def _tokenize(self, texts: Sequence[str]) -> list[list[int]]:
+    def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
         with self._tok_lock:
             encodings = self._tokenizer.encode_batch(list(texts))
         return [e.ids for e in encodings]
@@ -353,9 +355,9 @@ class Embedder:
     def token_lengths(self, texts: Sequence[str]) -> list[int]:
         """How many tokens each text is embedded as (truncation included): what a batch
         is padded to, so callers can order texts the way `embed` batches them."""
-        return [len(x) for x in self._tokenize(texts)] if texts else []
+        return [len(x) for x in self.token_ids(texts)] if texts else []
 
-    def _run(self, ids: list[list[int]]) -> np.ndarray:
+    def run_batch(self, ids: list[list[int]]) -> np.ndarray:
         longest = max(len(x) for x in ids)
         input_ids = np.zeros((len(ids), longest), dtype=np.int64)
         mask = np.zeros((len(ids), longest), dtype=np.int64)
@@ -380,7 +382,7 @@ class Embedder:
         unique: dict[str, int] = {}
         slot = [unique.setdefault(t, len(unique)) for t in texts]
         distinct = list(unique)
-        ids = self._tokenize(distinct)
+        ids = self.token_ids(distinct)
         vectors = np.zeros((len(distinct), DIM), dtype=np.float32)
         done = 0
         batches = plan_batches([len(x) for x in ids])
@@ -398,14 +400,14 @@ class Embedder:
         vectors are the same either way)."""
         if self.workers == 1 or len(batches) == 1:
             for batch in batches:
-                yield self._run([ids[i] for i in batch])
+                yield self.run_batch([ids[i] for i in batch])
             return
-        pool = self._batch_pool()
+        pool = self.batch_pool()
         ahead: deque[Future[np.ndarray]] = deque()
         todo = iter(batches)
         try:
             for batch in todo:     # keep `workers` batches in flight, no more (memory)
-                ahead.append(pool.submit(self._run, [ids[i] for i in batch]))
+                ahead.append(pool.submit(self.run_batch, [ids[i] for i in batch]))
                 if len(ahead) >= self.workers:
                     yield ahead.popleft().result()
             while ahead:
@@ -413,57 +415,6 @@ class Embedder:
         finally:
             for future in ahead:   # the caller stopped early, or a batch failed
                 future.cancel()
-
-    def embed_slices(self, slices: Iterable[Sequence[str]]) -> Iterator[np.ndarray]:
-        """`embed(texts)` for each list of `slices` in turn, for a caller embedding many
-        lists one after another (a build's slices): the next list's batches start while
-        this list's last ones still run, so no core waits at the end of each list (the pool
-        drained to one batch at every 256-text slice of a build). Each list is batched as
-        `embed` batches it alone, so its vectors are the same bit for bit. The next list is
-        taken from `slices` when the pool has room for its first batch, before this list's
-        vectors are handed out: at most one list ahead, unless lists are empty."""
-        if self.workers == 1:
-            for texts in slices:
-                yield self.embed(texts)
-            return
-        pool = self._batch_pool()
-        order: deque[_Slice] = deque()      # lists begun, not yet handed out, in order
-        jobs = self._slice_jobs(slices, order)
-        ahead: deque[tuple[_Slice, list[int], Future[np.ndarray]]] = deque()
-        more = True
-        try:
-            while True:
-                while more and len(ahead) < self.workers:   # the pool never waits on us
-                    job = next(jobs, None)
-                    if job is None:
-                        more = False
-                    else:
-                        ahead.append((job[0], job[1], pool.submit(self._run, job[2])))
-                while order and order[0].left == 0:
-                    yield order.popleft().result()
-                if not ahead:
-                    if not more:
-                        return
-                    continue
-                part, rows, future = ahead.popleft()
-                part.vectors[rows] = future.result()
-                part.left -= 1
-        finally:
-            for _, _, future in ahead:   # the caller stopped early, or a batch failed
-                future.cancel()
-
-    def _slice_jobs(self, slices: Iterable[Sequence[str]], order: deque[_Slice],
-                    ) -> Iterator[tuple[_Slice, list[int], list[list[int]]]]:
-        """(list, its rows, their token ids) per batch of every list, lists in order; each
-        list joins `order` when its first batch is asked for (before it, if it has none)."""
-        for texts in slices:
-            part = _Slice(texts)
-            ids = self._tokenize(part.distinct) if part.distinct else []
-            batches = plan_batches([len(x) for x in ids])
-            part.left = len(batches)
-            order.append(part)
-            for batch in batches:
-                yield part, batch, [ids[i] for i in batch]
 
     def embed_one(self, text: str) -> np.ndarray:
         return self.embed([text])[0]
@@ -486,21 +437,6 @@ class Embedder:
             while len(_questions) > QUESTION_CACHE:
                 _questions.popitem(last=False)
         return vector
-
-
-class _Slice:
-    """One list of `Embedder.embed_slices`: its distinct texts and their vectors so far."""
-
-    def __init__(self, texts: Sequence[str]) -> None:
-        unique: dict[str, int] = {}
-        self.slot = [unique.setdefault(t, len(unique)) for t in texts]
-        self.distinct = list(unique)
-        self.vectors = np.zeros((len(self.distinct), DIM), dtype=np.float32)
-        self.left = 0               # batches not yet back
-
-    def result(self) -> np.ndarray:
-        """(len(texts), DIM): what `Embedder.embed` returns for the same list."""
-        return self.vectors[self.slot] if self.slot else np.zeros((0, DIM), dtype=np.float32)
 
 
 QUESTION_CACHE = 64            # question vectors kept (1.5 KB each)

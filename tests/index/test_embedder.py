@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from neuralmind.index import embedder as emb
+from neuralmind.index.embed_stream import embed_slices
 from neuralmind.index.embedder import Embedder, ModelUnavailable, load_embedder, plan_batches
 
 REFERENCE = Path(__file__).with_name("reference_vectors.json")
@@ -188,13 +189,13 @@ def test_default_embedder_runs_batches_side_by_side_with_the_same_vectors(
              for i in range(300)]
     assert len(plan_batches(embedder.token_lengths(texts))) > 4
     ran_on: set[str] = set()
-    real_run = parallel._run
+    real_run = parallel.run_batch
 
     def run(ids: list[list[int]]) -> np.ndarray:
         ran_on.add(threading.current_thread().name.split("_")[0])
         return real_run(ids)
 
-    monkeypatch.setattr(parallel, "_run", run)
+    monkeypatch.setattr(parallel, "run_batch", run)
     done: list[int] = []
     vectors = parallel.embed(texts, lambda d, total: done.append(d))
     assert ran_on == {"nm-embed"}
@@ -205,7 +206,7 @@ def test_default_embedder_runs_batches_side_by_side_with_the_same_vectors(
 
 def test_slices_keep_the_pool_busy_across_lists_with_the_same_vectors(
         embedder: Embedder, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A build's slices through `embed_slices`: the next list's first batch is running
+    """A build's slices through `embed_stream.embed_slices`: the next list's first batch is running
     before this list's vectors are handed out (the pool drained at every slice before),
     and every list's vectors are bit-identical to `embed` of that list alone."""
     monkeypatch.setattr(emb, "usable_cores", lambda: 2)
@@ -215,13 +216,13 @@ def test_slices_keep_the_pool_busy_across_lists_with_the_same_vectors(
               for i in range(40)] for k in range(4)]
     lists.insert(2, [])                                      # a slice with nothing to embed
     events: list[str] = []
-    real_run = parallel._run
+    real_run = parallel.run_batch
 
     def run(ids: list[list[int]]) -> np.ndarray:
         events.append("batch")
         return real_run(ids)
 
-    monkeypatch.setattr(parallel, "_run", run)
+    monkeypatch.setattr(parallel, "run_batch", run)
 
     def source():
         for k, texts in enumerate(lists):
@@ -229,7 +230,7 @@ def test_slices_keep_the_pool_busy_across_lists_with_the_same_vectors(
             yield texts
 
     got = []
-    for k, vectors in enumerate(parallel.embed_slices(source())):
+    for k, vectors in enumerate(embed_slices(parallel, source())):
         events.append(f"handed {k}")
         got.append(vectors)
     assert len(got) == len(lists)
