@@ -1,6 +1,6 @@
 """Which pending node to embed next: attention first, then every file, then the rest.
 
-A cold full index of a large repository embeds for minutes (whole Django: ~6 min on 2
+A cold full index of a large repository embeds for minutes (whole Django: ~3.5 min on 2
 cores) while keyword search and the graph already answer. What the user looks at
 should become semantic first, so the order is:
 
@@ -57,6 +57,15 @@ class EmbedOrder:
         self._queue = sorted(chosen, key=lambda i: (not is_file_node(i),
                                                     sizes.get(i, 0) if sizes else 0, i))
         self._cursor = 0
+
+    @classmethod
+    def by_path(cls, pending: Sequence[str], chosen: Sequence[str],
+                path_of: Callable[[str], str], sizes: Mapping[str, int]) -> EmbedOrder:
+        """The order with each file's pending nodes found by `path_of(node_id)`."""
+        by_file: dict[str, list[str]] = {}
+        for node_id in pending:
+            by_file.setdefault(path_of(node_id), []).append(node_id)
+        return cls(pending, chosen, lambda path: by_file.get(path, ()), sizes)
 
     def __len__(self) -> int:
         return len(self._left)

@@ -20,7 +20,9 @@ Two cores: by default (`threads=0`) the session runs each batch on ONE intra-op
 thread and `embed` keeps one batch in flight per usable core, each from its own
 thread. A batch of 16-64 short sequences splits poorly across intra-op threads
 (they wait on each other at every operator); whole batches side by side keep both
-cores busy (BENCHMARKS.md "Cold index time": the same vectors, bit for bit).
+cores busy (BENCHMARKS.md "Cold index time": the same vectors, bit for bit). A build
+embeds slice after slice through `embed_stream.embed_slices`, which starts the next
+slice's batches while this slice's last ones run.
 """
 
 from __future__ import annotations
@@ -336,7 +338,7 @@ class Embedder:
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
 
-    def _batch_pool(self) -> ThreadPoolExecutor:
+    def batch_pool(self) -> ThreadPoolExecutor:
         """The threads that run batches side by side, started on first need. A process
         that embeds in bulk bounds glibc's malloc arenas when it starts
         (`bulk_embedding_process`): each thread's own arena kept its last batch."""
@@ -345,7 +347,7 @@ class Embedder:
                 self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="nm-embed")
             return self._pool
 
-    def _tokenize(self, texts: Sequence[str]) -> list[list[int]]:
+    def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
         with self._tok_lock:
             encodings = self._tokenizer.encode_batch(list(texts))
         return [e.ids for e in encodings]
@@ -353,9 +355,9 @@ class Embedder:
     def token_lengths(self, texts: Sequence[str]) -> list[int]:
         """How many tokens each text is embedded as (truncation included): what a batch
         is padded to, so callers can order texts the way `embed` batches them."""
-        return [len(x) for x in self._tokenize(texts)] if texts else []
+        return [len(x) for x in self.token_ids(texts)] if texts else []
 
-    def _run(self, ids: list[list[int]]) -> np.ndarray:
+    def run_batch(self, ids: list[list[int]]) -> np.ndarray:
         longest = max(len(x) for x in ids)
         input_ids = np.zeros((len(ids), longest), dtype=np.int64)
         mask = np.zeros((len(ids), longest), dtype=np.int64)
@@ -380,7 +382,7 @@ class Embedder:
         unique: dict[str, int] = {}
         slot = [unique.setdefault(t, len(unique)) for t in texts]
         distinct = list(unique)
-        ids = self._tokenize(distinct)
+        ids = self.token_ids(distinct)
         vectors = np.zeros((len(distinct), DIM), dtype=np.float32)
         done = 0
         batches = plan_batches([len(x) for x in ids])
@@ -398,14 +400,14 @@ class Embedder:
         vectors are the same either way)."""
         if self.workers == 1 or len(batches) == 1:
             for batch in batches:
-                yield self._run([ids[i] for i in batch])
+                yield self.run_batch([ids[i] for i in batch])
             return
-        pool = self._batch_pool()
+        pool = self.batch_pool()
         ahead: deque[Future[np.ndarray]] = deque()
         todo = iter(batches)
         try:
             for batch in todo:     # keep `workers` batches in flight, no more (memory)
-                ahead.append(pool.submit(self._run, [ids[i] for i in batch]))
+                ahead.append(pool.submit(self.run_batch, [ids[i] for i in batch]))
                 if len(ahead) >= self.workers:
                     yield ahead.popleft().result()
             while ahead:

@@ -24,7 +24,8 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -49,6 +50,7 @@ from neuralmind.graph.model import Node
 from neuralmind.heap import no_gc
 from neuralmind.index.bm25 import BM25Index
 from neuralmind.index.embed_order import EmbedOrder, choose
+from neuralmind.index.embed_stream import embed_slices
 from neuralmind.index.embedder import Embedder, ModelUnavailable, load_embedder
 from neuralmind.index.file_rank import FileRankParams, RankedFile, interleave, rank_files
 from neuralmind.index.jsonstream import members, read_slices, write_object
@@ -344,47 +346,36 @@ class SearchIndex:
             embedder = self.embedder()
             if embedder is None:
                 return 0
-            return self._embed(embedder, embedded, todo, progress)
+            with self._lock:
+                known, fresh = self._vectors.reusable(embedder.model_id, todo)
+            vecs = embedder.embed([embedded[i] for i in fresh], progress) if fresh else None
+            self._store(known, fresh, vecs, todo, prune=True)
+            self._save(keyword=True, vectors=True)
+            return len({embedded[i] for i in fresh})
 
-    def _embed(self, embedder: Embedder, texts: dict[str, str], hashes: dict[str, str],
-               progress: ProgressFn | None, save: bool = True) -> int:
-        with self._lock:
-            if self._vectors.model_id != embedder.model_id:
-                if len(self._vectors):
-                    log.info("embedding model changed (%s -> %s); recomputing vectors",
-                             self._vectors.model_id, embedder.model_id)
-                self._vectors.clear(embedder.model_id)
-            known = self._vectors.vectors_by_hash()
-        reuse = [i for i in texts if hashes[i] in known]
-        fresh = [i for i in texts if hashes[i] not in known]
-        vecs = embedder.embed([texts[i] for i in fresh], progress) if fresh else np.zeros((0, 384))
+    def _store(self, reuse: dict[str, np.ndarray], fresh: list[str], vecs: np.ndarray | None,
+               hashes: dict[str, str], prune: bool) -> None:
+        """Write vectors; drop those of removed ids (all with `prune`, else this slice's)."""
         with self._lock:
             if reuse:
-                self._vectors.upsert(reuse, np.stack([known[hashes[i]] for i in reuse]),
+                self._vectors.upsert(list(reuse), np.stack(list(reuse.values())),
                                      [hashes[i] for i in reuse])
-            if fresh:
+            if fresh and vecs is not None:
                 self._vectors.upsert(fresh, vecs, [hashes[i] for i in fresh])
-            live = set(self._kw_hash)
-            self._vectors.remove([i for i in self._vectors.ids() if i not in live])
-            self._pending -= set(texts)
-        if save:
-            self._save(keyword=True, vectors=True)
-        return len({texts[i] for i in fresh})
+            ids = self._vectors.ids() if prune else hashes
+            self._vectors.remove([i for i in ids if i not in self._kw_hash])
+            self._pending.difference_update(hashes)
 
     def embed_pending(self, graph: GraphLike, *, attention: Callable[[], Sequence[str]] = tuple,
                       limit: int | None = None,
                       importance: Callable[[str], float] | None = None,
                       progress: ProgressFn | None = None,
                       saved: Callable[[int], None] | None = None) -> int:
-        """Embed what `update(embed=False)` left pending, in `EmbedOrder`: the files
-        `attention()` names (asked again before every slice), then every file node, then
-        the other symbols (`importance` first when `limit` vectors leave no room for all);
-        what the cap leaves stays at file level.
-
-        Vectors are written every VECTOR_SAVE_SECONDS, and soon after attention slices,
-        so a server reloading them (`reload_if_changed`) gains semantic coverage while
-        the build goes on; `saved(vectors)` follows each write. Returns how many nodes
-        were embedded."""
+        """Embed what `update(embed=False)` left pending, in `EmbedOrder` (`attention()`
+        asked before every slice; `importance` first when `limit` leaves no room for all;
+        the rest stays at file level). Vectors are written every VECTOR_SAVE_SECONDS, and
+        soon after attention slices, so a reloading server gains coverage meanwhile;
+        `saved(vectors)` follows each write. Returns how many nodes were embedded."""
         embedder = self.embedder()
         if embedder is None:
             return 0
@@ -397,19 +388,27 @@ class SearchIndex:
         sizes = dict(zip(texts, embedder.token_lengths([t[2] for t in texts.values()]),
                          strict=True))
         del texts
-        by_file: dict[str, list[str]] = {}
-        for node_id in pending:
-            by_file.setdefault(node_path(node_id), []).append(node_id)
-        order = EmbedOrder(pending, chosen, lambda path: by_file.get(path, ()), sizes)
+        order = EmbedOrder.by_path(pending, chosen, node_path, sizes)
         total, done, last_save, unsaved = len(chosen), 0, time.monotonic(), False
-        while True:
-            ids, urgent = order.next_slice(EMBED_SLICE, attention())
-            if not ids:
-                break
-            slice_texts = self._texts(graph, ids, keyword=False, children=children)
-            self._embed(embedder, {i: t[2] for i, t in slice_texts.items()},
-                        {i: _hash(t[2]) for i, t in slice_texts.items()}, None, save=False)
-            done += len(ids)
+        begun: deque[tuple[bool, dict[str, str], dict[str, np.ndarray], list[str]]] = deque()
+
+        def fresh_texts() -> Iterator[list[str]]:   # asked for while the last slice runs
+            while True:
+                ids, urgent = order.next_slice(EMBED_SLICE, attention())
+                if not ids:
+                    return
+                texts = {i: t[2] for i, t in
+                         self._texts(graph, ids, keyword=False, children=children).items()}
+                hashes = {i: _hash(t) for i, t in texts.items()}
+                with self._lock:
+                    reuse, fresh = self._vectors.reusable(embedder.model_id, hashes)
+                begun.append((urgent, hashes, reuse, fresh))
+                yield [texts[i] for i in fresh]
+
+        for vecs in embed_slices(embedder, fresh_texts()):
+            urgent, hashes, reuse, fresh = begun.popleft()
+            self._store(reuse, fresh, vecs, hashes, prune=False)
+            done += len(hashes)
             total = max(total, done)      # attention files may go past the cap
             if progress is not None:
                 progress(done, total)

@@ -113,10 +113,21 @@ class VectorStore:
         row = self._row.get(node_id)
         return None if row is None else self._hashes[row]
 
-    def vectors_by_hash(self) -> dict[str, np.ndarray]:
-        """One stored vector per text hash, to reuse instead of re-embedding."""
+    def vectors_by_hash(self, wanted: set[str]) -> dict[str, np.ndarray]:
+        """A stored vector (a copy) for each of the `wanted` text hashes stored, to reuse
+        instead of re-embedding. Only those: a build asks once per 256-text slice, and a
+        view of every row per ask cost O(all vectors) each time."""
         with self._lock:
-            return {h: self._vecs[i] for i, h in enumerate(self._hashes)}
+            return {h: self._vecs[i].copy() for i, h in enumerate(self._hashes) if h in wanted}
+
+    def reusable(self, model_id: str, hashes: dict[str, str],
+                 ) -> tuple[dict[str, np.ndarray], list[str]]:
+        """(id -> a stored vector of the same text, the ids left to embed) for `hashes`
+        (id -> text hash), after dropping another model's vectors."""
+        self.use_model(model_id)
+        known = self.vectors_by_hash(set(hashes.values()))
+        reuse = {i: known[h] for i, h in hashes.items() if h in known}
+        return reuse, [i for i in hashes if i not in reuse]
 
     def vector(self, node_id: str) -> np.ndarray | None:
         row = self._row.get(node_id)
@@ -179,6 +190,15 @@ class VectorStore:
                 self._keys.pop()
                 self._n = last
         return removed
+
+    def use_model(self, model_id: str) -> None:
+        """Drop every vector if they came from another model (incomparable)."""
+        with self._lock:
+            if self.model_id != model_id:
+                if self._n:
+                    log.info("embedding model changed (%s -> %s); recomputing vectors",
+                             self.model_id, model_id)
+                self.clear(model_id)
 
     def clear(self, model_id: str | None = None) -> None:
         """Drop every vector (when the model changed, old vectors are incomparable)."""

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from neuralmind.index import embedder as emb
+from neuralmind.index.embed_stream import embed_slices
 from neuralmind.index.embedder import Embedder, ModelUnavailable, load_embedder, plan_batches
 
 REFERENCE = Path(__file__).with_name("reference_vectors.json")
@@ -188,19 +189,56 @@ def test_default_embedder_runs_batches_side_by_side_with_the_same_vectors(
              for i in range(300)]
     assert len(plan_batches(embedder.token_lengths(texts))) > 4
     ran_on: set[str] = set()
-    real_run = parallel._run
+    real_run = parallel.run_batch
 
     def run(ids: list[list[int]]) -> np.ndarray:
         ran_on.add(threading.current_thread().name.split("_")[0])
         return real_run(ids)
 
-    monkeypatch.setattr(parallel, "_run", run)
+    monkeypatch.setattr(parallel, "run_batch", run)
     done: list[int] = []
     vectors = parallel.embed(texts, lambda d, total: done.append(d))
     assert ran_on == {"nm-embed"}
     assert done == sorted(done) and done[-1] == len(texts)
     assert vectors.tobytes() == embedder.embed(texts).tobytes()
     assert parallel.embed(texts[:1]).tobytes() == embedder.embed(texts[:1]).tobytes()
+
+
+def test_slices_keep_the_pool_busy_across_lists_with_the_same_vectors(
+        embedder: Embedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build's slices through `embed_stream.embed_slices`: the next list's first batch is running
+    before this list's vectors are handed out (the pool drained at every slice before),
+    and every list's vectors are bit-identical to `embed` of that list alone."""
+    monkeypatch.setattr(emb, "usable_cores", lambda: 2)
+    emb._LOADED.pop(("", 0, False), None)
+    parallel = load_embedder(threads=0)
+    lists = [[f"def view_{k}_{i}(request): " + "render the template " * ((i * 7 + k) % 29)
+              for i in range(40)] for k in range(4)]
+    lists.insert(2, [])                                      # a slice with nothing to embed
+    events: list[str] = []
+    real_run = parallel.run_batch
+
+    def run(ids: list[list[int]]) -> np.ndarray:
+        events.append("batch")
+        return real_run(ids)
+
+    monkeypatch.setattr(parallel, "run_batch", run)
+
+    def source():
+        for k, texts in enumerate(lists):
+            events.append(f"asked {k}")
+            yield texts
+
+    got = []
+    for k, vectors in enumerate(embed_slices(parallel, source())):
+        events.append(f"handed {k}")
+        got.append(vectors)
+    assert len(got) == len(lists)
+    for k in (0, 1, 3):                     # list k+1 was begun before k was handed out
+        assert events.index(f"asked {k + 1}") < events.index(f"handed {k}"), events
+    for texts, vectors in zip(lists, got, strict=True):
+        assert vectors.shape == (len(texts), 384)
+        assert vectors.tobytes() == embedder.embed(texts).tobytes()
 
 
 def test_malloc_arenas_can_be_bounded() -> None:
