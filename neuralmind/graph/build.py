@@ -277,15 +277,18 @@ class GraphBuilder:
             saved = touched or skipped_changed
             if saved:
                 kill_point("before_save")
-                save_graph(self.state, graph, previous=_with_files(prev, prev_files))
+                save_graph(self.state, graph, previous=_with_files(prev, prev_files),
+                           rows=None if changed is None else set(wr.files))
         else:
             report("resolve", 0, 1)
             touched_files = sorted({*reextracted, *removed})
-            resolver, delta = _patched_resolver(prev, extracts, touched_files,
-                                                keep=changed is not None)
+            resolver, delta, moved = _patched_resolver(prev, extracts, touched_files,
+                                                       keep=changed is not None)
             resolved = resolver.edges if resolver is not None else resolve(extracts)
             report("resolve", 1, 1)
-            graph = Graph.from_parts(extracts, files, resolved)
+            graph = (Graph.patched(prev, extracts, files, resolved, reextracted)
+                     if changed is not None and not removed and prev.generation > 0 else None
+                     ) or Graph.from_parts(extracts, files, resolved)
             graph.buffers = buffers
             if resolver is not None:
                 graph.resolver = resolver
@@ -305,6 +308,7 @@ class GraphBuilder:
                 graph.communities = prev.communities
                 graph.file_adjacency = prev.file_adjacency
                 graph.centrality = prev.centrality
+                graph.rankings = prev.rankings           # same keys: same names and scores
                 graph.roles_cache = prev.roles_cache     # L1's roles read nothing else
                 for path in reextracted:
                     cid = prev.extracts[path].nodes[0].community if prev.extracts[path].nodes \
@@ -324,7 +328,11 @@ class GraphBuilder:
             report("communities", 1, 1)
             report("save", 0, 1)
             kill_point("before_save")
-            save_graph(self.state, graph, previous=prev if prev.generation > 0 else None)
+            # the rows a save can change: the files looked at, those whose resolved edges moved
+            rows = (None if changed is None or moved is None
+                    else {*wr.files, *removed, *reextracted, *moved})
+            save_graph(self.state, graph, previous=prev if prev.generation > 0 else None,
+                       rows=rows)
             report("save", 1, 1)
             saved = True
         kill_point("after_save")
@@ -411,22 +419,23 @@ def _tracks(resolver: Resolver, graph: Graph) -> bool:
 
 
 def _patched_resolver(prev: Graph, extracts: dict[str, FileExtract], touched: list[str],
-                      keep: bool) -> tuple[Resolver | None, EdgeDelta | None]:
-    """prev's resolver patched to `extracts`, with the resolved edges it removed and added;
-    a new one (and no delta) when prev has none and `keep` (a save: the next save patches
-    it); (None, None) for a one-off full build (resolve it)."""
+                      keep: bool) -> tuple[Resolver | None, EdgeDelta | None, list[str] | None]:
+    """prev's resolver patched to `extracts`, with the resolved edges it removed and added
+    and the files whose resolved edges changed; a new one (and no delta) when prev has none
+    and `keep` (a save: the next save patches it); Nones for a one-off full build (resolve
+    it)."""
     resolver, prev.resolver = prev.resolver, None    # patched in place: prev must not keep it
     if resolver is not None and not _tracks(resolver, prev):
         resolver = None
     if resolver is None and not (keep and extracts):
-        return None, None
+        return None, None, None
     if resolver is None or len(touched) > max(REPATCH_MAX_FILES, len(extracts) // 4):
         with no_gc(freeze=True):
             resolver = Resolver(extracts)
             resolver.adopt(prev.resolved)    # the identity tells communities "same edges"
-        return resolver, None
-    resolver.update(extracts, touched)
-    return resolver, (resolver.removed, resolver.added)
+        return resolver, None, None
+    moved = resolver.update(extracts, touched)
+    return resolver, (resolver.removed, resolver.added), moved
 
 
 def prepare_incremental(graph: Graph) -> None:
@@ -439,6 +448,7 @@ def prepare_incremental(graph: Graph) -> None:
         resolver = Resolver(graph.extracts)
         resolver.adopt(graph.resolved)       # the identity tells communities "same edges"
         prepare_communities(graph)
+        graph.layout()                       # where each file's nodes are (Graph.patched)
     graph.resolver = resolver
     graph.heuristic_edges()                  # counted once: saves carry it over
 

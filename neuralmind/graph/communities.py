@@ -18,6 +18,7 @@ still gets a handful of named groups rather than one per file.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import logging
 import os
@@ -25,7 +26,10 @@ import random
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
 
+from neuralmind.config import RANKED_SYMBOLS_KEPT
 from neuralmind.graph.model import Edge, Node, file_of
 from neuralmind.graph.store import Community, Graph
 
@@ -361,12 +365,107 @@ def _dirty_files(graph: Graph, previous: Graph | None, changed_files: Iterable[s
     return dirty
 
 
+@dataclass(slots=True)
+class Ranking:
+    """A community's ranking as a save patches it (in memory only, `Graph.rankings`).
+
+    `best`: its best symbols with their rank keys, in order, as many as
+    RANKED_SYMBOLS_KEPT; `bound`: the last one's key when the community has more symbols
+    (None: `best` holds them all). `documented`: the files whose first node is a
+    documented file or module, with their file rank key (the description is the best
+    one's). A save re-ranks only its files' symbols against `best`: the others' keys
+    cannot have changed (their scores move only at the ends of changed edges)."""
+    files: list[str]
+    label: str
+    best: list[tuple[Any, Node]]
+    bound: Any
+    documented: dict[str, tuple[bool, float, str]]
+
+
+def _symbol_key(n: Node, test: bool, score: dict[str, float]) -> tuple[bool, bool, float, str]:
+    # Tests call everything, so they look central; they describe a group poorly.
+    # Private helpers (`_run`) are central too, but a reader meets the public names.
+    return (test, _is_private(n.name), -score.get(n.id, 0.0), n.id)
+
+
+def _file_facts(graph: Graph, f: str, test: bool, score: dict[str, float]
+                ) -> tuple[list[tuple[Any, Node]], tuple[bool, float, str] | None]:
+    """`f`'s symbols with their rank keys, and its file rank key when its first node is a
+    documented file or module (else None)."""
+    nodes = graph.nodes_by_file(f)
+    keyed = [(_symbol_key(n, test, score), n) for n in nodes if n.kind in SYMBOL_KINDS]
+    first = nodes[0] if nodes else None
+    doc = (first is not None and first.kind in ("file", "module") and bool(first.docstring))
+    return keyed, ((test, -sum(score.get(n.id, 0.0) for n in nodes), f) if doc else None)
+
+
+def _full_ranking(graph: Graph, members: list[str], score: dict[str, float]) -> Ranking:
+    """Every member's symbols ranked (the test check once per file, not per symbol)."""
+    test = {f: _is_test(f) for f in members}
+    keyed: list[tuple[Any, Node]] = []
+    documented: dict[str, tuple[bool, float, str]] = {}
+    for f in members:
+        rows, doc = _file_facts(graph, f, test[f], score)
+        keyed.extend(rows)
+        if doc is not None:
+            documented[f] = doc
+    # nsmallest == sorted(...)[:n], without one long C-level sort of a big community
+    best = heapq.nsmallest(max(RANKED_SYMBOLS_KEPT, TOP_SYMBOLS), keyed, key=lambda kn: kn[0])
+    bound = best[-1][0] if len(keyed) > len(best) else None
+    label = _dominant_module([f for f in members if not test[f]] or members)
+    return Ranking(members, label, best, bound, documented)
+
+
+def _reranked(graph: Graph, rank: Ranking, members: list[str], changed: list[str],
+              score: dict[str, float]) -> Ranking | None:
+    """`rank` (same files) with the `changed` files' symbols and documentation ranked
+    again; None when too few of the kept best symbols are left to be sure of the top."""
+    gone = set(changed)
+    kept = [kn for kn in rank.best if kn[1].file not in gone]
+    documented = {f: k for f, k in rank.documented.items() if f not in gone}
+    fresh: list[tuple[Any, Node]] = []
+    for f in changed:
+        rows, doc = _file_facts(graph, f, _is_test(f), score)
+        fresh.extend(rows)
+        if doc is not None:
+            documented[f] = doc
+    merged = heapq.merge(kept, sorted(fresh, key=lambda kn: kn[0]), key=lambda kn: kn[0])
+    bound = rank.bound
+    # past `bound`, symbols of other files not kept could come first: stop there
+    best = [kn for kn in merged if bound is None or kn[0] <= bound]
+    more = bound is not None or len(best) > max(RANKED_SYMBOLS_KEPT, TOP_SYMBOLS)
+    best = best[:max(RANKED_SYMBOLS_KEPT, TOP_SYMBOLS)]
+    if more and len(best) < TOP_SYMBOLS:
+        return None
+    return Ranking(members, rank.label, best, best[-1][0] if more and best else None,
+                   documented)
+
+
+def _ranked_community(graph: Graph, cid: int, rank: Ranking, size: int) -> Community:
+    top = [n for _, n in rank.best[:TOP_SYMBOLS]]
+    names = ", ".join(n.name for n in top[:NAME_SYMBOLS])
+    described = min(rank.documented, key=rank.documented.__getitem__) \
+        if rank.documented else None
+    return Community(
+        id=cid,
+        name=f"{rank.label} ({names})" if names else rank.label,
+        files=rank.files,
+        top_symbols=[n.id for n in top],
+        description=_describe(graph, [described] if described else [], top),
+        size=size,
+    )
+
+
 def prepare_communities(graph: Graph) -> None:
-    """Compute what a save patches (file graph, scores) for a graph loaded from disk."""
+    """Compute what a save patches (file graph, scores, rankings) for a graph loaded from
+    disk."""
     if graph.file_adjacency is None:
         graph.file_adjacency = file_adjacency(sorted(graph.files), graph.nodes, graph.edges)
     if graph.centrality is None:
         graph.centrality = _centrality(graph, None, None)
+    for c in graph.communities:
+        if c.id not in graph.rankings:
+            graph.rankings[c.id] = _full_ranking(graph, c.files, graph.centrality)
 
 
 def detect_communities(graph: Graph, seed: int = SEED, previous: Graph | None = None,
@@ -394,48 +493,57 @@ def detect_communities(graph: Graph, seed: int = SEED, previous: Graph | None = 
     groups: dict[int, list[str]] = defaultdict(list)
     for i, f in enumerate(files):
         groups[membership[i]].append(f)
-    sized = []
-    for members in groups.values():
+    # a dirty file's group, found by position (a save dirties a few files of 10^4-10^5)
+    dirty_in: dict[int, list[str]] = defaultdict(list)
+    for f in sorted(dirty or ()):
+        i = bisect.bisect_left(files, f)
+        if i < len(files) and files[i] == f:
+            dirty_in[membership[i]].append(f)
+    prev_ranks = previous.rankings if previous is not None else {}
+    # (members, size, the kept community, its ranking, the files whose nodes need their
+    # community id set if it did not move, the id it had)
+    sized: list[tuple[list[str], int, Community | None, Ranking | None, list[str], int]] = []
+    for gid, members in groups.items():
         old = kept.get(tuple(members))
-        if old is not None and dirty is not None and dirty.isdisjoint(members):
-            sized.append((members, old.size, old))
-        else:
-            sized.append((members, sum(len(graph.nodes_by_file(f)) for f in members), None))
+        changed = dirty_in.get(gid, [])
+        if old is not None and dirty is not None and not changed:
+            sized.append((members, old.size, old, prev_ranks.get(old.id), changed, old.id))
+            continue
+        rank = prev_ranks.get(old.id) if old is not None and dirty is not None else None
+        if rank is not None and rank.files is old.files:   # re-rank the changed files only
+            assert previous is not None and old is not None
+            rank = _reranked(graph, rank, members, changed, score)
+            if rank is not None:
+                size = old.size + sum(len(graph.nodes_by_file(f)) - len(
+                    previous.nodes_by_file(f)) for f in changed)
+                sized.append((members, size, None, rank, changed, old.id))
+                continue
+        sized.append((members, sum(len(graph.nodes_by_file(f)) for f in members), None, None,
+                      members, -1))
     sized.sort(key=lambda ms: (-ms[1], ms[0][0]))
 
     communities: list[Community] = []
-    for cid, (members, size, old) in enumerate(sized):
+    rankings: dict[int, Ranking] = {}
+    for cid, (members, size, old, rank, changed, was) in enumerate(sized):
         if old is not None:
             communities.append(old if old.id == cid else Community(
                 cid, old.name, members, old.top_symbols, old.description, size))
+            if rank is not None and rank.files is old.files:
+                rankings[cid] = rank if old.id == cid else Ranking(
+                    communities[-1].files, rank.label, rank.best, rank.bound, rank.documented)
             if old.id != cid:
                 for f in members:
                     for n in graph.nodes_by_file(f):
                         n.community = cid
             continue
-        symbols = [n for f in members for n in graph.nodes_by_file(f) if n.kind in SYMBOL_KINDS]
-        # Tests call everything, so they look central; they describe a group poorly.
-        # Private helpers (`_run`) are central too, but a reader meets the public names.
-        # nsmallest == sorted(...)[:n], without one long C-level sort of a big community.
-        # The test check once per file, not per symbol: a save re-ranks its community,
-        # 118k symbols in one of the Linux kernel's (~0.2 s of regex per save).
-        test = {f: _is_test(f) for f in members}
-        top = heapq.nsmallest(TOP_SYMBOLS, symbols, key=lambda n: (
-            test[n.file], _is_private(n.name), -score.get(n.id, 0.0), n.id))
-        file_rank = sorted(members, key=lambda f: (test[f], -sum(score.get(n.id, 0.0)
-                                                   for n in graph.nodes_by_file(f)), f))
-        label = _dominant_module([f for f in members if not test[f]] or members)
-        names = ", ".join(n.name for n in top[:NAME_SYMBOLS])
-        communities.append(Community(
-            id=cid,
-            name=f"{label} ({names})" if names else label,
-            files=members,
-            top_symbols=[n.id for n in top],
-            description=_describe(graph, file_rank, top),
-            size=size,
-        ))
-        for f in members:
+        if rank is None:
+            rank = _full_ranking(graph, members, score)
+        communities.append(_ranked_community(graph, cid, rank, size))
+        rankings[cid] = rank
+        # the other files' nodes already carry this id when it did not move
+        for f in changed if was == cid else members:
             for n in graph.nodes_by_file(f):
                 n.community = cid
     graph.communities = communities
+    graph.rankings = rankings
     return communities
