@@ -339,20 +339,21 @@ class GraphBuilder:
 
         # what the report needs of graph.summary(), at a third of its cost (every save)
         heuristic = graph.heuristic_edges()
+        languages, partial, failed = _file_stats(
+            graph, prev, None if changed is None else {*wr.files, *removed})
         return BuildReport(
             graph=graph,
-            files_by_language=dict(sorted(Counter(
-                info.language for info in graph.files.values()).items())),
+            files_by_language=dict(sorted(languages.items())),
             nodes=len(graph.nodes),
             edges_resolved=len(graph.edges) - heuristic,
             edges_heuristic=heuristic,
             communities=len(graph.communities),
             skipped=graph.meta["skipped"],
-            partial_files=sorted(p for p, i in graph.files.items() if i.partial),
+            partial_files=sorted(partial),
             reextracted=reextracted,
             removed=removed,
             seconds=time.perf_counter() - t0,
-            failed_files=sorted(p for p, i in graph.files.items() if i.error),
+            failed_files=sorted(failed),
             saved=saved,
         )
 
@@ -395,6 +396,33 @@ class GraphBuilder:
                     kill_point("extract")
         results.sort(key=lambda r: r[0])
         return results
+
+
+def _file_stats(graph: Graph, prev: Graph, looked: set[str] | None
+                ) -> tuple[Counter[str], set[str], set[str]]:
+    """Files per language, partial files and failed files of `graph` (kept on it), from
+    prev's with the `looked` files' records swapped when given: counting all 55k of the
+    Linux kernel's took ~45 ms of every save."""
+    if looked is not None and prev.file_stats is not None:
+        languages, partial, failed = (Counter(prev.file_stats[0]), set(prev.file_stats[1]),
+                                      set(prev.file_stats[2]))
+        for path in looked:
+            for info, sign in ((prev.files.get(path), -1), (graph.files.get(path), 1)):
+                if info is None:
+                    continue
+                languages[info.language] += sign
+                for flag, names in ((info.partial, partial), (bool(info.error), failed)):
+                    if flag and sign > 0:
+                        names.add(path)
+                    elif flag:
+                        names.discard(path)
+        languages = +languages        # no language left at zero
+    else:
+        languages = Counter(info.language for info in graph.files.values())
+        partial = {p for p, i in graph.files.items() if i.partial}
+        failed = {p for p, i in graph.files.items() if i.error}
+    graph.file_stats = (languages, partial, failed)
+    return languages, partial, failed
 
 
 def _same_outlines(prev: Graph, extracts: dict[str, FileExtract], paths: list[str]) -> bool:

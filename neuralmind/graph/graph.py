@@ -60,6 +60,8 @@ class Graph:
         self.centrality: dict[str, float] | None = None              # kept by communities
         # per community id, what re-ranking it after a save needs (communities.Ranking)
         self.rankings: dict[int, Any] = {}
+        # files per language, partial files, failed files (graph.build's report, every save)
+        self.file_stats: tuple[Counter[str], set[str], set[str]] | None = None
         # id(community) -> (community, its stored JSON): a save encodes only changed ones
         self.community_texts: dict[int, tuple[Community, str]] = {}
         # L1's community roles (context.summary), filled on first use. One holder per set

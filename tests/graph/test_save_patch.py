@@ -81,14 +81,20 @@ def stored_rows(root: Path) -> dict[str, Any]:
     return {"rows": rows, "communities": communities}
 
 
-def fresh(root: Path, tmp: Path) -> tuple[Graph, dict[str, Any]]:
-    """A full build of a copy of `root` as it is now."""
+def report_facts(report: Any) -> tuple[Any, ...]:
+    return (report.files_by_language, report.nodes, report.edges_resolved,
+            report.edges_heuristic, report.communities, report.partial_files,
+            report.failed_files)
+
+
+def fresh(root: Path, tmp: Path) -> tuple[Any, dict[str, Any]]:
+    """A full build of a copy of `root` as it is now: its report and stored rows."""
     copy = tmp / "fresh"
     shutil.rmtree(copy, ignore_errors=True)
     shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".neuralmind"))
     build_mod._warm.clear()
-    graph = GraphBuilder(copy, WorkspaceConfig()).build().graph
-    return graph, stored_rows(copy)
+    report = GraphBuilder(copy, WorkspaceConfig()).build()
+    return report, stored_rows(copy)
 
 
 def edit(root: Path, rel: str, old: str, new: str) -> None:
@@ -110,6 +116,8 @@ SAVES: list[tuple[str, list[tuple[str, str, str]]]] = [
     ("a module docstring added and one removed, in two files at once",
      [("pkg1/m1.py", "from pkg1", '"""Now documented: the best file of its group."""\nfrom pkg1'),
       ("pkg1/m0.py", '"""Module 1.0 of the test ring."""\n', "")]),
+    ("a file that no longer parses whole (partial)",
+     [("pkg0/m5.py", "class Thing0_5:", "def broken(:\n    pass\n\n\nclass Thing0_5:")]),
     ("a C function added and its caller changed",
      [("native/util.c", "int helper(int v)", "int helper2(int v)\n{\n\treturn v;\n}\n\n"
                                              "int helper(int v)"),
@@ -167,9 +175,10 @@ def test_saves_give_a_fresh_builds_graph_rows_and_communities_from_the_saved_fil
         expected, expected_rows = fresh(root, tmp_path)
         monkeypatch.setattr(Graph, "from_parts", classmethod(from_parts))
         monkeypatch.setattr(store_mod, "_rows_to_check", rows_to_check)
-        assert state(held) == state(expected), what
+        assert state(held) == state(expected.graph), what
+        assert report_facts(report) == report_facts(expected), what
         assert stored_rows(root) == expected_rows, what
-        assert state(load_graph(state_dir(root))) == state(expected), what
+        assert state(load_graph(state_dir(root))) == state(expected.graph), what
         assembled_now, ranked_now, checked_now = work
         assert assembled_now == [], what           # the same files: patched, not assembled
         assert all(checked < total_files for checked in checked_now), (what, checked_now)
@@ -183,5 +192,6 @@ def test_saves_give_a_fresh_builds_graph_rows_and_communities_from_the_saved_fil
                                                          previous=held)
     monkeypatch.undo()
     expected, expected_rows = fresh(root, tmp_path)
-    assert state(report.graph) == state(expected)
+    assert state(report.graph) == state(expected.graph)
+    assert report_facts(report) == report_facts(expected)
     assert stored_rows(root) == expected_rows
