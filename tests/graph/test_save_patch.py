@@ -16,8 +16,10 @@ import neuralmind.graph.build as build_mod
 import neuralmind.graph.communities as communities_mod
 import neuralmind.graph.store as store_mod
 from neuralmind.config import WorkspaceConfig
+from neuralmind.context.summary import community_roles
 from neuralmind.graph.build import GraphBuilder, prepare_incremental
 from neuralmind.graph.store import Graph, graph_path, load_graph
+from neuralmind.index.node_text import file_children
 from neuralmind.statedir import state_dir
 
 PACKAGES = 3
@@ -58,8 +60,13 @@ def state(g: Graph) -> dict[str, Any]:
     """Everything a graph holds that answers and the store read, in order."""
     return {
         "extracts": list(g.extracts),
+        # in a fresh build's order (a save appends the ids it adds: Graph.node_ids)
         "nodes": [(k, n.id, n.kind, n.name, n.qualname, n.file, n.start_line, n.end_line,
-                   n.signature, n.docstring, n.community) for k, n in g.nodes.items()],
+                   n.signature, n.docstring, n.community)
+                  for k, n in ((k, g.nodes[k]) for k in g.node_ids())],
+        "node_keys": sorted(g.nodes),
+        "roles": community_roles(g),                 # L1: PageRank over the nodes in order
+        "children": file_children(g),                # file nodes' keyword texts list these
         "edges": [(e.source, e.target, e.kind, e.resolved, e.count) for e in g.edges],
         "resolved": [(e.source, e.target, e.kind, e.resolved, e.count) for e in g.resolved],
         "files": [(p, i.sha1, i.language, i.size, i.lines, i.partial, i.error)
