@@ -440,7 +440,11 @@ def _same_outlines(prev: Graph, extracts: dict[str, FileExtract], paths: list[st
 
 
 def _tracks(resolver: Resolver, graph: Graph) -> bool:
-    """The resolver holds the resolution of exactly this graph's extracts."""
+    """The resolver holds the resolution of exactly this graph's extracts (made from that
+    very mapping, which nothing changes after: one test; else one per file, 55k on the
+    Linux kernel)."""
+    if resolver.source is graph.extracts:
+        return True
     mine = resolver.extracts
     return len(mine) == len(graph.extracts) and all(
         mine.get(p) is ex for p, ex in graph.extracts.items())
