@@ -19,17 +19,13 @@ still gets a handful of named groups rather than one per file.
 from __future__ import annotations
 
 import bisect
-import heapq
 import logging
 import os
 import random
-import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
 
-from neuralmind.config import RANKED_SYMBOLS_KEPT
+from neuralmind.graph import community_rank
 from neuralmind.graph.model import Edge, Node, file_of
 from neuralmind.graph.store import Community, Graph
 
@@ -39,11 +35,6 @@ SEED = 42
 RESOLUTION = 1.0
 KIND_WEIGHTS = {"imports": 1.0, "calls": 1.0, "inherits": 2.0, "implements": 2.0}
 HEURISTIC_FACTOR = 0.5       # a name-matched edge is weaker evidence than a resolved one
-TOP_SYMBOLS = 5
-NAME_SYMBOLS = 3
-DESCRIPTION_CHARS = 160
-SYMBOL_KINDS = frozenset({"class", "struct", "interface", "trait", "enum", "function",
-                          "method", "module"})
 
 Adjacency = list[dict[int, float]]
 # Edges taken out of and put into a graph since the previous one: (removed, added).
@@ -230,47 +221,6 @@ def _attach_isolated(files: list[str], adj: Adjacency, membership: list[int]) ->
     return out
 
 
-# --- naming ----------------------------------------------------------------------------------
-
-_UNDERLINE = re.compile(r"^\s*([=~\-^*#+_`'\"])\1{2,}\s*$")
-_TEST_PART = re.compile(r"(^|/)(tests?|testing|spec|__tests__)(/|$)|(^|/)test_[^/]*$|_test\.\w+$")
-
-
-def _first_sentence(text: str) -> str:
-    """First sentence of a docstring, without a reST title (`mod.name` over `~~~~`)."""
-    lines = text.splitlines()
-    kept: list[str] = []
-    for line in lines:
-        if _UNDERLINE.match(line):
-            if kept:
-                kept.pop()          # the title line above the underline
-            continue
-        kept.append(line)
-    text = " ".join(" ".join(kept).split())
-    m = re.match(r"(.+?[.!?])(\s|$)", text)
-    s = m.group(1) if m else text
-    return s if len(s) <= DESCRIPTION_CHARS else s[:DESCRIPTION_CHARS - 1].rstrip() + "…"
-
-
-def _is_private(name: str) -> bool:
-    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
-
-
-def _is_test(path: str) -> bool:
-    return bool(_TEST_PART.search(path))
-
-
-def _dominant_module(files: list[str]) -> str:
-    """The directory holding most of the files, or the file itself for one-file groups."""
-    if len(files) == 1:
-        return files[0]
-    dirs = Counter(os.path.dirname(f) or "." for f in files)
-    best = min(dirs.items(), key=lambda kv: (-kv[1], kv[0]))[0]
-    if dirs[best] == len(files):
-        return best + "/"
-    common = os.path.commonpath(files) if all("/" in f for f in files) else ""
-    return (common + "/") if common and dirs[best] * 2 < len(files) else best + "/"
-
 
 def _add_centrality(score: dict[str, float], edges: Iterable[Edge], sign: float) -> None:
     for e in edges:
@@ -297,19 +247,6 @@ def _centrality(graph: Graph, previous: Graph | None, delta: EdgeDelta | None
     score = {}
     _add_centrality(score, graph.edges, 1.0)
     return score
-
-
-def _describe(graph: Graph, files: list[str], top: list[Node]) -> str:
-    """One line from docstrings: the central file's module docstring, else its symbols'."""
-    for f in files:
-        for n in graph.nodes_by_file(f):
-            if n.kind in ("file", "module") and n.docstring:
-                return _first_sentence(n.docstring)
-            break
-    for n in top:
-        if n.docstring:
-            return _first_sentence(n.docstring)
-    return ""
 
 
 def _previous_partition(files: list[str], previous: Graph | None) -> list[int] | None:
@@ -365,96 +302,6 @@ def _dirty_files(graph: Graph, previous: Graph | None, changed_files: Iterable[s
     return dirty
 
 
-@dataclass(slots=True)
-class Ranking:
-    """A community's ranking as a save patches it (in memory only, `Graph.rankings`).
-
-    `best`: its best symbols with their rank keys, in order, as many as
-    RANKED_SYMBOLS_KEPT; `bound`: the last one's key when the community has more symbols
-    (None: `best` holds them all). `documented`: the files whose first node is a
-    documented file or module, with their file rank key (the description is the best
-    one's). A save re-ranks only its files' symbols against `best`: the others' keys
-    cannot have changed (their scores move only at the ends of changed edges)."""
-    files: list[str]
-    label: str
-    best: list[tuple[Any, Node]]
-    bound: Any
-    documented: dict[str, tuple[bool, float, str]]
-
-
-def _symbol_key(n: Node, test: bool, score: dict[str, float]) -> tuple[bool, bool, float, str]:
-    # Tests call everything, so they look central; they describe a group poorly.
-    # Private helpers (`_run`) are central too, but a reader meets the public names.
-    return (test, _is_private(n.name), -score.get(n.id, 0.0), n.id)
-
-
-def _file_facts(graph: Graph, f: str, test: bool, score: dict[str, float]
-                ) -> tuple[list[tuple[Any, Node]], tuple[bool, float, str] | None]:
-    """`f`'s symbols with their rank keys, and its file rank key when its first node is a
-    documented file or module (else None)."""
-    nodes = graph.nodes_by_file(f)
-    keyed = [(_symbol_key(n, test, score), n) for n in nodes if n.kind in SYMBOL_KINDS]
-    first = nodes[0] if nodes else None
-    doc = (first is not None and first.kind in ("file", "module") and bool(first.docstring))
-    return keyed, ((test, -sum(score.get(n.id, 0.0) for n in nodes), f) if doc else None)
-
-
-def _full_ranking(graph: Graph, members: list[str], score: dict[str, float]) -> Ranking:
-    """Every member's symbols ranked (the test check once per file, not per symbol)."""
-    test = {f: _is_test(f) for f in members}
-    keyed: list[tuple[Any, Node]] = []
-    documented: dict[str, tuple[bool, float, str]] = {}
-    for f in members:
-        rows, doc = _file_facts(graph, f, test[f], score)
-        keyed.extend(rows)
-        if doc is not None:
-            documented[f] = doc
-    # nsmallest == sorted(...)[:n], without one long C-level sort of a big community
-    best = heapq.nsmallest(max(RANKED_SYMBOLS_KEPT, TOP_SYMBOLS), keyed, key=lambda kn: kn[0])
-    bound = best[-1][0] if len(keyed) > len(best) else None
-    label = _dominant_module([f for f in members if not test[f]] or members)
-    return Ranking(members, label, best, bound, documented)
-
-
-def _reranked(graph: Graph, rank: Ranking, members: list[str], changed: list[str],
-              score: dict[str, float]) -> Ranking | None:
-    """`rank` (same files) with the `changed` files' symbols and documentation ranked
-    again; None when too few of the kept best symbols are left to be sure of the top."""
-    gone = set(changed)
-    kept = [kn for kn in rank.best if kn[1].file not in gone]
-    documented = {f: k for f, k in rank.documented.items() if f not in gone}
-    fresh: list[tuple[Any, Node]] = []
-    for f in changed:
-        rows, doc = _file_facts(graph, f, _is_test(f), score)
-        fresh.extend(rows)
-        if doc is not None:
-            documented[f] = doc
-    merged = heapq.merge(kept, sorted(fresh, key=lambda kn: kn[0]), key=lambda kn: kn[0])
-    bound = rank.bound
-    # past `bound`, symbols of other files not kept could come first: stop there
-    best = [kn for kn in merged if bound is None or kn[0] <= bound]
-    more = bound is not None or len(best) > max(RANKED_SYMBOLS_KEPT, TOP_SYMBOLS)
-    best = best[:max(RANKED_SYMBOLS_KEPT, TOP_SYMBOLS)]
-    if more and len(best) < TOP_SYMBOLS:
-        return None
-    return Ranking(members, rank.label, best, best[-1][0] if more and best else None,
-                   documented)
-
-
-def _ranked_community(graph: Graph, cid: int, rank: Ranking, size: int) -> Community:
-    top = [n for _, n in rank.best[:TOP_SYMBOLS]]
-    names = ", ".join(n.name for n in top[:NAME_SYMBOLS])
-    described = min(rank.documented, key=rank.documented.__getitem__) \
-        if rank.documented else None
-    return Community(
-        id=cid,
-        name=f"{rank.label} ({names})" if names else rank.label,
-        files=rank.files,
-        top_symbols=[n.id for n in top],
-        description=_describe(graph, [described] if described else [], top),
-        size=size,
-    )
-
 
 def prepare_communities(graph: Graph) -> None:
     """Compute what a save patches (file graph, scores, rankings) for a graph loaded from
@@ -465,7 +312,7 @@ def prepare_communities(graph: Graph) -> None:
         graph.centrality = _centrality(graph, None, None)
     for c in graph.communities:
         if c.id not in graph.rankings:
-            graph.rankings[c.id] = _full_ranking(graph, c.files, graph.centrality)
+            graph.rankings[c.id] = community_rank.full_ranking(graph, c.files, graph.centrality)
 
 
 def detect_communities(graph: Graph, seed: int = SEED, previous: Graph | None = None,
@@ -502,7 +349,8 @@ def detect_communities(graph: Graph, seed: int = SEED, previous: Graph | None = 
     prev_ranks = previous.rankings if previous is not None else {}
     # (members, size, the kept community, its ranking, the files whose nodes need their
     # community id set if it did not move, the id it had)
-    sized: list[tuple[list[str], int, Community | None, Ranking | None, list[str], int]] = []
+    sized: list[tuple[list[str], int, Community | None, community_rank.Ranking | None,
+                      list[str], int]] = []
     for gid, members in groups.items():
         old = kept.get(tuple(members))
         changed = dirty_in.get(gid, [])
@@ -512,7 +360,7 @@ def detect_communities(graph: Graph, seed: int = SEED, previous: Graph | None = 
         rank = prev_ranks.get(old.id) if old is not None and dirty is not None else None
         if rank is not None and rank.files is old.files:   # re-rank the changed files only
             assert previous is not None and old is not None
-            rank = _reranked(graph, rank, members, changed, score)
+            rank = community_rank.reranked(graph, rank, members, changed, score)
             if rank is not None:
                 size = old.size + sum(len(graph.nodes_by_file(f)) - len(
                     previous.nodes_by_file(f)) for f in changed)
@@ -523,13 +371,13 @@ def detect_communities(graph: Graph, seed: int = SEED, previous: Graph | None = 
     sized.sort(key=lambda ms: (-ms[1], ms[0][0]))
 
     communities: list[Community] = []
-    rankings: dict[int, Ranking] = {}
+    rankings: dict[int, community_rank.Ranking] = {}
     for cid, (members, size, old, rank, changed, was) in enumerate(sized):
         if old is not None:
             communities.append(old if old.id == cid else Community(
                 cid, old.name, members, old.top_symbols, old.description, size))
             if rank is not None and rank.files is old.files:
-                rankings[cid] = rank if old.id == cid else Ranking(
+                rankings[cid] = rank if old.id == cid else community_rank.Ranking(
                     communities[-1].files, rank.label, rank.best, rank.bound, rank.documented)
             if old.id != cid:
                 for f in members:
@@ -537,8 +385,8 @@ def detect_communities(graph: Graph, seed: int = SEED, previous: Graph | None = 
                         n.community = cid
             continue
         if rank is None:
-            rank = _full_ranking(graph, members, score)
-        communities.append(_ranked_community(graph, cid, rank, size))
+            rank = community_rank.full_ranking(graph, members, score)
+        communities.append(community_rank.ranked_community(graph, cid, rank, size))
         rankings[cid] = rank
         # the other files' nodes already carry this id when it did not move
         for f in changed if was == cid else members:

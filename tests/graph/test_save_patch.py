@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import neuralmind.graph.build as build_mod
-import neuralmind.graph.communities as communities_mod
+import neuralmind.graph.community_rank as community_rank
 import neuralmind.graph.store as store_mod
 from neuralmind.config import WorkspaceConfig
 from neuralmind.context.summary import community_roles
@@ -137,7 +137,7 @@ def test_saves_give_a_fresh_builds_graph_rows_and_communities_from_the_saved_fil
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kept: int) -> None:
     # kept=5: as many best symbols kept as a community shows, so a save that demotes one
     # runs out of them and ranks the whole community again (the same answer)
-    monkeypatch.setattr(communities_mod, "RANKED_SYMBOLS_KEPT", kept)
+    monkeypatch.setattr(community_rank, "RANKED_SYMBOLS_KEPT", kept)
     root = tmp_path / "ws"
     make_repo(root)
     GraphBuilder(root, WorkspaceConfig()).build()
@@ -149,7 +149,7 @@ def test_saves_give_a_fresh_builds_graph_rows_and_communities_from_the_saved_fil
     ranked: list[int] = []
     checked: list[int] = []
     real_from_parts = Graph.from_parts.__func__   # type: ignore[attr-defined]
-    real_full = communities_mod._full_ranking
+    real_full = community_rank.full_ranking
     real_rows = store_mod._rows_to_check
 
     def from_parts(cls: type[Graph], extracts: Any, files: Any, resolved: Any) -> Graph:
@@ -166,7 +166,7 @@ def test_saves_give_a_fresh_builds_graph_rows_and_communities_from_the_saved_fil
         return out
 
     monkeypatch.setattr(Graph, "from_parts", classmethod(from_parts))
-    monkeypatch.setattr(communities_mod, "_full_ranking", full_ranking)
+    monkeypatch.setattr(community_rank, "full_ranking", full_ranking)
     monkeypatch.setattr(store_mod, "_rows_to_check", rows_to_check)
     total_files = len(held.files)
     for what, edits in SAVES:
