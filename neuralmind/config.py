@@ -79,6 +79,10 @@ LAYER_BUDGETS = {"L0": 90, "L1": 220, "L2": 200, "L3": 990}
 WAKEUP_BUDGET = 600            # the wake-up pack (L0 + L1) at the default budget
 L1_MAX_COMMUNITIES = 8
 L1_KEY_SYMBOLS = 3             # entry points named per community
+# A community's best symbols kept by rank after a save (graph/community_rank.Ranking): the next
+# save re-ranks only its own files' symbols against these. 32: a save would have to demote
+# 28 of them before a whole re-rank is needed (the kernel's largest community: 118k symbols)
+RANKED_SYMBOLS_KEPT = 32
 PAGERANK_DAMPING = 0.85        # the usual value; 20 passes name the same key symbols as 100
 #   on rich, werkzeug and just
 PAGERANK_ITERATIONS = 20

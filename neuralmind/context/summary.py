@@ -80,7 +80,8 @@ def community_roles(graph: Any) -> dict[int, tuple[str, list[str], str]]:
         if "roles" in holder:
             return holder["roles"]
     nodes = graph.nodes
-    ids = list(nodes)
+    # a fresh build's order, also after a save added ids (Graph.patched)
+    ids = graph.node_ids() if hasattr(graph, "node_ids") else list(nodes)
     index = {i: k for k, i in enumerate(ids)}
     edges: list[tuple[int, int]] = []
     entry: set[str] = set()

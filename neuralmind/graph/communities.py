@@ -18,14 +18,14 @@ still gets a handful of named groups rather than one per file.
 
 from __future__ import annotations
 
-import heapq
+import bisect
 import logging
 import os
 import random
-import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
+from neuralmind.graph import community_rank
 from neuralmind.graph.model import Edge, Node, file_of
 from neuralmind.graph.store import Community, Graph
 
@@ -35,11 +35,6 @@ SEED = 42
 RESOLUTION = 1.0
 KIND_WEIGHTS = {"imports": 1.0, "calls": 1.0, "inherits": 2.0, "implements": 2.0}
 HEURISTIC_FACTOR = 0.5       # a name-matched edge is weaker evidence than a resolved one
-TOP_SYMBOLS = 5
-NAME_SYMBOLS = 3
-DESCRIPTION_CHARS = 160
-SYMBOL_KINDS = frozenset({"class", "struct", "interface", "trait", "enum", "function",
-                          "method", "module"})
 
 Adjacency = list[dict[int, float]]
 # Edges taken out of and put into a graph since the previous one: (removed, added).
@@ -226,47 +221,6 @@ def _attach_isolated(files: list[str], adj: Adjacency, membership: list[int]) ->
     return out
 
 
-# --- naming ----------------------------------------------------------------------------------
-
-_UNDERLINE = re.compile(r"^\s*([=~\-^*#+_`'\"])\1{2,}\s*$")
-_TEST_PART = re.compile(r"(^|/)(tests?|testing|spec|__tests__)(/|$)|(^|/)test_[^/]*$|_test\.\w+$")
-
-
-def _first_sentence(text: str) -> str:
-    """First sentence of a docstring, without a reST title (`mod.name` over `~~~~`)."""
-    lines = text.splitlines()
-    kept: list[str] = []
-    for line in lines:
-        if _UNDERLINE.match(line):
-            if kept:
-                kept.pop()          # the title line above the underline
-            continue
-        kept.append(line)
-    text = " ".join(" ".join(kept).split())
-    m = re.match(r"(.+?[.!?])(\s|$)", text)
-    s = m.group(1) if m else text
-    return s if len(s) <= DESCRIPTION_CHARS else s[:DESCRIPTION_CHARS - 1].rstrip() + "…"
-
-
-def _is_private(name: str) -> bool:
-    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
-
-
-def _is_test(path: str) -> bool:
-    return bool(_TEST_PART.search(path))
-
-
-def _dominant_module(files: list[str]) -> str:
-    """The directory holding most of the files, or the file itself for one-file groups."""
-    if len(files) == 1:
-        return files[0]
-    dirs = Counter(os.path.dirname(f) or "." for f in files)
-    best = min(dirs.items(), key=lambda kv: (-kv[1], kv[0]))[0]
-    if dirs[best] == len(files):
-        return best + "/"
-    common = os.path.commonpath(files) if all("/" in f for f in files) else ""
-    return (common + "/") if common and dirs[best] * 2 < len(files) else best + "/"
-
 
 def _add_centrality(score: dict[str, float], edges: Iterable[Edge], sign: float) -> None:
     for e in edges:
@@ -293,19 +247,6 @@ def _centrality(graph: Graph, previous: Graph | None, delta: EdgeDelta | None
     score = {}
     _add_centrality(score, graph.edges, 1.0)
     return score
-
-
-def _describe(graph: Graph, files: list[str], top: list[Node]) -> str:
-    """One line from docstrings: the central file's module docstring, else its symbols'."""
-    for f in files:
-        for n in graph.nodes_by_file(f):
-            if n.kind in ("file", "module") and n.docstring:
-                return _first_sentence(n.docstring)
-            break
-    for n in top:
-        if n.docstring:
-            return _first_sentence(n.docstring)
-    return ""
 
 
 def _previous_partition(files: list[str], previous: Graph | None) -> list[int] | None:
@@ -361,12 +302,17 @@ def _dirty_files(graph: Graph, previous: Graph | None, changed_files: Iterable[s
     return dirty
 
 
+
 def prepare_communities(graph: Graph) -> None:
-    """Compute what a save patches (file graph, scores) for a graph loaded from disk."""
+    """Compute what a save patches (file graph, scores, rankings) for a graph loaded from
+    disk."""
     if graph.file_adjacency is None:
         graph.file_adjacency = file_adjacency(sorted(graph.files), graph.nodes, graph.edges)
     if graph.centrality is None:
         graph.centrality = _centrality(graph, None, None)
+    for c in graph.communities:
+        if c.id not in graph.rankings:
+            graph.rankings[c.id] = community_rank.full_ranking(graph, c.files, graph.centrality)
 
 
 def detect_communities(graph: Graph, seed: int = SEED, previous: Graph | None = None,
@@ -394,48 +340,58 @@ def detect_communities(graph: Graph, seed: int = SEED, previous: Graph | None = 
     groups: dict[int, list[str]] = defaultdict(list)
     for i, f in enumerate(files):
         groups[membership[i]].append(f)
-    sized = []
-    for members in groups.values():
+    # a dirty file's group, found by position (a save dirties a few files of 10^4-10^5)
+    dirty_in: dict[int, list[str]] = defaultdict(list)
+    for f in sorted(dirty or ()):
+        i = bisect.bisect_left(files, f)
+        if i < len(files) and files[i] == f:
+            dirty_in[membership[i]].append(f)
+    prev_ranks = previous.rankings if previous is not None else {}
+    # (members, size, the kept community, its ranking, the files whose nodes need their
+    # community id set if it did not move, the id it had)
+    sized: list[tuple[list[str], int, Community | None, community_rank.Ranking | None,
+                      list[str], int]] = []
+    for gid, members in groups.items():
         old = kept.get(tuple(members))
-        if old is not None and dirty is not None and dirty.isdisjoint(members):
-            sized.append((members, old.size, old))
-        else:
-            sized.append((members, sum(len(graph.nodes_by_file(f)) for f in members), None))
+        changed = dirty_in.get(gid, [])
+        if old is not None and dirty is not None and not changed:
+            sized.append((members, old.size, old, prev_ranks.get(old.id), changed, old.id))
+            continue
+        rank = prev_ranks.get(old.id) if old is not None and dirty is not None else None
+        if rank is not None and rank.files is old.files:   # re-rank the changed files only
+            assert previous is not None and old is not None
+            rank = community_rank.reranked(graph, rank, members, changed, score)
+            if rank is not None:
+                size = old.size + sum(len(graph.nodes_by_file(f)) - len(
+                    previous.nodes_by_file(f)) for f in changed)
+                sized.append((members, size, None, rank, changed, old.id))
+                continue
+        sized.append((members, sum(len(graph.nodes_by_file(f)) for f in members), None, None,
+                      members, -1))
     sized.sort(key=lambda ms: (-ms[1], ms[0][0]))
 
     communities: list[Community] = []
-    for cid, (members, size, old) in enumerate(sized):
+    rankings: dict[int, community_rank.Ranking] = {}
+    for cid, (members, size, old, rank, changed, was) in enumerate(sized):
         if old is not None:
             communities.append(old if old.id == cid else Community(
                 cid, old.name, members, old.top_symbols, old.description, size))
+            if rank is not None and rank.files is old.files:
+                rankings[cid] = rank if old.id == cid else community_rank.Ranking(
+                    communities[-1].files, rank.label, rank.best, rank.bound, rank.documented)
             if old.id != cid:
                 for f in members:
                     for n in graph.nodes_by_file(f):
                         n.community = cid
             continue
-        symbols = [n for f in members for n in graph.nodes_by_file(f) if n.kind in SYMBOL_KINDS]
-        # Tests call everything, so they look central; they describe a group poorly.
-        # Private helpers (`_run`) are central too, but a reader meets the public names.
-        # nsmallest == sorted(...)[:n], without one long C-level sort of a big community.
-        # The test check once per file, not per symbol: a save re-ranks its community,
-        # 118k symbols in one of the Linux kernel's (~0.2 s of regex per save).
-        test = {f: _is_test(f) for f in members}
-        top = heapq.nsmallest(TOP_SYMBOLS, symbols, key=lambda n: (
-            test[n.file], _is_private(n.name), -score.get(n.id, 0.0), n.id))
-        file_rank = sorted(members, key=lambda f: (test[f], -sum(score.get(n.id, 0.0)
-                                                   for n in graph.nodes_by_file(f)), f))
-        label = _dominant_module([f for f in members if not test[f]] or members)
-        names = ", ".join(n.name for n in top[:NAME_SYMBOLS])
-        communities.append(Community(
-            id=cid,
-            name=f"{label} ({names})" if names else label,
-            files=members,
-            top_symbols=[n.id for n in top],
-            description=_describe(graph, file_rank, top),
-            size=size,
-        ))
-        for f in members:
+        if rank is None:
+            rank = community_rank.full_ranking(graph, members, score)
+        communities.append(community_rank.ranked_community(graph, cid, rank, size))
+        rankings[cid] = rank
+        # the other files' nodes already carry this id when it did not move
+        for f in changed if was == cid else members:
             for n in graph.nodes_by_file(f):
                 n.community = cid
     graph.communities = communities
+    graph.rankings = rankings
     return communities

@@ -79,6 +79,9 @@ class Resolver:
     def __init__(self, extracts: Mapping[str, FileExtract], track: bool = True) -> None:
         self.track = track
         self.extracts: dict[str, FileExtract] = dict(extracts)
+        # the mapping it was given, never changed after (a graph's `extracts`): a save's
+        # check that this state is the held graph's is then one identity test
+        self.source: Mapping[str, FileExtract] = extracts
         self.index = SymbolIndex(self.extracts)
         self.rules = ImportRules(self.extracts)
         self.import_edges: dict[str, list[Edge]] = {}
@@ -251,6 +254,7 @@ class Resolver:
                       index._memo, self.extracts, self._keys):
             release_dict(table)
         self.edges = []
+        self.source = {}
 
     # --- patching --------------------------------------------------------------------------
 
@@ -263,6 +267,7 @@ class Resolver:
         touched = sorted(set(touched))
         before = self.extracts
         self.extracts = dict(extracts)
+        self.source = extracts
         keys: set[Any] = set()          # dependency keys whose answer may have changed
         regroup = False                 # the file set or what import rules read changed
         for path in touched:

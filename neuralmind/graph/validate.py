@@ -43,7 +43,8 @@ def validate_graph(graph: Graph, root: Path | None = None) -> list[str]:
             if n.id in seen:
                 bad(f"duplicate node id {n.id}")
             seen.add(n.id)
-    for nid, n in graph.nodes.items():
+    for nid in graph.node_ids():
+        n = graph.nodes[nid]
         if nid != n.id:
             bad(f"node stored under {nid} has id {n.id}")
         if n.kind not in NODE_KINDS:

@@ -105,7 +105,9 @@ def file_children(graph: Any, ids: Iterable[str] | None = None) -> dict[str, lis
         nodes = [n for f in dict.fromkeys(files) for n in per_file(f)]
     else:
         wanted = None if files is None else set(files)
-        nodes = (n for n in graph.nodes.values() if wanted is None or n.file in wanted)
+        ordered = graph.node_ids() if hasattr(graph, "node_ids") else list(graph.nodes)
+        nodes = (n for n in map(graph.nodes.__getitem__, ordered)
+                 if wanted is None or n.file in wanted)
     children: dict[str, list[str]] = {}
     for n in nodes:
         if n.kind != "file" and n.qualname and "." not in n.qualname:

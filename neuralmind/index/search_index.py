@@ -298,7 +298,7 @@ class SearchIndex:
         """
         with self._embed_lock:
             if changed_node_ids is None:
-                targets = list(graph.nodes)
+                targets = graph.node_ids() if hasattr(graph, "node_ids") else list(graph.nodes)
                 gone = [i for i in self._kw_hash if i not in graph.nodes]
             else:
                 wanted = list(changed_node_ids)
