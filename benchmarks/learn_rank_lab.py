@@ -253,8 +253,8 @@ def rank(c: Cands, w: np.ndarray, follow: bool = True) -> list[str]:
     from neuralmind.index import file_rank
     from neuralmind.index.file_rank import RankedFile
 
-    if not c.files:
-        return c.shipped
+    if not c.files or not w.any():     # no weights: the engine's ranking as it is
+        return c.shipped[:20]
     sc = c.x @ w
     order = sorted(range(len(c.files)), key=lambda i: (-sc[i], c.files[i]))
     ranked = [RankedFile(c.files[i], float(sc[i])) for i in order]
