@@ -1,0 +1,436 @@
+"""A learned file ranker (issue #14, RETR7): one global weight vector over signals the
+engine already computes, fitted on the history projects' tuning rows, judged on their
+test rows (in-sample and leave-one-repository-out) and by the public guards.
+
+Per question, the candidates are the union of the engine's three file lists, each read
+`CANDIDATE_DEPTH` deep (symbols: the files of its 40 best symbol hits; whole-file BM25,
+with scores `KEYWORD_DEPTH` deep; meaning: files by their best node among the 300
+nearest), the engine's own 20 files, and the tests paired with any of them. Each
+(question, file) gets scale-free features (`candidate_features`): reciprocal ranks in each
+list and in the engine's ranking, scores over the question's best, cosine gaps to the
+best, z-scores within the candidates, flags (test, documentation, a test's share of its
+best source), hit counts, path-name match, exact-name files, size. No feature names a
+repository or a language. The score is linear; the weights come from pairwise logistic
+regression (every gold candidate against every other; each project weighs the same) in
+numpy, or from coordinate ascent on the tuning objective itself. On the learned order the
+engine's last step runs again (each top source brings its test into the top five), and the
+engine's first `protect` files keep their places.
+
+    NM_BENCH_WORK=... NM_LAB_CACHE=... python benchmarks/learn_rank_lab.py --cache F.pkl \
+        --features base,flags,path,exact,cos,kw,sym,rrf --method ca --protect 1 --loro
+    python benchmarks/learn_rank_lab.py --cache F.pkl --trials t.txt  # "groups l2 beta protect method"
+
+Splits: hist-dev + h2-dev rows fit (never the test rows); hist-test + h2-test report;
+symbols and retrieval are guards only (rank_lab.GUARDS). Results: BENCHMARKS.md (RETR7).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from neuralmind.index.file_rank import LIST_NAMES, FileRankParams, RankedFile, is_doc_path
+from neuralmind.index.pairing import is_test_path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import rank_lab as rl  # noqa: E402
+import ranking_variants as rv  # noqa: E402
+
+KEYWORD_DEPTH = 100     # whole-file BM25 scores read per question
+CANDIDATE_DEPTH = 30    # each list's first files that become candidates
+
+
+@dataclass(frozen=True)
+class FileEvidence:
+    """The lists' scores, which the learned step reads (the fusion reads only ranks).
+
+    `symbols`: (file, score) of the best symbol hits, one entry a hit, best first;
+    `keywords`: (file, whole-file BM25) of every file that matches, best first;
+    `meaning`: (file, cosine) of the nearest nodes, one entry a node, best first;
+    `exact`: files holding a symbol the question names; `length`: a file's token count."""
+
+    symbols: Sequence[tuple[str, float]]
+    keywords: Sequence[tuple[str, float]]
+    meaning: Sequence[tuple[str, float]]
+    exact: frozenset[str] = frozenset()
+    terms: frozenset[str] = frozenset()
+    length: Callable[[str], int] = lambda f: 0
+
+
+def fuse(lists: Mapping[str, Sequence[str]], p: FileRankParams) -> dict[str, RankedFile]:
+    """Weighted reciprocal-rank fusion of the file lists."""
+    scored: dict[str, RankedFile] = {}
+    for name, files in lists.items():
+        weight = p.weights.get(name, 0.0)
+        if not weight:
+            continue
+        for rank, f in enumerate(dict.fromkeys(files), 1):
+            rf = scored.setdefault(f, RankedFile(f, 0.0))
+            rf.score += weight / (p.k + rank)
+            if rank <= 3:
+                rf.reasons.append(f"{LIST_NAMES.get(name, name)} #{rank}")
+    return scored
+
+
+def _z(v: np.ndarray) -> np.ndarray:
+    sd = float(v.std()) if len(v) else 0.0
+    return (v - v.mean()) / sd if sd > 1e-9 else np.zeros_like(v)
+
+
+def _path_terms(path: str) -> frozenset[str]:
+    from neuralmind.index.tokens import code_tokens
+
+    return frozenset(code_tokens(path.replace("/", " ").replace(".", " ")))
+
+
+def candidate_features(ranked: Sequence[RankedFile], fused: Mapping[str, RankedFile],
+                       pairs: Mapping[str, Sequence[str]], ev: FileEvidence, k: float,
+                       depth: int, about_tests: bool, about_docs: bool
+                       ) -> tuple[list[str], dict[str, np.ndarray]]:
+    """The candidates (each list's first `depth` files, the ranking so far, and the tests
+    paired with any of them) and their features, every one scale-free across
+    repositories: reciprocal ranks, scores over the question's best, cosine gaps to the
+    best, z-scores within the candidates, flags. Nothing names a repository or language."""
+    sym_files = list(dict.fromkeys(f for f, _ in ev.symbols))
+    kw_top = list(dict.fromkeys(f for f, _ in ev.keywords))[:depth]
+    best_cos: dict[str, float] = {}
+    for f, c in ev.meaning:
+        best_cos.setdefault(f, c)
+    cand = list(dict.fromkeys([*sym_files, *kw_top, *list(best_cos)[:depth],
+                               *(rf.file for rf in ranked)]))
+    have = set(cand)
+    for test, sources in pairs.items():
+        if test not in have and any(x in have for x in sources):
+            cand.append(test)
+            have.add(test)
+    best_fused = max((rf.score for rf in fused.values()), default=0.0) or 1.0
+    own = {f: rf.score / best_fused for f, rf in fused.items()}
+    at = {rf.file: i for i, rf in enumerate(ranked, 1)}
+    sym_best: dict[str, float] = {}
+    sym_count: dict[str, int] = {}
+    for f, sc in ev.symbols:
+        sym_best.setdefault(f, sc)
+        sym_count[f] = sym_count.get(f, 0) + 1
+    top_sym = (ev.symbols[0][1] if ev.symbols else 0.0) or 1.0
+    most_hits = max(sym_count.values(), default=1)
+    kw = dict(ev.keywords)
+    top_kw = (ev.keywords[0][1] if ev.keywords else 0.0) or 1.0
+    floor_cos = ev.meaning[-1][1] if ev.meaning else 0.0
+    top_cos = max(best_cos.values(), default=0.0)
+    list_rank = {"symbols": {f: r for r, f in enumerate(sym_files, 1)},
+                 "keywords": {f: r for r, f in enumerate(kw_top, 1)},
+                 "meaning": {f: r for r, f in enumerate(best_cos, 1)}}
+    n_terms = max(1, len(ev.terms))
+    kwv = np.array([kw.get(f, 0.0) for f in cand])
+    cosv = np.array([best_cos.get(f, floor_cos) for f in cand])
+    lens = np.array([math.log1p(ev.length(f)) for f in cand])
+    tests = [is_test_path(f) for f in cand]
+    col = {
+        "fused": np.array([own.get(f, 0.0) for f in cand]),
+        "rr_fused": np.array([(k + 1) / (k + at.get(f, 2 * len(ranked))) for f in cand]),
+        "sym_norm": np.array([sym_best.get(f, 0.0) / top_sym for f in cand]),
+        "sym_hits": np.array([sym_count.get(f, 0) / most_hits for f in cand]),
+        "kw_norm": kwv / top_kw, "kw_z": _z(kwv),
+        "cos_gap": cosv - top_cos, "cos_z": _z(cosv),
+        "is_test": np.array([float(t and not about_tests) for t in tests]),
+        "is_doc": np.array([float(is_doc_path(f) and not about_docs) for f in cand]),
+        "pair_lift": np.array([max((own.get(x, 0.0) for x in pairs.get(f, ())), default=0.0)
+                               if t else 0.0 for f, t in zip(cand, tests, strict=True)]),
+        "path_match": np.array([len(ev.terms & _path_terms(f)) / n_terms for f in cand]),
+        "exact": np.array([float(f in ev.exact) for f in cand]),
+        "sym_top": np.array([float(bool(ev.symbols) and f == ev.symbols[0][0]) for f in cand]),
+    }
+    for key, name in (("rrf_sym", "symbols"), ("rrf_kw", "keywords"), ("rrf_mean", "meaning")):
+        col[key] = np.array([(k + 1) / (k + list_rank[name][f]) if f in list_rank[name] else 0.0
+                             for f in cand])
+    size = _z(lens)
+    col["size_z"], col["size_lo"], col["size_hi"] = size, np.minimum(size, 0.0), np.maximum(
+        size, 0.0)
+    return cand, col
+
+
+FEATURES = {
+    # group -> feature names (file_rank.candidate_features computes them)
+    "base": ["fused", "rr_fused"],
+    "rrf": ["rrf_sym", "rrf_kw", "rrf_mean"],
+    "sym": ["sym_norm", "sym_hits"],
+    "kw": ["kw_norm", "kw_z"],
+    "cos": ["cos_gap", "cos_z"],
+    "flags": ["is_test", "is_doc", "pair_lift"],
+    "path": ["path_match"],
+    "exact": ["exact", "sym_top"],
+    "size": ["size_z"],
+    "sizelo": ["size_lo"],
+    "sizehi": ["size_hi"],
+}
+FEATURE_ORDER = [f for g in FEATURES.values() for f in g]
+
+
+@dataclass
+class Cands:
+    files: list[str]
+    x: np.ndarray          # n x d, every feature (FEATURE_ORDER)
+    gold: np.ndarray       # n bools
+    pairs: dict[str, list[str]]
+    shipped: list[str]     # the ranking before the learned step
+
+
+def _length(bm25: Any, doc_id: str) -> int:
+    """A document's token count in the index (overlay or base)."""
+    if doc_id in bm25._lengths:
+        return bm25._lengths[doc_id]
+    num = bm25._base_number(doc_id)
+    return 0 if num is None else int(bm25._base.lengths[num])
+
+
+def evidence(repo: Any, q: Any, s: Any) -> FileEvidence:
+    """The three lists with their scores, as `SearchIndex.search` computes them (one real
+    search records the symbol hits; whole-file BM25 and the nearest nodes are re-read)."""
+    import neuralmind.index.search_index as si
+    from neuralmind.config import FILE_BM25_B, FILE_DENSE_CANDIDATES, SYMBOL_LIST_DEPTH
+    from neuralmind.index.query import parse_question
+
+    idx = repo.index
+    got: dict[str, Any] = {}
+    orig = idx._rank_symbols
+
+    def rec(*a: Any, **kw: Any) -> Any:
+        hits = orig(*a, **kw)
+        got["hits"] = [(si.node_path(h.id), h.score) for h in hits[:SYMBOL_LIST_DEPTH]]
+        return hits
+
+    idx._rank_symbols = rec
+    try:
+        idx._embedder = rv.FixedEmbedder(s.extra["qv"], idx._vectors.model_id)
+        idx.search(q.text, k=40)
+    finally:
+        del idx._rank_symbols
+    pq = parse_question(q.text)
+    kw = idx._bm25.search_terms(pq.keyword_terms, KEYWORD_DEPTH, subset=si.is_file_id,
+                                b=FILE_BM25_B)
+    near = idx._vectors.search(s.extra["qv"], FILE_DENSE_CANDIDATES)
+    return FileEvidence(got["hits"], kw, [(si.node_path(i), c) for i, c in near],
+                        frozenset(map(si.node_path, s.exact)), frozenset(pq.keyword_terms),
+                        lambda f: _length(idx._bm25, f))
+
+
+def features(repo: Any, q: Any, s: Any) -> Cands:
+    """The candidates of one question and their features, over the engine's own ranking
+    (file_rank.rank_files on the lists one real search recorded)."""
+    from neuralmind.index import file_rank
+
+    shipped = rv.product(repo, q, s, rv._product_defaults())
+    seen = s.extra["product_lists"]
+    lists, pairs, kw = seen["lists"], seen["pairs"], seen["kw"]
+    p0 = file_rank.FileRankParams()
+    ranked = [file_rank.RankedFile(f, 0.0) for f in shipped]
+    fused = fuse(lists, p0)
+    cand, col = candidate_features(ranked, fused, pairs, evidence(repo, q, s), p0.k,
+                                   CANDIDATE_DEPTH, kw["about_tests"], kw["about_docs"])
+    x = (np.stack([col[name] for name in FEATURE_ORDER], axis=1) if cand
+         else np.zeros((0, len(FEATURE_ORDER))))
+    gold = np.array([q.prefix + f in set(q.gold) for f in cand], dtype=bool)
+    return Cands(cand, x, gold, dict(pairs), shipped)
+
+
+PROTECT = [1]   # the ranking so far: its best files that keep their places (set by main)
+PAIR_COL = FEATURE_ORDER.index("pair_lift")
+
+
+def rank(c: Cands, w: np.ndarray, follow: bool = True) -> list[str]:
+    """file_rank.learned_rank on the recorded candidates (the same steps, in numpy)."""
+    from neuralmind.config import PAIR_FOLLOW_DEPTH, PAIR_FOLLOW_POSITION, PAIR_FOLLOW_SOURCES
+    from neuralmind.index import file_rank
+    from neuralmind.index.file_rank import RankedFile
+
+    if not c.files or not w.any():     # no weights: the engine's ranking as it is
+        return c.shipped[:20]
+    sc = c.x @ w
+    order = sorted(range(len(c.files)), key=lambda i: (-sc[i], c.files[i]))
+    ranked = [RankedFile(c.files[i], float(sc[i])) for i in order]
+    if follow:
+        own = sc - w[PAIR_COL] * c.x[:, PAIR_COL]
+        own_order = sorted(range(len(c.files)), key=lambda i: (-own[i], c.files[i]))
+        own_rank = {c.files[i]: r for r, i in enumerate(own_order, 1)}
+        p = file_rank.FileRankParams(follow_sources=PAIR_FOLLOW_SOURCES,
+                                     follow_depth=PAIR_FOLLOW_DEPTH,
+                                     follow_position=PAIR_FOLLOW_POSITION)
+        ranked = file_rank.follow_sources(ranked, own_rank, c.pairs, p)
+    head = c.shipped[:PROTECT[0]]
+    out = head + [r.file for r in ranked if r.file not in head]
+    return out[:20]
+
+
+def train(data: list[tuple[Any, Cands]], cols: np.ndarray, l2: float, iters: int = 300
+          ) -> np.ndarray:
+    """Pairwise logistic regression (RankNet, linear): every gold candidate against every
+    other candidate of its question; each question's pairs weigh 1, each project the same
+    in total. Full-batch gradient descent with Adam, features standardised for the fit."""
+    diffs, wts = [], []
+    per_repo: dict[str, int] = defaultdict(int)
+    for q, _ in data:
+        per_repo[q.repo] += 1
+    for q, c in data:
+        if not c.gold.any() or c.gold.all():
+            continue
+        xg, xn = c.x[c.gold][:, cols], c.x[~c.gold][:, cols]
+        d = (xg[:, None, :] - xn[None, :, :]).reshape(-1, cols.sum())
+        diffs.append(d)
+        wts.append(np.full(len(d), 1.0 / len(d) / per_repo[q.repo]))
+    dx = np.concatenate(diffs)
+    dw = np.concatenate(wts)
+    dw /= dw.sum()
+    sd = dx.std(axis=0) + 1e-9
+    z = dx / sd
+    w = np.zeros(z.shape[1])
+    m = np.zeros_like(w)
+    v = np.zeros_like(w)
+    lr = 0.05
+    for t in range(1, iters + 1):
+        s = z @ w
+        g = -(z * (dw * (1.0 / (1.0 + np.exp(s))))[:, None]).sum(axis=0) + l2 * w
+        m = 0.9 * m + 0.1 * g
+        v = 0.999 * v + 0.001 * g * g
+        w -= lr * (m / (1 - 0.9 ** t)) / (np.sqrt(v / (1 - 0.999 ** t)) + 1e-8)
+    full = np.zeros(len(FEATURE_ORDER))
+    full[cols] = w / sd
+    return full
+
+
+def dev_objective(data: list[tuple[Any, Cands]], w: np.ndarray) -> float:
+    """Mean over projects of (R@5 + MRR) / 2: what the grids maximise (rank_lab)."""
+    by: dict[str, list[float]] = defaultdict(list)
+    for q, c in data:
+        m = rl.score([q.prefix + f for f in rank(c, w)], q)
+        by[q.repo].append((m["R@5"] + m["MRR"]) / 2)
+    return statistics.fmean(statistics.fmean(v) for v in by.values())
+
+
+def ascend(data: list[tuple[Any, Cands]], cols: np.ndarray, w0: np.ndarray,
+           sweeps: int = 2) -> np.ndarray:
+    """Coordinate ascent on the tuning objective itself, from `w0`: each selected
+    feature's weight in turn moved by a multiple of 0.1 / its spread, the best move kept
+    (rr_fused, the ranking so far, is the fixed anchor of the scale)."""
+    allx = np.concatenate([c.x for _, c in data if len(c.files)])
+    unit = 0.1 / (allx.std(axis=0) + 1e-9)
+    w = w0.copy()
+    best = dev_objective(data, w)
+    anchor = FEATURE_ORDER.index("rr_fused")
+    for _ in range(sweeps):
+        moved = False
+        for j in np.flatnonzero(cols):
+            if j == anchor:
+                continue
+            for mult in (-4, -2, -1, -0.5, 0.5, 1, 2, 4):
+                trial = w.copy()
+                trial[j] += mult * unit[j]
+                got = dev_objective(data, trial)
+                if got > best + 1e-6:
+                    best, w, moved = got, trial, True
+        if not moved:
+            break
+    return w
+
+
+def evaluate(data: list[tuple[Any, Cands]], w: np.ndarray, follow: bool = True
+             ) -> dict[str, list[tuple[Any, dict[str, Any]]]]:
+    out: dict[str, list[tuple[Any, dict[str, Any]]]] = defaultdict(list)
+    for q, c in data:
+        out[q.set].append((q, rl.score([q.prefix + f for f in rank(c, w, follow)], q)))
+    return out
+
+
+def run_point(data: list[tuple[Any, Cands]], groups: list[str], l2: float, beta: float,
+              iters: int, loro: bool, follow: bool = True, method: str = "logistic") -> str:
+    """Train on the dev rows (all ten projects, and each nine for LORO); one summary line."""
+    cols = np.array([any(f in FEATURES[g] for g in groups) for f in FEATURE_ORDER])
+    boost = np.array([beta if f == "rr_fused" else 0.0 for f in FEATURE_ORDER])
+    dev = [(q, c) for q, c in data if q.set in ("hist-dev", "h2-dev")]
+
+    def fit(rows: list[tuple[Any, Cands]]) -> np.ndarray:
+        if method == "none":
+            return boost.copy()
+        if method == "logistic":
+            return train(rows, cols, l2, iters) + boost
+        start = boost.copy() if method == "ca" else train(rows, cols, l2, iters) + boost
+        if not start.any():
+            start[FEATURE_ORDER.index("rr_fused")] = 1.0
+        return ascend(rows, cols, start)
+
+    w = fit(dev)
+    res = evaluate(data, w, follow)
+    line = rl.trial_line(res) + " | w " + " ".join(
+        f"{f}:{x:.3g}" for f, x in zip(FEATURE_ORDER, w, strict=True) if x)
+    sym = " ".join(
+        f"{r.split('/')[-1]}:{rl.mean_of([m for q, m in res['symbols'] if q.repo == r], 'MRR'):.3f}"
+        for r in sorted({q.repo for q, _ in res["symbols"]}))
+    line += f" | sym {sym}"
+    if loro:
+        repos = sorted({q.repo for q, _ in dev})
+        rows: dict[str, list[tuple[Any, dict[str, Any]]]] = defaultdict(list)
+        for held in repos:
+            wh = fit([(q, c) for q, c in dev if q.repo != held])
+            for s_, pairs in evaluate([(q, c) for q, c in data if q.repo == held
+                                       and q.set in ("hist-test", "h2-test")], wh,
+                                      follow).items():
+                rows[s_].extend(pairs)
+        for s_ in ("hist-test", "h2-test"):
+            ms = [m for _, m in rows[s_]]
+            line += f" | LORO {s_} {rl.mean_of(ms, 'R@5'):.3f}/{rl.mean_of(ms, 'MRR'):.3f}"
+    return line
+
+
+def load(cache: Path | None) -> list[tuple[Any, Cands]]:
+    import pickle
+
+    if cache and cache.exists():
+        return pickle.loads(cache.read_bytes())
+    lab = rl.Lab(["symbols", "retrieval", *rl.HISTORY_SETS])
+    t = time.perf_counter()
+    data = [(q, features(lab.repos[q.src], q, s)) for q, s in zip(lab.qs, lab.sig, strict=True)]
+    print(f"features in {time.perf_counter() - t:.1f} s", file=sys.stderr)
+    if cache:
+        cache.write_bytes(pickle.dumps(data))
+    return data
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--features", default=",".join(FEATURES), help="feature groups")
+    ap.add_argument("--method", default="logistic", choices=["none", "logistic", "ca", "lca"],
+                    help="pairwise logistic, coordinate ascent from the ranking so far "
+                         "(ca) or from the logistic fit (lca); none: the anchor alone")
+    ap.add_argument("--l2", type=float, default=1e-3)
+    ap.add_argument("--beta", type=float, default=1.0, help="added weight of rr_fused")
+    ap.add_argument("--protect", type=int, default=1)
+    ap.add_argument("--iters", type=int, default=300)
+    ap.add_argument("--no-follow", action="store_true")
+    ap.add_argument("--loro", action="store_true")
+    ap.add_argument("--cache", type=Path, help="features pickled here (reused if present)")
+    ap.add_argument("--trials", type=Path,
+                    help="one point a line: groups l2 beta protect [method]")
+    args = ap.parse_args()
+    data = load(args.cache)
+    lines = ([ln for ln in args.trials.read_text().splitlines()
+              if ln.strip() and not ln.startswith("#")] if args.trials else
+             [f"{args.features} {args.l2} {args.beta} {args.protect} {args.method}"])
+    for line in lines:
+        g, l2, beta, prot, *how = line.split()
+        PROTECT[0] = int(prot)
+        print(line, "\n   ", run_point(data, g.split(","), float(l2), float(beta), args.iters,
+                                       args.loro, not args.no_follow,
+                                       how[0] if how else "logistic"), flush=True)
+
+
+if __name__ == "__main__":
+    main()
