@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from neuralmind.index.file_rank import LIST_NAMES, FileRankParams, RankedFile, is_doc_path
+from neuralmind.index.file_rank import RankedFile, fuse, is_doc_path
 from neuralmind.index.pairing import is_test_path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -65,21 +65,6 @@ class FileEvidence:
     exact: frozenset[str] = frozenset()
     terms: frozenset[str] = frozenset()
     length: Callable[[str], int] = lambda f: 0
-
-
-def fuse(lists: Mapping[str, Sequence[str]], p: FileRankParams) -> dict[str, RankedFile]:
-    """Weighted reciprocal-rank fusion of the file lists."""
-    scored: dict[str, RankedFile] = {}
-    for name, files in lists.items():
-        weight = p.weights.get(name, 0.0)
-        if not weight:
-            continue
-        for rank, f in enumerate(dict.fromkeys(files), 1):
-            rf = scored.setdefault(f, RankedFile(f, 0.0))
-            rf.score += weight / (p.k + rank)
-            if rank <= 3:
-                rf.reasons.append(f"{LIST_NAMES.get(name, name)} #{rank}")
-    return scored
 
 
 def _z(v: np.ndarray) -> np.ndarray:

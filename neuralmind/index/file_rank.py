@@ -76,14 +76,9 @@ def is_doc_path(path: str) -> bool:
     return path.lower().endswith(_DOC_SUFFIXES)
 
 
-def rank_files(lists: Mapping[str, Sequence[str]], pairs: Mapping[str, Sequence[str]], *,
-               about_tests: bool = False, about_docs: bool = False,
-               params: FileRankParams | None = None,
-               limit: int = MAX_RANKED_FILES) -> list[RankedFile]:
-    """Files best first, from ranked file lists (name -> files, best first).
-
-    `pairs` maps a test file to the source files it exercises, best first."""
-    p = params or FileRankParams()
+def fuse(lists: Mapping[str, Sequence[str]], p: FileRankParams) -> dict[str, RankedFile]:
+    """Weighted reciprocal-rank fusion of the file lists: the first step of `rank_files`
+    (the rank lab replays it alone)."""
     scored: dict[str, RankedFile] = {}
     for name, files in lists.items():
         weight = p.weights.get(name, 0.0)
@@ -94,6 +89,18 @@ def rank_files(lists: Mapping[str, Sequence[str]], pairs: Mapping[str, Sequence[
             rf.score += weight / (p.k + rank)
             if rank <= 3:
                 rf.reasons.append(f"{LIST_NAMES.get(name, name)} #{rank}")
+    return scored
+
+
+def rank_files(lists: Mapping[str, Sequence[str]], pairs: Mapping[str, Sequence[str]], *,
+               about_tests: bool = False, about_docs: bool = False,
+               params: FileRankParams | None = None,
+               limit: int = MAX_RANKED_FILES) -> list[RankedFile]:
+    """Files best first, from ranked file lists (name -> files, best first).
+
+    `pairs` maps a test file to the source files it exercises, best first."""
+    p = params or FileRankParams()
+    scored = fuse(lists, p)
     for rf in scored.values():
         if not about_docs and p.doc_factor != 1.0 and is_doc_path(rf.file):
             rf.score *= p.doc_factor
