@@ -17,22 +17,13 @@ from concurrent.futures import Future
 
 import numpy as np
 
-from neuralmind.index.embedder import DIM, Embedder, plan_batches
+from neuralmind.index.embedder import DistinctTexts, Embedder, plan_batches
 
 
-class _Slice:
-    """One list of `embed_slices`: its distinct texts and their vectors so far."""
+class _Slice(DistinctTexts):
+    """One list of `embed_slices`, with how many of its batches are not yet back."""
 
-    def __init__(self, texts: Sequence[str]) -> None:
-        unique: dict[str, int] = {}
-        self.slot = [unique.setdefault(t, len(unique)) for t in texts]
-        self.distinct = list(unique)
-        self.vectors = np.zeros((len(self.distinct), DIM), dtype=np.float32)
-        self.left = 0               # batches not yet back
-
-    def result(self) -> np.ndarray:
-        """(len(texts), DIM): what `Embedder.embed` returns for the same list."""
-        return self.vectors[self.slot] if self.slot else np.zeros((0, DIM), dtype=np.float32)
+    left = 0
 
 
 def embed_slices(embedder: Embedder, slices: Iterable[Sequence[str]]) -> Iterator[np.ndarray]:

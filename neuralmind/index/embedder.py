@@ -320,6 +320,21 @@ def plan_batches(lengths: Sequence[int], batch_tokens: int = BATCH_TOKENS,
     return batches
 
 
+class DistinctTexts:
+    """A list of texts as its distinct texts, each embedded once, and their vectors so far
+    (`Embedder.embed` and a build's slices, `embed_stream`)."""
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        unique: dict[str, int] = {}
+        self.slot = [unique.setdefault(t, len(unique)) for t in texts]
+        self.distinct = list(unique)
+        self.vectors = np.zeros((len(self.distinct), DIM), dtype=np.float32)
+
+    def result(self) -> np.ndarray:
+        """(len(texts), DIM): each text's vector, in the list's order."""
+        return self.vectors[self.slot] if self.slot else np.zeros((0, DIM), dtype=np.float32)
+
+
 class Embedder:
     """Text -> unit-length 384-d float32 vectors (mean pooling over real tokens)."""
 
@@ -376,23 +391,18 @@ class Embedder:
 
         `progress(done, total)` counts distinct texts and is called after each batch.
         """
-        out = np.zeros((len(texts), DIM), dtype=np.float32)
-        if not texts:
-            return out
-        unique: dict[str, int] = {}
-        slot = [unique.setdefault(t, len(unique)) for t in texts]
-        distinct = list(unique)
-        ids = self.token_ids(distinct)
-        vectors = np.zeros((len(distinct), DIM), dtype=np.float32)
+        part = DistinctTexts(texts)
+        if not part.distinct:
+            return part.result()
+        ids = self.token_ids(part.distinct)
         done = 0
         batches = plan_batches([len(x) for x in ids])
         for batch, result in zip(batches, self._results(ids, batches), strict=True):
-            vectors[batch] = result
+            part.vectors[batch] = result
             done += len(batch)
             if progress is not None:
-                progress(done, len(distinct))
-        out[:] = vectors[slot]
-        return out
+                progress(done, len(part.distinct))
+        return part.result()
 
     def _results(self, ids: list[list[int]], batches: list[list[int]]) -> Iterator[np.ndarray]:
         """Each batch's vectors, in order: run here one by one, or with `workers` batches

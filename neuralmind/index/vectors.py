@@ -115,8 +115,8 @@ class VectorStore:
 
     def vectors_by_hash(self, wanted: set[str]) -> dict[str, np.ndarray]:
         """A stored vector (a copy) for each of the `wanted` text hashes stored, to reuse
-        instead of re-embedding. Only those: a build asks once per 256-text slice, and a
-        view of every row per ask cost O(all vectors) each time."""
+        instead of re-embedding. Only those are copied: a build asks once per 256-text
+        slice (the hash list is still scanned each time, a set test per stored vector)."""
         with self._lock:
             return {h: self._vecs[i].copy() for i, h in enumerate(self._hashes) if h in wanted}
 
