@@ -56,7 +56,14 @@ from neuralmind.graph.lookup import (
     namespaces,
     symbol_table,
 )
-from neuralmind.graph.model import Edge, FileExtract, edge_key
+from neuralmind.graph.model import (
+    Edge,
+    FileExtract,
+    edge_key,
+    has_reference_kind,
+    reference_pairs,
+    references_of,
+)
 from neuralmind.heap import release_dict
 
 log = logging.getLogger("neuralmind.graph")
@@ -132,9 +139,7 @@ class Resolver:
         counts: dict[str, int] = {}
         bindings: dict[str, list[Binding]] = {}
         wildcards: list[Binding] = []
-        for ref in self.extracts[path].references:
-            if ref.kind != "imports":
-                continue
+        for ref in references_of(self.extracts[path].references, "imports"):
             result = rules.resolve_import(path, ref)
             for target in result.files:
                 if target != path:
@@ -158,7 +163,7 @@ class Resolver:
         index.forget()
         try:
             for path in paths:
-                if not any(ref.kind in _BASE_KINDS for ref in self.extracts[path].references):
+                if not has_reference_kind(self.extracts[path].references, _BASE_KINDS):
                     if stage:                   # no base named: no lookup, nothing found
                         self.base_edges[path] = []
                     self.class_bases[stage][path] = {}
@@ -193,15 +198,13 @@ class Resolver:
                 acc: dict[tuple[str, str, str], list[int]] = {}
                 seen: dict[tuple[str, str], tuple[str, bool] | None] = {}  # repeated calls: once
                 self.vids[path] = scope.vid
-                for ref in fe.references:
-                    if ref.kind == "calls":
-                        key = (ref.source, ref.target)
-                        if key in seen:
-                            found = seen[key]
-                        else:
-                            found = seen[key] = scope.resolve(ref.source, ref.target)
-                        if found and found[0] != ref.source:
-                            add_edge(acc, ref.source, found[0], "calls", found[1])
+                for key in reference_pairs(fe.references, "calls"):
+                    if key in seen:
+                        found = seen[key]
+                    else:
+                        found = seen[key] = scope.resolve(*key)
+                    if found and found[0] != key[0]:
+                        add_edge(acc, key[0], found[0], "calls", found[1])
                 self.call_edges[path] = edges_of(acc)
                 if deps is not None:
                     self.call_deps[path] = self._shared(deps)
