@@ -101,6 +101,11 @@ class Resolver:
         self.base_deps: tuple[dict[str, set[Any]], ...] = ({}, {})
         self.first_bases: dict[str, list[str]] = {}
         self.call_deps: dict[str, set[Any]] = {}
+        # the same tables the other way round, key -> the files holding it (a path for one
+        # file, a list for more): a save's stale files are found from its changed keys, not
+        # by scanning every file's keys (55k files on the kernel, ~0.08 s a save)
+        self.base_users: tuple[dict[Any, Any], ...] = ({}, {})
+        self.call_users: dict[Any, Any] = {}
         self.vids: dict[str, int] = {}       # file -> id of the visible table it reads
         self.out: dict[str, list[Edge]] = {}
         self._keys: dict[Any, Any] = {}
@@ -168,7 +173,7 @@ class Resolver:
                         self.base_edges[path] = []
                     self.class_bases[stage][path] = {}
                     if self.track:
-                        self.base_deps[stage][path] = _NO_DEPS
+                        _set_deps(self.base_deps[stage], self.base_users[stage], path, _NO_DEPS)
                     continue
                 fe, deps, scope = self._begin_file(path)
                 acc: dict[tuple[str, str, str], list[int]] = {}
@@ -184,7 +189,8 @@ class Resolver:
                     self.base_edges[path] = edges_of(acc)
                 self.class_bases[stage][path] = found_bases
                 if deps is not None:
-                    self.base_deps[stage][path] = self._shared(deps)
+                    _set_deps(self.base_deps[stage], self.base_users[stage], path,
+                              self._shared(deps))
         finally:
             index.bases, index.read_bases, index.deps = known, True, None
             index.forget()
@@ -207,7 +213,7 @@ class Resolver:
                         add_edge(acc, key[0], found[0], "calls", found[1])
                 self.call_edges[path] = edges_of(acc)
                 if deps is not None:
-                    self.call_deps[path] = self._shared(deps)
+                    _set_deps(self.call_deps, self.call_users, path, self._shared(deps))
         finally:
             index.deps = None
             index.forget()
@@ -220,15 +226,23 @@ class Resolver:
         keys = self._keys
         return {keys.setdefault(k, k) for k in deps}
 
-    def _stale(self, table: dict[str, set[Any]], keys: set[Any],
+    def _stale(self, users: dict[Any, Any], keys: set[Any],
                seen: dict[int, set[str]]) -> set[str]:
-        """Files of `table` (file -> its dependency keys) that looked up one of `keys`
-        (`seen`: the names per visible table among them, which deps hold as bare names).
-        One loop, no call per file: a save scans every file's keys (55k on the kernel)."""
+        """Files that looked up one of `keys` (`seen`: the names per visible table among
+        them, which deps hold as bare names), found through `users` (a dependency table
+        reversed: key -> files): time proportional to the changed keys' files, where a
+        scan of every file's keys was 0.08 s a save on the kernel's 55k files."""
         extracts, vids = self.extracts, self.vids
-        return {p for p, d in table.items() if d and p in extracts and (
-            not keys.isdisjoint(d) or (seen and (names := seen.get(vids.get(p, -1)))
-                                       is not None and not names.isdisjoint(d)))}
+        found: set[str] = set()
+        for k in keys:
+            if (held := users.get(k)) is not None:
+                found.update((held,) if type(held) is str else held)
+        for vid, names in seen.items():
+            for name in names:
+                if (held := users.get(name)) is not None:
+                    found.update(p for p in ((held,) if type(held) is str else held)
+                                 if vids.get(p, -1) == vid)
+        return {p for p in found if p in extracts}
 
     def adopt(self, edges: list[Edge]) -> bool:
         """Hold `edges` (a graph's, equal to what was resolved) instead of equal copies."""
@@ -250,7 +264,7 @@ class Resolver:
         """Empty the state piece by piece (see Graph.release)."""
         index = self.index
         for table in (self.base_deps[0], self.base_deps[1], self.call_deps, index._memo_deps,
-                      self.vids,
+                      self.base_users[0], self.base_users[1], self.call_users, self.vids,
                       self.import_edges, self.base_edges, self.call_edges, self.out,
                       self.class_bases[0], self.class_bases[1], index.quals, index.by_name,
                       index.bindings, index.wildcards, index.implicit, index._vis_tables,
@@ -295,7 +309,7 @@ class Resolver:
             if type(k) is tuple and len(k) == 2 and type(k[0]) is int:
                 seen.setdefault(k[0], set()).add(k[1])
         for stage, found in enumerate((self.first_bases, index.bases)):
-            base_redo = sorted(redo | self._stale(self.base_deps[stage], keys, seen))
+            base_redo = sorted(redo | self._stale(self.base_users[stage], keys, seen))
             old_bases = {p: self.class_bases[stage].get(p, {}) for p in base_redo}
             self._resolve_bases(base_redo, stage)
             for path in base_redo:
@@ -307,7 +321,7 @@ class Resolver:
                 found.update(now)
             if stage:
                 redone.update(base_redo)
-        call_redo = sorted(redo | self._stale(self.call_deps, keys, seen))
+        call_redo = sorted(redo | self._stale(self.call_users, keys, seen))
         self._resolve_calls(call_redo)
         return self._patch_edges(redone | set(call_redo),
                                  [p for p in touched if p not in self.extracts])
@@ -356,9 +370,12 @@ class Resolver:
             for cls in self.class_bases[stage].pop(path, {}):
                 keys.add(cls)
                 found.pop(cls, None)
-        for table in (self.import_edges, self.base_edges, self.call_edges, *self.base_deps,
-                      self.call_deps, self.vids):
+        for table in (self.import_edges, self.base_edges, self.call_edges, self.vids):
             table.pop(path, None)
+        for deps, users in ((self.base_deps[0], self.base_users[0]),
+                            (self.base_deps[1], self.base_users[1]),
+                            (self.call_deps, self.call_users)):
+            _drop_deps(deps, users, path)
 
     def _rebind(self, path: str, keys: set[Any]) -> bool:
         """Resolve the file's imports again; add the keys of bindings that changed.
@@ -419,6 +436,33 @@ class Resolver:
                 bisect.insort(edges, e, key=edge_key)
         self.edges = edges
         return sorted(changed)
+
+
+def _set_deps(table: dict[str, set[Any]], users: dict[Any, Any], path: str,
+              deps: set[Any]) -> None:
+    """`table[path] = deps`, with `users` (key -> files) kept the same table reversed."""
+    _drop_deps(table, users, path)
+    table[path] = deps
+    for k in deps:
+        held = users.get(k)
+        if held is None:
+            users[k] = path
+        elif type(held) is str:
+            users[k] = [held, path]
+        else:
+            held.append(path)
+
+
+def _drop_deps(table: dict[str, set[Any]], users: dict[Any, Any], path: str) -> None:
+    """`table.pop(path)`, with `users` kept the same table reversed."""
+    for k in table.pop(path, _NO_DEPS):
+        held = users[k]
+        if type(held) is str:
+            del users[k]
+        else:
+            held.remove(path)
+            if len(held) == 1:
+                users[k] = held[0]
 
 
 def resolve(extracts: Mapping[str, FileExtract]) -> list[Edge]:
