@@ -268,7 +268,7 @@ class Resolver:
                       self.import_edges, self.base_edges, self.call_edges, self.out,
                       self.class_bases[0], self.class_bases[1], index.quals, index.by_name,
                       index.bindings, index.wildcards, index.implicit, index._vis_tables,
-                      index._memo, self.extracts, self._keys):
+                      index._vis_readers, index._memo, self.extracts, self._keys):
             release_dict(table)
         self.edges = []
         self.source = {}
