@@ -34,8 +34,10 @@ Dependency keys (tuples, or a class id for "the resolved bases of this class"):
 What this held on the Linux kernel (1.7 GB, now 0.8: BENCHMARKS.md) was mostly dependency
 keys: a C file's includes are nearly its own set, so `(table id, name)` tuples were one per
 file and name (and per enclosing function: `fn.callee`). The bare names and scope prefixes
-are shared by every file, a file without lookups shares one empty set, and inheritance
-rounds skip files that name no base.
+are shared by every file, a file without lookups shares one empty tuple, and inheritance
+rounds skip files that name no base. A file's keys are a tuple, and each table is also kept
+reversed (key -> files): a save asks which files hold a changed key, never whether one
+file holds it, so the sets (~4x the bytes) and the pass over every file's keys went.
 """
 
 from __future__ import annotations
@@ -71,7 +73,7 @@ log = logging.getLogger("neuralmind.graph")
 
 # Above this many edges to insert or remove, one sort beats binary-search insertion.
 _PATCH_LIMIT = 2000
-_NO_DEPS: frozenset[Any] = frozenset()
+_NO_DEPS: tuple[Any, ...] = ()
 _BASE_KINDS = ("inherits", "implements")
 
 
@@ -98,9 +100,9 @@ class Resolver:
         # for the first): `class Meta(Parent.Meta)` may need Parent's bases, and the answer
         # must not depend on which file came first. Per round: file -> class id -> bases.
         self.class_bases: tuple[dict[str, dict[str, list[str]]], ...] = ({}, {})
-        self.base_deps: tuple[dict[str, set[Any]], ...] = ({}, {})
+        self.base_deps: tuple[dict[str, tuple[Any, ...]], ...] = ({}, {})
         self.first_bases: dict[str, list[str]] = {}
-        self.call_deps: dict[str, set[Any]] = {}
+        self.call_deps: dict[str, tuple[Any, ...]] = {}
         # the same tables the other way round, key -> the files holding it (a path for one
         # file, a list for more): a save's stale files are found from its changed keys, not
         # by scanning every file's keys (55k files on the kernel, ~0.08 s a save)
@@ -218,13 +220,15 @@ class Resolver:
             index.deps = None
             index.forget()
 
-    def _shared(self, deps: set[Any]) -> set[Any]:
-        """The same keys, each one object for all files (~4 of 5 recur: -15 MB on Django);
-        no keys: one shared empty set."""
+    def _shared(self, deps: set[Any]) -> tuple[Any, ...]:
+        """The same keys, each one object for all files (~4 of 5 recur: -15 MB on Django),
+        as a tuple (8 bytes a key; a set was ~4x that, 283 MB on the Linux kernel): nothing
+        asks a file's keys for one key, `*_users` answers which files hold it. No keys:
+        one shared empty tuple."""
         if not deps:
-            return _NO_DEPS         # type: ignore[return-value]  # read only, never added to
+            return _NO_DEPS
         keys = self._keys
-        return {keys.setdefault(k, k) for k in deps}
+        return tuple([keys.setdefault(k, k) for k in deps])
 
     def _stale(self, users: dict[Any, Any], keys: set[Any],
                seen: dict[int, set[str]]) -> set[str]:
@@ -438,8 +442,8 @@ class Resolver:
         return sorted(changed)
 
 
-def _set_deps(table: dict[str, set[Any]], users: dict[Any, Any], path: str,
-              deps: set[Any]) -> None:
+def _set_deps(table: dict[str, tuple[Any, ...]], users: dict[Any, Any], path: str,
+              deps: tuple[Any, ...]) -> None:
     """`table[path] = deps`, with `users` (key -> files) kept the same table reversed."""
     _drop_deps(table, users, path)
     table[path] = deps
@@ -453,7 +457,7 @@ def _set_deps(table: dict[str, set[Any]], users: dict[Any, Any], path: str,
             held.append(path)
 
 
-def _drop_deps(table: dict[str, set[Any]], users: dict[Any, Any], path: str) -> None:
+def _drop_deps(table: dict[str, tuple[Any, ...]], users: dict[Any, Any], path: str) -> None:
     """`table.pop(path)`, with `users` kept the same table reversed."""
     for k in table.pop(path, _NO_DEPS):
         held = users[k]
