@@ -74,6 +74,7 @@ log = logging.getLogger("neuralmind.graph")
 # Above this many edges to insert or remove, one sort beats binary-search insertion.
 _PATCH_LIMIT = 2000
 _NO_DEPS: tuple[Any, ...] = ()
+_USERS_LIST = 32        # files holding one dependency key: a list up to this many, then a set
 _BASE_KINDS = ("inherits", "implements")
 
 
@@ -444,7 +445,9 @@ class Resolver:
 
 def _set_deps(table: dict[str, tuple[Any, ...]], users: dict[Any, Any], path: str,
               deps: tuple[Any, ...]) -> None:
-    """`table[path] = deps`, with `users` (key -> files) kept the same table reversed."""
+    """`table[path] = deps`, with `users` (key -> files) kept the same table reversed: a
+    path for one file, a list for a few, a set past _USERS_LIST (a name most files call,
+    `kfree` on the kernel, would make each removal a scan of thousands)."""
     _drop_deps(table, users, path)
     table[path] = deps
     for k in deps:
@@ -453,8 +456,13 @@ def _set_deps(table: dict[str, tuple[Any, ...]], users: dict[Any, Any], path: st
             users[k] = path
         elif type(held) is str:
             users[k] = [held, path]
+        elif type(held) is list:
+            if len(held) < _USERS_LIST:
+                held.append(path)
+            else:
+                users[k] = {*held, path}
         else:
-            held.append(path)
+            held.add(path)
 
 
 def _drop_deps(table: dict[str, tuple[Any, ...]], users: dict[Any, Any], path: str) -> None:
@@ -466,7 +474,7 @@ def _drop_deps(table: dict[str, tuple[Any, ...]], users: dict[Any, Any], path: s
         else:
             held.remove(path)
             if len(held) == 1:
-                users[k] = held[0]
+                users[k] = next(iter(held))
 
 
 def resolve(extracts: Mapping[str, FileExtract]) -> list[Edge]:
