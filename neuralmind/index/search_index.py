@@ -205,6 +205,12 @@ class SearchIndex:
                 self._stamps = {n: self._stamp(p) for n, p in paths.items()}
             return keyword or vectors
 
+    def prepare_saves(self) -> None:
+        """What the next save would otherwise make first (the keyword base's document
+        numbers): a server calls it at warm-up and after each flush, in idle time."""
+        with self._lock:
+            self._bm25.number_documents()
+
     @property
     def unsaved(self) -> bool:
         return self._unsaved["keyword"] or self._unsaved["vectors"]
