@@ -206,6 +206,7 @@ def test_warm_up_starts_the_worker_only_for_big_files(tmp_path: Path) -> None:
     ws = Workspace(tmp_path, WorkspaceConfig())
     ws.warm_up()
     assert big_file_worker.stats()["pid"] is not None
+    assert ws.index._bm25._base_num is not None, "the keyword base numbered at warm-up"
     starts = big_file_worker.stats()["starts"]
     (tmp_path / "big.py").write_bytes(big_python(150_000, tag="_saved"))
     ws.update_files(["big.py"])
