@@ -203,6 +203,11 @@ class PackedReferences(Sequence[Reference]):
     def __repr__(self) -> str:
         return f"PackedReferences({list(self)!r})"
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # kind codes are this process's: a pickle carries the kinds' names with them
+        return (_unpickle_references, (self.sources, self.kinds, tuple(_KINDS), self.targets,
+                                       self.lines, self.names))
+
     def has_kind(self, kinds: Iterable[str]) -> bool:
         """Whether any reference is of one of `kinds`."""
         return any(k in _KIND_CODES and _KIND_CODES[k] in self.kinds for k in kinds)
@@ -221,6 +226,14 @@ class PackedReferences(Sequence[Reference]):
         if code is None or code not in self.kinds:
             return []
         return [self._at(i) for i, c in enumerate(self.kinds) if c == code]
+
+
+def _unpickle_references(sources: tuple[str, ...], kinds: bytes, names_of_kinds: tuple[str, ...],
+                         targets: tuple[str, ...], lines: array,
+                         names: dict[int, list[tuple[str, str]]] | None) -> PackedReferences:
+    """A pickled PackedReferences, its kind bytes mapped to this process's codes."""
+    table = bytes(reference_kind_code(k) for k in names_of_kinds).ljust(256, b"\0")
+    return PackedReferences(sources, kinds.translate(table), targets, lines, names)
 
 
 def reference_pairs(refs: Sequence[Reference], kind: str) -> list[tuple[str, str]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import pickle
 import sqlite3
 from pathlib import Path
 
@@ -180,3 +181,18 @@ def test_loaded_nodes_share_equal_strings_and_line_numbers(tmp_path: Path) -> No
     first, second = loaded.nodes["one.py::first"], loaded.nodes["two.py::second"]
     assert first.name is first.qualname and second.name is second.qualname
     assert first.start_line == 301 and first.start_line is second.start_line
+
+
+def test_packed_references_pickle_by_kind_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kind bytes are codes of this process's table: a pickle read where the codes differ
+    (another process) still gives the same references."""
+    from neuralmind.graph import model
+
+    refs = make_graph(SOURCES).extracts["pkg/a.py"].references
+    packed = model.PackedReferences.of(refs)
+    blob = pickle.dumps(packed)
+    kinds = list(reversed(model._KINDS))
+    monkeypatch.setattr(model, "_KINDS", kinds)
+    monkeypatch.setattr(model, "_KIND_CODES", {k: i for i, k in enumerate(kinds)})
+    again = pickle.loads(blob)
+    assert again == refs and again.kinds != packed.kinds
