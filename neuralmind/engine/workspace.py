@@ -352,7 +352,8 @@ class Workspace(FreshAnswers, ObservatoryViews, WorkspaceMemory, WorkspaceTeam):
         if big:         # no save pays the big-file worker's start-up
             from neuralmind.graph import big_file_worker  # a process, for servers with big files
             big_file_worker.keep_ready(big)
-        self.index.prepare_saves()
+        if not self.index.unsaved:      # then it writes nothing: numbers the keyword base
+            self.index.flush()
         try:
             count_tokens("warm up")
             if self.index.vector_count:
@@ -378,8 +379,7 @@ class Workspace(FreshAnswers, ObservatoryViews, WorkspaceMemory, WorkspaceTeam):
     def flush_index(self) -> None:
         """Write the search index if it changed, then let the heap settle."""
         if "index" in self.__dict__:
-            self.index.flush()
-            self.index.prepare_saves()      # the new base's numbers, before the next save
+            self.index.flush()              # (and numbers the new keyword base)
         heap.settle_after_saves()
 
     def embed_nodes(self, node_ids: list[str]) -> None:

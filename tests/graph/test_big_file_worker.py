@@ -203,7 +203,7 @@ def test_warm_up_starts_the_worker_only_for_big_files(tmp_path: Path) -> None:
     assert big_file_worker.stats()["pid"] is None, "no big file: no worker"
     (tmp_path / "big.py").write_bytes(big_python(150_000))
     ws.build(embed=False)
-    ws = Workspace(tmp_path, WorkspaceConfig())
+    ws = Workspace.open_for_serving(tmp_path, WorkspaceConfig())
     ws.warm_up()
     assert big_file_worker.stats()["pid"] is not None
     assert ws.index._bm25._base_num is not None, "the keyword base numbered at warm-up"
