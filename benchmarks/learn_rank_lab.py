@@ -20,6 +20,13 @@ engine's first `protect` files keep their places.
         --features base,flags,path,exact,cos,kw,sym,rrf --method ca --protect 1 --loro
     python benchmarks/learn_rank_lab.py --cache F.pkl --trials t.txt  # "groups l2 beta protect method"
 
+RETR8 (`--gate`): questions in question form or article-led descriptions (is_locate_question)
+keep the engine's ranking and are left out of the fit; `--select` chooses among the
+`--trials` points by nested leave-one-repository-out (each held-out project's point is the
+best, by the tuning objective, of the points fitted on the other nine).
+
+    python benchmarks/learn_rank_lab.py --cache F.pkl --trials grid.txt --gate --select
+
 Splits: hist-dev + h2-dev rows fit (never the test rows); hist-test + h2-test report;
 symbols and retrieval are guards only (rank_lab.GUARDS). Results: BENCHMARKS.md (RETR7).
 """
@@ -28,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import statistics
 import sys
 import time
@@ -48,7 +56,23 @@ import ranking_variants as rv  # noqa: E402
 
 KEYWORD_DEPTH = 100     # whole-file BM25 scores read per question
 CANDIDATE_DEPTH = 30    # each list's first files that become candidates
+_WH_WORDS = frozenset({"how", "what", "where", "which", "why", "when", "who", "whom", "whose"})
+_ARTICLES = frozenset({"the", "a", "an"})
+_FIRST_WORD = re.compile(r"[A-Za-z][A-Za-z']*")
 
+
+def is_locate_question(text: str) -> bool:
+    """The gate (RETR8), from the question's text alone: a question in question form (it
+    ends with "?" or opens with a wh-word) or a description of a thing (it opens with an
+    article: "the class that renders tables") asks where code is; anything else (an
+    imperative, a commit subject "feat(ctx): ...") is a change request. Grammar, nothing
+    fitted: no commit subject of the history sets takes question form, one opens with an
+    article ("A few changes to ...")."""
+    t = text.strip()
+    if t.endswith("?"):
+        return True
+    first = _FIRST_WORD.search(t)
+    return first is not None and first.group(0).lower() in _WH_WORDS | _ARTICLES
 
 @dataclass(frozen=True)
 class FileEvidence:
@@ -229,6 +253,9 @@ def features(repo: Any, q: Any, s: Any) -> Cands:
 
 
 PROTECT = [1]   # the ranking so far: its best files that keep their places (set by main)
+GATE = [False]  # question-type gate (RETR8): locate questions keep the engine's ranking
+FOLLOW: list[int | None] = [None]   # sources that bring their test after the learned step
+#   (None: config.PAIR_FOLLOW_SOURCES; a trial line's 6th field sets it)
 PAIR_COL = FEATURE_ORDER.index("pair_lift")
 
 
@@ -247,7 +274,8 @@ def rank(c: Cands, w: np.ndarray, follow: bool = True) -> list[str]:
         own = sc - w[PAIR_COL] * c.x[:, PAIR_COL]
         own_order = sorted(range(len(c.files)), key=lambda i: (-own[i], c.files[i]))
         own_rank = {c.files[i]: r for r, i in enumerate(own_order, 1)}
-        p = file_rank.FileRankParams(follow_sources=PAIR_FOLLOW_SOURCES,
+        p = file_rank.FileRankParams(follow_sources=FOLLOW[0] if FOLLOW[0] is not None
+                                     else PAIR_FOLLOW_SOURCES,
                                      follow_depth=PAIR_FOLLOW_DEPTH,
                                      follow_position=PAIR_FOLLOW_POSITION)
         ranked = file_rank.follow_sources(ranked, own_rank, c.pairs, p)
@@ -256,8 +284,16 @@ def rank(c: Cands, w: np.ndarray, follow: bool = True) -> list[str]:
     return out[:20]
 
 
-def train(data: list[tuple[Any, Cands]], cols: np.ndarray, l2: float, iters: int = 300
-          ) -> np.ndarray:
+def served(q: Any, c: Cands, w: np.ndarray, follow: bool = True) -> list[str]:
+    """The files a question is answered with: under the gate a question in question form
+    (is_locate_question) keeps the engine's ranking, anything else is re-ranked."""
+    if GATE[0] and is_locate_question(q.text):
+        return c.shipped[:20]
+    return rank(c, w, follow)
+
+
+def train(data: list[tuple[Any, Cands]], cols: np.ndarray, l2: float, iters: int = 300,
+          top_heavy: bool = False) -> np.ndarray:
     """Pairwise logistic regression (RankNet, linear): every gold candidate against every
     other candidate of its question; each question's pairs weigh 1, each project the same
     in total. Full-batch gradient descent with Adam, features standardised for the fit."""
@@ -271,7 +307,15 @@ def train(data: list[tuple[Any, Cands]], cols: np.ndarray, l2: float, iters: int
         xg, xn = c.x[c.gold][:, cols], c.x[~c.gold][:, cols]
         d = (xg[:, None, :] - xn[None, :, :]).reshape(-1, cols.sum())
         diffs.append(d)
-        wts.append(np.full(len(d), 1.0 / len(d) / per_repo[q.repo]))
+        if top_heavy:   # a pair weighs what swapping it moves a top-heavy gain (LambdaRank's
+            #             |delta DCG|, from the engine's ranking): the top five matter most
+            at = {f: i for i, f in enumerate(c.shipped, 1)}
+            gain = np.array([1.0 / math.log2(1 + at.get(f, 2 * len(c.shipped) + 1))
+                             for f in c.files])
+            pw = np.abs(gain[c.gold][:, None] - gain[~c.gold][None, :]).reshape(-1) + 1e-6
+            wts.append(pw / pw.sum() / per_repo[q.repo])
+        else:
+            wts.append(np.full(len(d), 1.0 / len(d) / per_repo[q.repo]))
     dx = np.concatenate(diffs)
     dw = np.concatenate(wts)
     dw /= dw.sum()
@@ -296,7 +340,7 @@ def dev_objective(data: list[tuple[Any, Cands]], w: np.ndarray) -> float:
     """Mean over projects of (R@5 + MRR) / 2: what the grids maximise (rank_lab)."""
     by: dict[str, list[float]] = defaultdict(list)
     for q, c in data:
-        m = rl.score([q.prefix + f for f in rank(c, w)], q)
+        m = rl.score([q.prefix + f for f in served(q, c, w)], q)
         by[q.repo].append((m["R@5"] + m["MRR"]) / 2)
     return statistics.fmean(statistics.fmean(v) for v in by.values())
 
@@ -331,27 +375,101 @@ def evaluate(data: list[tuple[Any, Cands]], w: np.ndarray, follow: bool = True
              ) -> dict[str, list[tuple[Any, dict[str, Any]]]]:
     out: dict[str, list[tuple[Any, dict[str, Any]]]] = defaultdict(list)
     for q, c in data:
-        out[q.set].append((q, rl.score([q.prefix + f for f in rank(c, w, follow)], q)))
+        out[q.set].append((q, rl.score([q.prefix + f for f in served(q, c, w, follow)], q)))
     return out
 
 
-def run_point(data: list[tuple[Any, Cands]], groups: list[str], l2: float, beta: float,
-              iters: int, loro: bool, follow: bool = True, method: str = "logistic") -> str:
-    """Train on the dev rows (all ten projects, and each nine for LORO); one summary line."""
+def make_fit(groups: list[str], l2: float, beta: float, iters: int, method: str
+             ) -> Callable[[list[tuple[Any, Cands]]], np.ndarray]:
+    """The fitting procedure of one point: rows -> weights over FEATURE_ORDER."""
     cols = np.array([any(f in FEATURES[g] for g in groups) for f in FEATURE_ORDER])
     boost = np.array([beta if f == "rr_fused" else 0.0 for f in FEATURE_ORDER])
-    dev = [(q, c) for q, c in data if q.set in ("hist-dev", "h2-dev")]
 
     def fit(rows: list[tuple[Any, Cands]]) -> np.ndarray:
         if method == "none":
             return boost.copy()
         if method == "logistic":
             return train(rows, cols, l2, iters) + boost
+        if method == "lambda":
+            return train(rows, cols, l2, iters, top_heavy=True) + boost
         start = boost.copy() if method == "ca" else train(rows, cols, l2, iters) + boost
         if not start.any():
             start[FEATURE_ORDER.index("rr_fused")] = 1.0
         return ascend(rows, cols, start)
+    return fit
 
+
+def select(data: list[tuple[Any, Cands]], points: list[str], iters: int) -> str:
+    """Every parameter chosen by leave-one-repository-out (RETR8): for each held-out
+    project, each point (feature groups, L2, rr_fused boost, protect, method) is fitted
+    on the other nine projects' tuning rows and scored there (the tuning objective); among
+    the points that keep the public guards with those weights the best is chosen and
+    scores the held-out project's test rows. The in-sample choice (all ten) is reported
+    beside it, with the figures of its fit on all ten."""
+    dev = [(q, c) for q, c in data if q.set in ("hist-dev", "h2-dev")]
+    if GATE[0]:
+            dev = [(q, c) for q, c in dev if not is_locate_question(q.text)]
+    public = [(q, c) for q, c in data if q.set in ("symbols", "retrieval")]
+    repos = sorted({q.repo for q, _ in dev})
+    parsed = []
+    fitted: dict[tuple[str, str, str, int], np.ndarray] = {}   # a fit serves every beta
+    for line in points:
+        g, l2, beta, prot, *how = line.split()
+        parsed.append((line, (g, l2, how[0] if how else "logistic"), float(beta), int(prot),
+                       int(how[1]) if len(how) > 1 else None))
+
+    def choose(rows: list[tuple[Any, Cands]], fold: str
+               ) -> tuple[str, np.ndarray, int, float, float]:
+        best: tuple[float, float, str, np.ndarray, int, int | None] | None = None
+        for line, key_, beta, prot, follow in parsed:
+            PROTECT[0], FOLLOW[0] = prot, follow
+            fk = (*key_, fold)
+            if fk not in fitted:
+                fitted[fk] = make_fit(key_[0].split(","), float(key_[1]), 0.0, iters,
+                                      key_[2])(rows)
+            w = fitted[fk].copy()
+            w[FEATURE_ORDER.index("rr_fused")] += beta
+            obj = dev_objective(rows, w)
+            margin = rl.guard_margin(evaluate(public, w))
+            key = (min(margin, 0.0), obj)
+            if best is None or key > best[:2]:
+                best = (*key, line, w, prot, follow)
+        assert best is not None
+        FOLLOW[0] = best[5]
+        return best[2], best[3], best[4], best[1], best[0]
+
+    out = []
+    line, w, prot, obj, margin = choose(dev, "")
+    PROTECT[0] = prot
+    res = evaluate(data, w)
+    out.append(f"in-sample choice: {line} (dev obj {obj:.4f}, guard {margin:+.3f})\n    "
+               + rl.trial_line(res))
+    rows: dict[str, list[tuple[Any, dict[str, Any]]]] = defaultdict(list)
+    for held in repos:
+        line, w, prot, obj, margin = choose([(q, c) for q, c in dev if q.repo != held], held)
+        PROTECT[0] = prot
+        got = evaluate([(q, c) for q, c in data if q.repo == held
+                        and q.set in ("hist-test", "h2-test")], w)
+        for s_, pairs in got.items():
+            rows[s_].extend(pairs)
+        ms = [m for pairs in got.values() for _, m in pairs]
+        out.append(f"  held out {held}: {line} (obj {obj:.4f}, guard {margin:+.3f}) test "
+                   f"{rl.mean_of(ms, 'R@5'):.3f}/{rl.mean_of(ms, 'MRR'):.3f}")
+    for s_ in ("hist-test", "h2-test"):
+        ms = [m for _, m in rows[s_]]
+        out.append(f"LORO {s_} {rl.mean_of(ms, 'R@5'):.3f}/{rl.mean_of(ms, 'MRR'):.3f} "
+                   f"test R@5 {rl.mean_of(ms, 'test R@5'):.3f}")
+    return "\n".join(out)
+
+
+def run_point(data: list[tuple[Any, Cands]], groups: list[str], l2: float, beta: float,
+              iters: int, loro: bool, follow: bool = True, method: str = "logistic") -> str:
+    """Train on the dev rows (all ten projects, and each nine for LORO); one summary line."""
+    dev = [(q, c) for q, c in data if q.set in ("hist-dev", "h2-dev")]
+    if GATE[0]:     # the gate serves locate questions by the engine: the fit never sees them
+            dev = [(q, c) for q, c in dev if not is_locate_question(q.text)]
+
+    fit = make_fit(groups, l2, beta, iters, method)
     w = fit(dev)
     res = evaluate(data, w, follow)
     line = rl.trial_line(res) + " | w " + " ".join(
@@ -392,7 +510,7 @@ def load(cache: Path | None) -> list[tuple[Any, Cands]]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--features", default=",".join(FEATURES), help="feature groups")
-    ap.add_argument("--method", default="logistic", choices=["none", "logistic", "ca", "lca"],
+    ap.add_argument("--method", default="logistic", choices=["none", "logistic", "lambda", "ca", "lca"],
                     help="pairwise logistic, coordinate ascent from the ranking so far "
                          "(ca) or from the logistic fit (lca); none: the anchor alone")
     ap.add_argument("--l2", type=float, default=1e-3)
@@ -401,17 +519,27 @@ def main() -> None:
     ap.add_argument("--iters", type=int, default=300)
     ap.add_argument("--no-follow", action="store_true")
     ap.add_argument("--loro", action="store_true")
+    ap.add_argument("--select", action="store_true",
+                    help="choose among the --trials points by leave-one-repository-out")
+    ap.add_argument("--gate", action="store_true",
+                    help="questions in question form keep the engine's ranking (RETR8)")
     ap.add_argument("--cache", type=Path, help="features pickled here (reused if present)")
     ap.add_argument("--trials", type=Path,
                     help="one point a line: groups l2 beta protect [method]")
     args = ap.parse_args()
     data = load(args.cache)
+    GATE[0] = args.gate
+    if args.select:
+        print(select(data, [ln for ln in args.trials.read_text().splitlines()
+                            if ln.strip() and not ln.startswith("#")], args.iters), flush=True)
+        return
     lines = ([ln for ln in args.trials.read_text().splitlines()
               if ln.strip() and not ln.startswith("#")] if args.trials else
              [f"{args.features} {args.l2} {args.beta} {args.protect} {args.method}"])
     for line in lines:
         g, l2, beta, prot, *how = line.split()
         PROTECT[0] = int(prot)
+        FOLLOW[0] = int(how[1]) if len(how) > 1 else None
         print(line, "\n   ", run_point(data, g.split(","), float(l2), float(beta), args.iters,
                                        args.loro, not args.no_follow,
                                        how[0] if how else "logistic"), flush=True)
