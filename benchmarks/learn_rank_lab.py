@@ -20,10 +20,11 @@ engine's first `protect` files keep their places.
         --features base,flags,path,exact,cos,kw,sym,rrf --method ca --protect 1 --loro
     python benchmarks/learn_rank_lab.py --cache F.pkl --trials t.txt  # "groups l2 beta protect method"
 
-RETR8 (`--gate`): questions in question form or article-led descriptions (is_locate_question)
-keep the engine's ranking and are left out of the fit; `--select` chooses among the
-`--trials` points by nested leave-one-repository-out (each held-out project's point is the
-best, by the tuning objective, of the points fitted on the other nine).
+RETR8 (`--gate`): questions query.is_locate_question picks (question form, article-led
+descriptions) keep the engine's ranking and are left out of the fit; `--select` chooses
+among the `--trials` points by nested leave-one-repository-out (each held-out project's
+point is the best, by the tuning objective, of the points fitted on the other nine). The
+candidates' features are the engine's (file_rank.candidate_features).
 
     python benchmarks/learn_rank_lab.py --cache F.pkl --trials grid.txt --gate --select
 
@@ -35,138 +36,24 @@ from __future__ import annotations
 
 import argparse
 import math
-import re
 import statistics
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from neuralmind.index.file_rank import RankedFile, fuse, is_doc_path
-from neuralmind.index.pairing import is_test_path
+from neuralmind.config import LEARNED_CANDIDATE_DEPTH as CANDIDATE_DEPTH
+from neuralmind.config import LEARNED_KEYWORD_DEPTH as KEYWORD_DEPTH
+from neuralmind.index.file_rank import FileEvidence, candidate_features, fuse
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import rank_lab as rl  # noqa: E402
 import ranking_variants as rv  # noqa: E402
-
-KEYWORD_DEPTH = 100     # whole-file BM25 scores read per question
-CANDIDATE_DEPTH = 30    # each list's first files that become candidates
-_WH_WORDS = frozenset({"how", "what", "where", "which", "why", "when", "who", "whom", "whose"})
-_ARTICLES = frozenset({"the", "a", "an"})
-_FIRST_WORD = re.compile(r"[A-Za-z][A-Za-z']*")
-
-
-def is_locate_question(text: str) -> bool:
-    """The gate (RETR8), from the question's text alone: a question in question form (it
-    ends with "?" or opens with a wh-word) or a description of a thing (it opens with an
-    article: "the class that renders tables") asks where code is; anything else (an
-    imperative, a commit subject "feat(ctx): ...") is a change request. Grammar, nothing
-    fitted: no commit subject of the history sets takes question form, one opens with an
-    article ("A few changes to ...")."""
-    t = text.strip()
-    if t.endswith("?"):
-        return True
-    first = _FIRST_WORD.search(t)
-    return first is not None and first.group(0).lower() in _WH_WORDS | _ARTICLES
-
-@dataclass(frozen=True)
-class FileEvidence:
-    """The lists' scores, which the learned step reads (the fusion reads only ranks).
-
-    `symbols`: (file, score) of the best symbol hits, one entry a hit, best first;
-    `keywords`: (file, whole-file BM25) of every file that matches, best first;
-    `meaning`: (file, cosine) of the nearest nodes, one entry a node, best first;
-    `exact`: files holding a symbol the question names; `length`: a file's token count."""
-
-    symbols: Sequence[tuple[str, float]]
-    keywords: Sequence[tuple[str, float]]
-    meaning: Sequence[tuple[str, float]]
-    exact: frozenset[str] = frozenset()
-    terms: frozenset[str] = frozenset()
-    length: Callable[[str], int] = lambda f: 0
-
-
-def _z(v: np.ndarray) -> np.ndarray:
-    sd = float(v.std()) if len(v) else 0.0
-    return (v - v.mean()) / sd if sd > 1e-9 else np.zeros_like(v)
-
-
-def _path_terms(path: str) -> frozenset[str]:
-    from neuralmind.index.tokens import code_tokens
-
-    return frozenset(code_tokens(path.replace("/", " ").replace(".", " ")))
-
-
-def candidate_features(ranked: Sequence[RankedFile], fused: Mapping[str, RankedFile],
-                       pairs: Mapping[str, Sequence[str]], ev: FileEvidence, k: float,
-                       depth: int, about_tests: bool, about_docs: bool
-                       ) -> tuple[list[str], dict[str, np.ndarray]]:
-    """The candidates (each list's first `depth` files, the ranking so far, and the tests
-    paired with any of them) and their features, every one scale-free across
-    repositories: reciprocal ranks, scores over the question's best, cosine gaps to the
-    best, z-scores within the candidates, flags. Nothing names a repository or language."""
-    sym_files = list(dict.fromkeys(f for f, _ in ev.symbols))
-    kw_top = list(dict.fromkeys(f for f, _ in ev.keywords))[:depth]
-    best_cos: dict[str, float] = {}
-    for f, c in ev.meaning:
-        best_cos.setdefault(f, c)
-    cand = list(dict.fromkeys([*sym_files, *kw_top, *list(best_cos)[:depth],
-                               *(rf.file for rf in ranked)]))
-    have = set(cand)
-    for test, sources in pairs.items():
-        if test not in have and any(x in have for x in sources):
-            cand.append(test)
-            have.add(test)
-    best_fused = max((rf.score for rf in fused.values()), default=0.0) or 1.0
-    own = {f: rf.score / best_fused for f, rf in fused.items()}
-    at = {rf.file: i for i, rf in enumerate(ranked, 1)}
-    sym_best: dict[str, float] = {}
-    sym_count: dict[str, int] = {}
-    for f, sc in ev.symbols:
-        sym_best.setdefault(f, sc)
-        sym_count[f] = sym_count.get(f, 0) + 1
-    top_sym = (ev.symbols[0][1] if ev.symbols else 0.0) or 1.0
-    most_hits = max(sym_count.values(), default=1)
-    kw = dict(ev.keywords)
-    top_kw = (ev.keywords[0][1] if ev.keywords else 0.0) or 1.0
-    floor_cos = ev.meaning[-1][1] if ev.meaning else 0.0
-    top_cos = max(best_cos.values(), default=0.0)
-    list_rank = {"symbols": {f: r for r, f in enumerate(sym_files, 1)},
-                 "keywords": {f: r for r, f in enumerate(kw_top, 1)},
-                 "meaning": {f: r for r, f in enumerate(best_cos, 1)}}
-    n_terms = max(1, len(ev.terms))
-    kwv = np.array([kw.get(f, 0.0) for f in cand])
-    cosv = np.array([best_cos.get(f, floor_cos) for f in cand])
-    lens = np.array([math.log1p(ev.length(f)) for f in cand])
-    tests = [is_test_path(f) for f in cand]
-    col = {
-        "fused": np.array([own.get(f, 0.0) for f in cand]),
-        "rr_fused": np.array([(k + 1) / (k + at.get(f, 2 * len(ranked))) for f in cand]),
-        "sym_norm": np.array([sym_best.get(f, 0.0) / top_sym for f in cand]),
-        "sym_hits": np.array([sym_count.get(f, 0) / most_hits for f in cand]),
-        "kw_norm": kwv / top_kw, "kw_z": _z(kwv),
-        "cos_gap": cosv - top_cos, "cos_z": _z(cosv),
-        "is_test": np.array([float(t and not about_tests) for t in tests]),
-        "is_doc": np.array([float(is_doc_path(f) and not about_docs) for f in cand]),
-        "pair_lift": np.array([max((own.get(x, 0.0) for x in pairs.get(f, ())), default=0.0)
-                               if t else 0.0 for f, t in zip(cand, tests, strict=True)]),
-        "path_match": np.array([len(ev.terms & _path_terms(f)) / n_terms for f in cand]),
-        "exact": np.array([float(f in ev.exact) for f in cand]),
-        "sym_top": np.array([float(bool(ev.symbols) and f == ev.symbols[0][0]) for f in cand]),
-    }
-    for key, name in (("rrf_sym", "symbols"), ("rrf_kw", "keywords"), ("rrf_mean", "meaning")):
-        col[key] = np.array([(k + 1) / (k + list_rank[name][f]) if f in list_rank[name] else 0.0
-                             for f in cand])
-    size = _z(lens)
-    col["size_z"], col["size_lo"], col["size_hi"] = size, np.minimum(size, 0.0), np.maximum(
-        size, 0.0)
-    return cand, col
-
 
 FEATURES = {
     # group -> feature names (file_rank.candidate_features computes them)
@@ -286,7 +173,9 @@ def rank(c: Cands, w: np.ndarray, follow: bool = True) -> list[str]:
 
 def served(q: Any, c: Cands, w: np.ndarray, follow: bool = True) -> list[str]:
     """The files a question is answered with: under the gate a question in question form
-    (is_locate_question) keeps the engine's ranking, anything else is re-ranked."""
+    (query.is_locate_question) keeps the engine's ranking, anything else is re-ranked."""
+    from neuralmind.index.query import is_locate_question
+
     if GATE[0] and is_locate_question(q.text):
         return c.shipped[:20]
     return rank(c, w, follow)
@@ -408,7 +297,9 @@ def select(data: list[tuple[Any, Cands]], points: list[str], iters: int) -> str:
     beside it, with the figures of its fit on all ten."""
     dev = [(q, c) for q, c in data if q.set in ("hist-dev", "h2-dev")]
     if GATE[0]:
-            dev = [(q, c) for q, c in dev if not is_locate_question(q.text)]
+        from neuralmind.index.query import is_locate_question
+
+        dev = [(q, c) for q, c in dev if not is_locate_question(q.text)]
     public = [(q, c) for q, c in data if q.set in ("symbols", "retrieval")]
     repos = sorted({q.repo for q, _ in dev})
     parsed = []
@@ -467,7 +358,9 @@ def run_point(data: list[tuple[Any, Cands]], groups: list[str], l2: float, beta:
     """Train on the dev rows (all ten projects, and each nine for LORO); one summary line."""
     dev = [(q, c) for q, c in data if q.set in ("hist-dev", "h2-dev")]
     if GATE[0]:     # the gate serves locate questions by the engine: the fit never sees them
-            dev = [(q, c) for q, c in dev if not is_locate_question(q.text)]
+        from neuralmind.index.query import is_locate_question
+
+        dev = [(q, c) for q, c in dev if not is_locate_question(q.text)]
 
     fit = make_fit(groups, l2, beta, iters, method)
     w = fit(dev)
