@@ -453,7 +453,8 @@ class SearchIndex:
         qv, notice = self._question_vector(q, mode)
         with self._lock:
             node_bm25 = self._bm25.search_terms(q.keyword_terms, CANDIDATES)
-            learned = bool(LEARNED_FILE_WEIGHTS) and not q.locate and qv is not None
+            learned = (bool(LEARNED_FILE_WEIGHTS) and qv is not None and not q.locate
+                       and name is None)    # a bare name asks where that symbol is
             file_bm25 = self._bm25.search_terms(
                 q.keyword_terms, LEARNED_KEYWORD_DEPTH if learned else MAX_RANKED_FILES,
                 subset=is_file_id, b=FILE_BM25_B)

@@ -211,6 +211,8 @@ def test_only_change_requests_take_the_learned_step(workspace: Workspace) -> Non
     assert all("learned change-request rank" in f.reasons for f in change.files)
     assert not any("learned change-request rank" in f.reasons for f in ask.files)
     assert change.files[0].file == ask.files[0].file == "deploy/retry.go"
+    named = workspace.query("Backoff", budget=1000)        # a bare name: where it is
+    assert not any("learned change-request rank" in f.reasons for f in named.files)
 
 
 def test_interleave_puts_each_top_files_best_hit_first() -> None:
