@@ -22,7 +22,7 @@ all (a test nothing points to is not pulled in): just below its source, but neve
 a fixed position, so the best files keep their order.
 
 A change request (any question not in question form: `query.is_locate_question`) is
-then re-ranked by a learned step (`learned_rank`): a linear score over scale-free
+then re-ranked by a learned step (`rank_question_files` -> `learned_rank`): a linear score over scale-free
 features of each candidate file (its place in each list and in the ranking so far, its
 scores over the question's best, flags, path-name match, size), with one global weight
 vector fitted by pairwise logistic regression on the history projects' commit messages
@@ -37,7 +37,7 @@ of each ranked file first, in file order, then the rest by score.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -45,18 +45,24 @@ import numpy as np
 
 from neuralmind.config import (
     DOC_FACTOR,
+    FILE_BM25_B,
     FILE_LIST_WEIGHTS,
     FILE_RRF_K,
     FILE_TEST_FACTOR,
     LEARNED_CANDIDATE_DEPTH,
     LEARNED_FILE_WEIGHTS,
+    LEARNED_KEYWORD_DEPTH,
     MAX_RANKED_FILES,
     PAIR_FOLLOW_DEPTH,
     PAIR_FOLLOW_POSITION,
     PAIR_FOLLOW_SOURCES,
     PAIR_SHARE,
+    SYMBOL_LIST_DEPTH,
 )
+from neuralmind.index.bm25 import BM25Index
 from neuralmind.index.pairing import is_test_path
+from neuralmind.index.query import Question
+from neuralmind.index.symbol_rank import Hit, is_file_id, node_path
 from neuralmind.index.tokens import code_tokens
 
 _DOC_SUFFIXES = (".md", ".markdown", ".rst", ".txt", ".adoc")
@@ -140,6 +146,32 @@ def rank_files(lists: Mapping[str, Sequence[str]], pairs: Mapping[str, Sequence[
     if p.follow_sources:
         ranked = follow_sources(ranked, own_rank, pairs, p)
     return ranked[:limit]
+
+
+def rank_question_files(lists: Mapping[str, Sequence[str]], pairs: Mapping[str, Sequence[str]],
+                        q: Question, bare_name: bool, hits: Sequence[Hit],
+                        nearest: Sequence[tuple[str, float]], exact: Iterable[str],
+                        bm25: BM25Index, params: FileRankParams | None = None
+                        ) -> list[RankedFile]:
+    """A question's files: `rank_files`, then, for a change request, `learned_rank`.
+
+    A locate question (`query.is_locate_question`: question form, a description) or a
+    bare name keeps the fused ranking: it asks for the one module that does a thing, which
+    the learned step's hub features push down (BENCHMARKS RETR7/RETR8). So does a
+    keyword-only search (no `nearest` nodes): the weights were fitted with meaning. The
+    learned step reads whole-file BM25 deeper than the fused list and the files' sizes
+    from `bm25` (the caller holds the index's lock)."""
+    files = rank_files(lists, pairs, about_tests=q.about_tests, about_docs=q.about_docs,
+                       params=params)
+    if not LEARNED_FILE_WEIGHTS or q.locate or bare_name or not nearest:
+        return files
+    keywords = bm25.search_terms(q.keyword_terms, LEARNED_KEYWORD_DEPTH, subset=is_file_id,
+                                 b=FILE_BM25_B)
+    ev = FileEvidence([(node_path(h.id), h.score) for h in hits[:SYMBOL_LIST_DEPTH]],
+                      keywords, [(node_path(i), c) for i, c in nearest],
+                      frozenset(map(node_path, exact)), frozenset(q.keyword_terms), bm25.length)
+    return learned_rank(files, lists, pairs, ev, about_tests=q.about_tests,
+                        about_docs=q.about_docs, params=params)
 
 
 def follow_sources(ranked: list[RankedFile], own_rank: Mapping[str, int],

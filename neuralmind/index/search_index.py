@@ -39,8 +39,6 @@ from neuralmind.config import (
     EXACT_MAX_NODES,
     FILE_BM25_B,
     FILE_DENSE_CANDIDATES,
-    LEARNED_FILE_WEIGHTS,
-    LEARNED_KEYWORD_DEPTH,
     MAX_RANKED_FILES,
     RRF_K,
     RRF_WEIGHTS,
@@ -54,14 +52,7 @@ from neuralmind.index.bm25 import BM25Index
 from neuralmind.index.embed_order import EmbedOrder, choose
 from neuralmind.index.embed_stream import embed_slices
 from neuralmind.index.embedder import Embedder, ModelUnavailable, load_embedder
-from neuralmind.index.file_rank import (
-    FileEvidence,
-    FileRankParams,
-    RankedFile,
-    interleave,
-    learned_rank,
-    rank_files,
-)
+from neuralmind.index.file_rank import FileRankParams, RankedFile, interleave, rank_question_files
 from neuralmind.index.jsonstream import members, read_slices, write_object
 from neuralmind.index.keyword_update import apply_texts, text_hash
 from neuralmind.index.node_text import DEFAULT_TEXT, NodeTextOptions, file_children, graph_texts
@@ -453,11 +444,8 @@ class SearchIndex:
         qv, notice = self._question_vector(q, mode)
         with self._lock:
             node_bm25 = self._bm25.search_terms(q.keyword_terms, CANDIDATES)
-            learned = (bool(LEARNED_FILE_WEIGHTS) and qv is not None and not q.locate
-                       and name is None)    # a bare name asks where that symbol is
-            file_bm25 = self._bm25.search_terms(
-                q.keyword_terms, LEARNED_KEYWORD_DEPTH if learned else MAX_RANKED_FILES,
-                subset=is_file_id, b=FILE_BM25_B)
+            file_bm25 = self._bm25.search_terms(q.keyword_terms, MAX_RANKED_FILES,
+                                                subset=is_file_id, b=FILE_BM25_B)
             nearest = (self._vectors.search(qv, max(CANDIDATES, FILE_DENSE_CANDIDATES))
                        if qv is not None else [])
             exact = self._exact_matches(query, name)
@@ -465,18 +453,11 @@ class SearchIndex:
         hits = self._rank_symbols(q, node_bm25, nearest[:CANDIDATES], exact)
         # 3. files: the symbol ranking, whole-file keywords and meaning, with the priors
         lists = {"symbols": [node_path(h.id) for h in hits[:SYMBOL_LIST_DEPTH]],
-                 "keywords": [f for f, _ in file_bm25[:MAX_RANKED_FILES]],
+                 "keywords": [f for f, _ in file_bm25],
                  "meaning": [node_path(i) for i, _ in nearest]}
-        files = rank_files(lists, pairs or {}, about_tests=q.about_tests,
-                           about_docs=q.about_docs, params=file_params)
-        if learned:     # a change request: the learned step re-ranks (file_rank.py)
-            ev = FileEvidence([(node_path(h.id), h.score) for h in hits[:SYMBOL_LIST_DEPTH]],
-                              file_bm25, [(node_path(i), c) for i, c in nearest],
-                              frozenset(map(node_path, exact)), frozenset(q.keyword_terms),
-                              self._bm25.length)
-            with self._lock:    # file sizes are read from the keyword index
-                files = learned_rank(files, lists, pairs or {}, ev, about_tests=q.about_tests,
-                                     about_docs=q.about_docs, params=file_params)
+        with self._lock:    # a change request's learned step reads whole files (file_rank.py)
+            files = rank_question_files(lists, pairs or {}, q, name is not None, hits, nearest,
+                                        exact, self._bm25, file_params)
         # 4. the hits follow the file ranking (a file with no symbol hit: the file), led by
         #    the symbols a question that is only a name names
         lead = frozenset(i for i in exact if self._names.get(i) == name)
