@@ -65,9 +65,10 @@ MAX_RANKED_FILES = 20          # files an answer ranks (and whose best symbol le
 # (benchmarks/learn_rank_lab.py --gate; BENCHMARKS.md RETR8: the fit and its LORO).
 LEARNED_CANDIDATE_DEPTH = 30   # each list's first files that become candidates (RETR7)
 LEARNED_KEYWORD_DEPTH = 100    # whole-file BM25 scores read for the features (RETR7)
-LEARNED_FILE_WEIGHTS: dict[str, float] = {  # every group, L2 1e-3, no added rr_fused, no
-    #   protected files: the point leave-one-repository-out chose for 4 of 10 held-out projects
-    #   (the others: the same groups with one or two of the size features); BENCHMARKS RETR8
+LEARNED_FILE_WEIGHTS: dict[str, float] = {  # every feature group, L2 1e-3, no added
+    #   rr_fused, no protected files: the best of a 36-point grid on all ten projects, and the
+    #   choice of 4 of 10 nested leave-one-repository-out folds (the other six: the same
+    #   groups with one size feature, size_hi or size_z); BENCHMARKS RETR8
     "fused": -0.1215, "rr_fused": 1.148, "rrf_sym": -0.062, "rrf_kw": -0.1399,
     "rrf_mean": 0.1241, "sym_norm": -0.1906, "sym_hits": 0.4933, "kw_norm": 1.778,
     "kw_z": 0.2942, "cos_gap": 2.251, "cos_z": 0.1016, "is_test": -1.055, "is_doc": -6.461,
