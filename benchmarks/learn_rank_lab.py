@@ -20,6 +20,14 @@ engine's first `protect` files keep their places.
         --features base,flags,path,exact,cos,kw,sym,rrf --method ca --protect 1 --loro
     python benchmarks/learn_rank_lab.py --cache F.pkl --trials t.txt  # "groups l2 beta protect method"
 
+RETR8 (`--gate`): questions query.is_locate_question picks (question form, article-led
+descriptions) keep the engine's ranking and are left out of the fit; `--select` chooses
+among the `--trials` points by nested leave-one-repository-out (each held-out project's
+point is the best, by the tuning objective, of the points fitted on the other nine). The
+candidates' features are the engine's (file_rank.candidate_features).
+
+    python benchmarks/learn_rank_lab.py --cache F.pkl --trials grid.txt --gate --select
+
 Splits: hist-dev + h2-dev rows fit (never the test rows); hist-test + h2-test report;
 symbols and retrieval are guards only (rank_lab.GUARDS). Results: BENCHMARKS.md (RETR7).
 """
@@ -32,117 +40,20 @@ import statistics
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from neuralmind.index.file_rank import RankedFile, fuse, is_doc_path
-from neuralmind.index.pairing import is_test_path
+from neuralmind.config import LEARNED_CANDIDATE_DEPTH as CANDIDATE_DEPTH
+from neuralmind.config import LEARNED_KEYWORD_DEPTH as KEYWORD_DEPTH
+from neuralmind.index.file_rank import FileEvidence, candidate_features, fuse
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import rank_lab as rl  # noqa: E402
 import ranking_variants as rv  # noqa: E402
-
-KEYWORD_DEPTH = 100     # whole-file BM25 scores read per question
-CANDIDATE_DEPTH = 30    # each list's first files that become candidates
-
-
-@dataclass(frozen=True)
-class FileEvidence:
-    """The lists' scores, which the learned step reads (the fusion reads only ranks).
-
-    `symbols`: (file, score) of the best symbol hits, one entry a hit, best first;
-    `keywords`: (file, whole-file BM25) of every file that matches, best first;
-    `meaning`: (file, cosine) of the nearest nodes, one entry a node, best first;
-    `exact`: files holding a symbol the question names; `length`: a file's token count."""
-
-    symbols: Sequence[tuple[str, float]]
-    keywords: Sequence[tuple[str, float]]
-    meaning: Sequence[tuple[str, float]]
-    exact: frozenset[str] = frozenset()
-    terms: frozenset[str] = frozenset()
-    length: Callable[[str], int] = lambda f: 0
-
-
-def _z(v: np.ndarray) -> np.ndarray:
-    sd = float(v.std()) if len(v) else 0.0
-    return (v - v.mean()) / sd if sd > 1e-9 else np.zeros_like(v)
-
-
-def _path_terms(path: str) -> frozenset[str]:
-    from neuralmind.index.tokens import code_tokens
-
-    return frozenset(code_tokens(path.replace("/", " ").replace(".", " ")))
-
-
-def candidate_features(ranked: Sequence[RankedFile], fused: Mapping[str, RankedFile],
-                       pairs: Mapping[str, Sequence[str]], ev: FileEvidence, k: float,
-                       depth: int, about_tests: bool, about_docs: bool
-                       ) -> tuple[list[str], dict[str, np.ndarray]]:
-    """The candidates (each list's first `depth` files, the ranking so far, and the tests
-    paired with any of them) and their features, every one scale-free across
-    repositories: reciprocal ranks, scores over the question's best, cosine gaps to the
-    best, z-scores within the candidates, flags. Nothing names a repository or language."""
-    sym_files = list(dict.fromkeys(f for f, _ in ev.symbols))
-    kw_top = list(dict.fromkeys(f for f, _ in ev.keywords))[:depth]
-    best_cos: dict[str, float] = {}
-    for f, c in ev.meaning:
-        best_cos.setdefault(f, c)
-    cand = list(dict.fromkeys([*sym_files, *kw_top, *list(best_cos)[:depth],
-                               *(rf.file for rf in ranked)]))
-    have = set(cand)
-    for test, sources in pairs.items():
-        if test not in have and any(x in have for x in sources):
-            cand.append(test)
-            have.add(test)
-    best_fused = max((rf.score for rf in fused.values()), default=0.0) or 1.0
-    own = {f: rf.score / best_fused for f, rf in fused.items()}
-    at = {rf.file: i for i, rf in enumerate(ranked, 1)}
-    sym_best: dict[str, float] = {}
-    sym_count: dict[str, int] = {}
-    for f, sc in ev.symbols:
-        sym_best.setdefault(f, sc)
-        sym_count[f] = sym_count.get(f, 0) + 1
-    top_sym = (ev.symbols[0][1] if ev.symbols else 0.0) or 1.0
-    most_hits = max(sym_count.values(), default=1)
-    kw = dict(ev.keywords)
-    top_kw = (ev.keywords[0][1] if ev.keywords else 0.0) or 1.0
-    floor_cos = ev.meaning[-1][1] if ev.meaning else 0.0
-    top_cos = max(best_cos.values(), default=0.0)
-    list_rank = {"symbols": {f: r for r, f in enumerate(sym_files, 1)},
-                 "keywords": {f: r for r, f in enumerate(kw_top, 1)},
-                 "meaning": {f: r for r, f in enumerate(best_cos, 1)}}
-    n_terms = max(1, len(ev.terms))
-    kwv = np.array([kw.get(f, 0.0) for f in cand])
-    cosv = np.array([best_cos.get(f, floor_cos) for f in cand])
-    lens = np.array([math.log1p(ev.length(f)) for f in cand])
-    tests = [is_test_path(f) for f in cand]
-    col = {
-        "fused": np.array([own.get(f, 0.0) for f in cand]),
-        "rr_fused": np.array([(k + 1) / (k + at.get(f, 2 * len(ranked))) for f in cand]),
-        "sym_norm": np.array([sym_best.get(f, 0.0) / top_sym for f in cand]),
-        "sym_hits": np.array([sym_count.get(f, 0) / most_hits for f in cand]),
-        "kw_norm": kwv / top_kw, "kw_z": _z(kwv),
-        "cos_gap": cosv - top_cos, "cos_z": _z(cosv),
-        "is_test": np.array([float(t and not about_tests) for t in tests]),
-        "is_doc": np.array([float(is_doc_path(f) and not about_docs) for f in cand]),
-        "pair_lift": np.array([max((own.get(x, 0.0) for x in pairs.get(f, ())), default=0.0)
-                               if t else 0.0 for f, t in zip(cand, tests, strict=True)]),
-        "path_match": np.array([len(ev.terms & _path_terms(f)) / n_terms for f in cand]),
-        "exact": np.array([float(f in ev.exact) for f in cand]),
-        "sym_top": np.array([float(bool(ev.symbols) and f == ev.symbols[0][0]) for f in cand]),
-    }
-    for key, name in (("rrf_sym", "symbols"), ("rrf_kw", "keywords"), ("rrf_mean", "meaning")):
-        col[key] = np.array([(k + 1) / (k + list_rank[name][f]) if f in list_rank[name] else 0.0
-                             for f in cand])
-    size = _z(lens)
-    col["size_z"], col["size_lo"], col["size_hi"] = size, np.minimum(size, 0.0), np.maximum(
-        size, 0.0)
-    return cand, col
-
 
 FEATURES = {
     # group -> feature names (file_rank.candidate_features computes them)
@@ -229,6 +140,9 @@ def features(repo: Any, q: Any, s: Any) -> Cands:
 
 
 PROTECT = [1]   # the ranking so far: its best files that keep their places (set by main)
+GATE = [False]  # question-type gate (RETR8): locate questions keep the engine's ranking
+FOLLOW: list[int | None] = [None]   # sources that bring their test after the learned step
+#   (None: config.PAIR_FOLLOW_SOURCES; a trial line's 6th field sets it)
 PAIR_COL = FEATURE_ORDER.index("pair_lift")
 
 
@@ -247,7 +161,8 @@ def rank(c: Cands, w: np.ndarray, follow: bool = True) -> list[str]:
         own = sc - w[PAIR_COL] * c.x[:, PAIR_COL]
         own_order = sorted(range(len(c.files)), key=lambda i: (-own[i], c.files[i]))
         own_rank = {c.files[i]: r for r, i in enumerate(own_order, 1)}
-        p = file_rank.FileRankParams(follow_sources=PAIR_FOLLOW_SOURCES,
+        p = file_rank.FileRankParams(follow_sources=FOLLOW[0] if FOLLOW[0] is not None
+                                     else PAIR_FOLLOW_SOURCES,
                                      follow_depth=PAIR_FOLLOW_DEPTH,
                                      follow_position=PAIR_FOLLOW_POSITION)
         ranked = file_rank.follow_sources(ranked, own_rank, c.pairs, p)
@@ -256,8 +171,18 @@ def rank(c: Cands, w: np.ndarray, follow: bool = True) -> list[str]:
     return out[:20]
 
 
-def train(data: list[tuple[Any, Cands]], cols: np.ndarray, l2: float, iters: int = 300
-          ) -> np.ndarray:
+def served(q: Any, c: Cands, w: np.ndarray, follow: bool = True) -> list[str]:
+    """The files a question is answered with: under the gate a question in question form
+    (query.is_locate_question) keeps the engine's ranking, anything else is re-ranked."""
+    from neuralmind.index.query import is_locate_question
+
+    if GATE[0] and is_locate_question(q.text):
+        return c.shipped[:20]
+    return rank(c, w, follow)
+
+
+def train(data: list[tuple[Any, Cands]], cols: np.ndarray, l2: float, iters: int = 300,
+          top_heavy: bool = False) -> np.ndarray:
     """Pairwise logistic regression (RankNet, linear): every gold candidate against every
     other candidate of its question; each question's pairs weigh 1, each project the same
     in total. Full-batch gradient descent with Adam, features standardised for the fit."""
@@ -271,7 +196,15 @@ def train(data: list[tuple[Any, Cands]], cols: np.ndarray, l2: float, iters: int
         xg, xn = c.x[c.gold][:, cols], c.x[~c.gold][:, cols]
         d = (xg[:, None, :] - xn[None, :, :]).reshape(-1, cols.sum())
         diffs.append(d)
-        wts.append(np.full(len(d), 1.0 / len(d) / per_repo[q.repo]))
+        if top_heavy:   # a pair weighs what swapping it moves a top-heavy gain (LambdaRank's
+            #             |delta DCG|, from the engine's ranking): the top five matter most
+            at = {f: i for i, f in enumerate(c.shipped, 1)}
+            gain = np.array([1.0 / math.log2(1 + at.get(f, 2 * len(c.shipped) + 1))
+                             for f in c.files])
+            pw = np.abs(gain[c.gold][:, None] - gain[~c.gold][None, :]).reshape(-1) + 1e-6
+            wts.append(pw / pw.sum() / per_repo[q.repo])
+        else:
+            wts.append(np.full(len(d), 1.0 / len(d) / per_repo[q.repo]))
     dx = np.concatenate(diffs)
     dw = np.concatenate(wts)
     dw /= dw.sum()
@@ -296,7 +229,7 @@ def dev_objective(data: list[tuple[Any, Cands]], w: np.ndarray) -> float:
     """Mean over projects of (R@5 + MRR) / 2: what the grids maximise (rank_lab)."""
     by: dict[str, list[float]] = defaultdict(list)
     for q, c in data:
-        m = rl.score([q.prefix + f for f in rank(c, w)], q)
+        m = rl.score([q.prefix + f for f in served(q, c, w)], q)
         by[q.repo].append((m["R@5"] + m["MRR"]) / 2)
     return statistics.fmean(statistics.fmean(v) for v in by.values())
 
@@ -331,27 +264,105 @@ def evaluate(data: list[tuple[Any, Cands]], w: np.ndarray, follow: bool = True
              ) -> dict[str, list[tuple[Any, dict[str, Any]]]]:
     out: dict[str, list[tuple[Any, dict[str, Any]]]] = defaultdict(list)
     for q, c in data:
-        out[q.set].append((q, rl.score([q.prefix + f for f in rank(c, w, follow)], q)))
+        out[q.set].append((q, rl.score([q.prefix + f for f in served(q, c, w, follow)], q)))
     return out
 
 
-def run_point(data: list[tuple[Any, Cands]], groups: list[str], l2: float, beta: float,
-              iters: int, loro: bool, follow: bool = True, method: str = "logistic") -> str:
-    """Train on the dev rows (all ten projects, and each nine for LORO); one summary line."""
+def make_fit(groups: list[str], l2: float, beta: float, iters: int, method: str
+             ) -> Callable[[list[tuple[Any, Cands]]], np.ndarray]:
+    """The fitting procedure of one point: rows -> weights over FEATURE_ORDER."""
     cols = np.array([any(f in FEATURES[g] for g in groups) for f in FEATURE_ORDER])
     boost = np.array([beta if f == "rr_fused" else 0.0 for f in FEATURE_ORDER])
-    dev = [(q, c) for q, c in data if q.set in ("hist-dev", "h2-dev")]
 
     def fit(rows: list[tuple[Any, Cands]]) -> np.ndarray:
         if method == "none":
             return boost.copy()
         if method == "logistic":
             return train(rows, cols, l2, iters) + boost
+        if method == "lambda":
+            return train(rows, cols, l2, iters, top_heavy=True) + boost
         start = boost.copy() if method == "ca" else train(rows, cols, l2, iters) + boost
         if not start.any():
             start[FEATURE_ORDER.index("rr_fused")] = 1.0
         return ascend(rows, cols, start)
+    return fit
 
+
+def select(data: list[tuple[Any, Cands]], points: list[str], iters: int) -> str:
+    """Every parameter chosen by leave-one-repository-out (RETR8): for each held-out
+    project, each point (feature groups, L2, rr_fused boost, protect, method) is fitted
+    on the other nine projects' tuning rows and scored there (the tuning objective); among
+    the points that keep the public guards with those weights the best is chosen and
+    scores the held-out project's test rows. The in-sample choice (all ten) is reported
+    beside it, with the figures of its fit on all ten."""
+    dev = [(q, c) for q, c in data if q.set in ("hist-dev", "h2-dev")]
+    if GATE[0]:
+        from neuralmind.index.query import is_locate_question
+
+        dev = [(q, c) for q, c in dev if not is_locate_question(q.text)]
+    public = [(q, c) for q, c in data if q.set in ("symbols", "retrieval")]
+    repos = sorted({q.repo for q, _ in dev})
+    parsed = []
+    fitted: dict[tuple[str, str, str, int], np.ndarray] = {}   # a fit serves every beta
+    for line in points:
+        g, l2, beta, prot, *how = line.split()
+        parsed.append((line, (g, l2, how[0] if how else "logistic"), float(beta), int(prot),
+                       int(how[1]) if len(how) > 1 else None))
+
+    def choose(rows: list[tuple[Any, Cands]], fold: str
+               ) -> tuple[str, np.ndarray, int, float, float]:
+        best: tuple[float, float, str, np.ndarray, int, int | None] | None = None
+        for line, key_, beta, prot, follow in parsed:
+            PROTECT[0], FOLLOW[0] = prot, follow
+            fk = (*key_, fold)
+            if fk not in fitted:
+                fitted[fk] = make_fit(key_[0].split(","), float(key_[1]), 0.0, iters,
+                                      key_[2])(rows)
+            w = fitted[fk].copy()
+            w[FEATURE_ORDER.index("rr_fused")] += beta
+            obj = dev_objective(rows, w)
+            margin = rl.guard_margin(evaluate(public, w))
+            key = (min(margin, 0.0), obj)
+            if best is None or key > best[:2]:
+                best = (*key, line, w, prot, follow)
+        assert best is not None
+        FOLLOW[0] = best[5]
+        return best[2], best[3], best[4], best[1], best[0]
+
+    out = []
+    line, w, prot, obj, margin = choose(dev, "")
+    PROTECT[0] = prot
+    res = evaluate(data, w)
+    out.append(f"in-sample choice: {line} (dev obj {obj:.4f}, guard {margin:+.3f})\n    "
+               + rl.trial_line(res))
+    rows: dict[str, list[tuple[Any, dict[str, Any]]]] = defaultdict(list)
+    for held in repos:
+        line, w, prot, obj, margin = choose([(q, c) for q, c in dev if q.repo != held], held)
+        PROTECT[0] = prot
+        got = evaluate([(q, c) for q, c in data if q.repo == held
+                        and q.set in ("hist-test", "h2-test")], w)
+        for s_, pairs in got.items():
+            rows[s_].extend(pairs)
+        ms = [m for pairs in got.values() for _, m in pairs]
+        out.append(f"  held out {held}: {line} (obj {obj:.4f}, guard {margin:+.3f}) test "
+                   f"{rl.mean_of(ms, 'R@5'):.3f}/{rl.mean_of(ms, 'MRR'):.3f}")
+    for s_ in ("hist-test", "h2-test"):
+        ms = [m for _, m in rows[s_]]
+        out.append(f"LORO {s_} {rl.mean_of(ms, 'R@5'):.3f}/{rl.mean_of(ms, 'MRR'):.3f} "
+                   f"test R@5 {rl.mean_of(ms, 'test R@5'):.3f}")
+    return "\n".join(out)
+
+
+def run_point(data: list[tuple[Any, Cands]], groups: list[str], l2: float, beta: float,
+              iters: int, loro: bool, follow: bool = True, method: str = "logistic") -> str:
+    """Train on the dev rows (all ten projects, and each nine for LORO); one summary line."""
+    dev = [(q, c) for q, c in data if q.set in ("hist-dev", "h2-dev")]
+    if GATE[0]:     # the gate serves locate questions by the engine: the fit never sees them
+        from neuralmind.index.query import is_locate_question
+
+        dev = [(q, c) for q, c in dev if not is_locate_question(q.text)]
+
+    fit = make_fit(groups, l2, beta, iters, method)
     w = fit(dev)
     res = evaluate(data, w, follow)
     line = rl.trial_line(res) + " | w " + " ".join(
@@ -392,7 +403,7 @@ def load(cache: Path | None) -> list[tuple[Any, Cands]]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--features", default=",".join(FEATURES), help="feature groups")
-    ap.add_argument("--method", default="logistic", choices=["none", "logistic", "ca", "lca"],
+    ap.add_argument("--method", default="logistic", choices=["none", "logistic", "lambda", "ca", "lca"],
                     help="pairwise logistic, coordinate ascent from the ranking so far "
                          "(ca) or from the logistic fit (lca); none: the anchor alone")
     ap.add_argument("--l2", type=float, default=1e-3)
@@ -401,17 +412,27 @@ def main() -> None:
     ap.add_argument("--iters", type=int, default=300)
     ap.add_argument("--no-follow", action="store_true")
     ap.add_argument("--loro", action="store_true")
+    ap.add_argument("--select", action="store_true",
+                    help="choose among the --trials points by leave-one-repository-out")
+    ap.add_argument("--gate", action="store_true",
+                    help="questions in question form keep the engine's ranking (RETR8)")
     ap.add_argument("--cache", type=Path, help="features pickled here (reused if present)")
     ap.add_argument("--trials", type=Path,
                     help="one point a line: groups l2 beta protect [method]")
     args = ap.parse_args()
     data = load(args.cache)
+    GATE[0] = args.gate
+    if args.select:
+        print(select(data, [ln for ln in args.trials.read_text().splitlines()
+                            if ln.strip() and not ln.startswith("#")], args.iters), flush=True)
+        return
     lines = ([ln for ln in args.trials.read_text().splitlines()
               if ln.strip() and not ln.startswith("#")] if args.trials else
              [f"{args.features} {args.l2} {args.beta} {args.protect} {args.method}"])
     for line in lines:
         g, l2, beta, prot, *how = line.split()
         PROTECT[0] = int(prot)
+        FOLLOW[0] = int(how[1]) if len(how) > 1 else None
         print(line, "\n   ", run_point(data, g.split(","), float(l2), float(beta), args.iters,
                                        args.loro, not args.no_follow,
                                        how[0] if how else "logistic"), flush=True)

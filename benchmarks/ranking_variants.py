@@ -231,24 +231,25 @@ def product(repo: Any, q: Any, s: Any, p: dict[str, Any]) -> list[str]:
 
     The file lists of each question are recorded from one real search, then every grid
     point re-runs only `rank_files` on them (the same function the engine calls)."""
-    import neuralmind.index.search_index as si
     from neuralmind.context.retrieve import source_pairs
     from neuralmind.index import file_rank
 
     if "product_lists" not in s.extra:
         seen: dict[str, Any] = {}
 
+        original = file_rank.rank_files
+
         def record(lists: Any, pairs: Any, **kw: Any) -> Any:
             seen.update(lists=lists, pairs=pairs, kw=kw)
-            return file_rank.rank_files(lists, pairs, **kw)
+            return original(lists, pairs, **kw)
 
         idx = repo.index
         idx._embedder = FixedEmbedder(s.extra["qv"], idx._vectors.model_id)
-        si.rank_files, original = record, si.rank_files
+        file_rank.rank_files = record      # search -> rank_question_files -> rank_files
         try:
             idx.search(q.text, k=40, pairs=source_pairs(repo.graph))
         finally:
-            si.rank_files = original
+            file_rank.rank_files = original
         s.extra["product_lists"] = seen
     seen = s.extra["product_lists"]
     kw = dict(seen["kw"])

@@ -60,6 +60,21 @@ PAIR_FOLLOW_POSITION = 5       #   20 files: placed below its source, never abov
 #   MRR within 0.001; position 1 cost 0.004-0.006). Grid follow {0-3} x depth {5-40} x
 #   position {1-5}, by LORO: R@5 history test 0.810 -> 0.827, history2 test 0.673 -> 0.687
 MAX_RANKED_FILES = 20          # files an answer ranks (and whose best symbol leads the hits)
+# The learned step for change requests (file_rank.learned_rank; questions in question form,
+# query.is_locate_question, keep the ranking above). Weights over candidate_features' raw
+# features, fitted by pairwise logistic regression on the 10 history projects' tuning rows
+# (benchmarks/learn_rank_lab.py --gate; BENCHMARKS.md RETR8: the fit and its LORO).
+LEARNED_CANDIDATE_DEPTH = 30   # each list's first files that become candidates (RETR7)
+LEARNED_KEYWORD_DEPTH = 100    # whole-file BM25 scores read for the features (RETR7)
+LEARNED_FILE_WEIGHTS: dict[str, float] = {  # every feature group, L2 1e-3, no added
+    #   rr_fused, no protected files: the best of a 36-point grid on all ten projects, and the
+    #   choice of 4 of 10 nested leave-one-repository-out folds (the other six: the same
+    #   groups with one size feature, size_hi or size_z); BENCHMARKS RETR8
+    "fused": -0.1215, "rr_fused": 1.148, "rrf_sym": -0.062, "rrf_kw": -0.1399,
+    "rrf_mean": 0.1241, "sym_norm": -0.1906, "sym_hits": 0.4933, "kw_norm": 1.778,
+    "kw_z": 0.2942, "cos_gap": 2.251, "cos_z": 0.1016, "is_test": -1.055, "is_doc": -6.461,
+    "pair_lift": 1.151, "path_match": 4.183, "exact": 1.25, "sym_top": 0.483,
+    "size_z": 0.2738, "size_lo": 0.1817, "size_hi": 0.5469}
 PAIR_MIN_REFS = 2              # references from a test to a source file that pair them when
 #   names do not (one helper import is not a pairing)
 # Learned boost (context/retrieve.py), measured before issue #14 on the history sets warm.

@@ -82,6 +82,13 @@ class BM25Index:
         live = base if self._alive is None else [base[i] for i in np.flatnonzero(self._alive)]
         return [*live, *self._docs]
 
+    def length(self, doc_id: str) -> int:
+        """A document's token count (0: not indexed): the learned file step's size feature."""
+        if doc_id in self._lengths:
+            return self._lengths[doc_id]
+        num = self._base_number(doc_id)
+        return 0 if num is None else int(self._base.lengths[num])
+
     def add(self, doc_id: str, text: str) -> None:
         """Index `text` under `doc_id`, replacing what the id held before."""
         self.add_terms(doc_id, Counter(code_tokens(text)))

@@ -21,28 +21,49 @@ their test into the top five, when the test's own evidence ranks it among the fi
 all (a test nothing points to is not pulled in): just below its source, but never above
 a fixed position, so the best files keep their order.
 
+A change request (any question not in question form: `query.is_locate_question`) is
+then re-ranked by a learned step (`rank_question_files` -> `learned_rank`): a linear score over scale-free
+features of each candidate file (its place in each list and in the ranking so far, its
+scores over the question's best, flags, path-name match, size), with one global weight
+vector fitted by pairwise logistic regression on the history projects' commit messages
+(config.LEARNED_FILE_WEIGHTS; BENCHMARKS.md RETR8). It favours the hub files and tests a
+change touches; a locate question ("how does X ...?") keeps the ranking above, which
+finds the one small module such questions ask for.
+
 The symbol hits are then reordered so the top hits span the top files: the best symbol
 of each ranked file first, in file order, then the rest by score.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+import numpy as np
+
 from neuralmind.config import (
     DOC_FACTOR,
+    FILE_BM25_B,
     FILE_LIST_WEIGHTS,
     FILE_RRF_K,
     FILE_TEST_FACTOR,
+    LEARNED_CANDIDATE_DEPTH,
+    LEARNED_FILE_WEIGHTS,
+    LEARNED_KEYWORD_DEPTH,
     MAX_RANKED_FILES,
     PAIR_FOLLOW_DEPTH,
     PAIR_FOLLOW_POSITION,
     PAIR_FOLLOW_SOURCES,
     PAIR_SHARE,
+    SYMBOL_LIST_DEPTH,
 )
+from neuralmind.index.bm25 import BM25Index
 from neuralmind.index.pairing import is_test_path
+from neuralmind.index.query import Question
+from neuralmind.index.symbol_rank import Hit, is_file_id, node_path
+from neuralmind.index.tokens import code_tokens
 
 _DOC_SUFFIXES = (".md", ".markdown", ".rst", ".txt", ".adoc")
 LIST_NAMES = {"symbols": "symbols", "keywords": "whole-file keywords", "meaning": "meaning"}
@@ -127,6 +148,32 @@ def rank_files(lists: Mapping[str, Sequence[str]], pairs: Mapping[str, Sequence[
     return ranked[:limit]
 
 
+def rank_question_files(lists: Mapping[str, Sequence[str]], pairs: Mapping[str, Sequence[str]],
+                        q: Question, bare_name: bool, hits: Sequence[Hit],
+                        nearest: Sequence[tuple[str, float]], exact: Iterable[str],
+                        bm25: BM25Index, params: FileRankParams | None = None
+                        ) -> list[RankedFile]:
+    """A question's files: `rank_files`, then, for a change request, `learned_rank`.
+
+    A locate question (`query.is_locate_question`: question form, a description) or a
+    bare name keeps the fused ranking: it asks for the one module that does a thing, which
+    the learned step's hub features push down (BENCHMARKS RETR7/RETR8). So does a
+    keyword-only search (no `nearest` nodes): the weights were fitted with meaning. The
+    learned step reads whole-file BM25 deeper than the fused list and the files' sizes
+    from `bm25` (the caller holds the index's lock)."""
+    files = rank_files(lists, pairs, about_tests=q.about_tests, about_docs=q.about_docs,
+                       params=params)
+    if not LEARNED_FILE_WEIGHTS or q.locate or bare_name or not nearest:
+        return files
+    keywords = bm25.search_terms(q.keyword_terms, LEARNED_KEYWORD_DEPTH, subset=is_file_id,
+                                 b=FILE_BM25_B)
+    ev = FileEvidence([(node_path(h.id), h.score) for h in hits[:SYMBOL_LIST_DEPTH]],
+                      keywords, [(node_path(i), c) for i, c in nearest],
+                      frozenset(map(node_path, exact)), frozenset(q.keyword_terms), bm25.length)
+    return learned_rank(files, lists, pairs, ev, about_tests=q.about_tests,
+                        about_docs=q.about_docs, params=params)
+
+
 def follow_sources(ranked: list[RankedFile], own_rank: Mapping[str, int],
                    pairs: Mapping[str, Sequence[str]], p: FileRankParams) -> list[RankedFile]:
     """Each of the first `follow_sources` non-test files brings the test paired with it
@@ -171,6 +218,135 @@ def follow_sources(ranked: list[RankedFile], own_rank: Mapping[str, int],
             below = next((r.score for r in out[i + 1:] if r.file not in moved), 0.0)
             rf.score = (out[i - 1].score + min(below, out[i - 1].score)) / 2
     return out
+
+
+# --- the learned step (change requests) ---------------------------------------------------
+@dataclass(frozen=True)
+class FileEvidence:
+    """The lists' scores, which the learned step reads (the fusion reads only ranks).
+
+    `symbols`: (file, score) of the best symbol hits, one entry a hit, best first;
+    `keywords`: (file, whole-file BM25) of the files that match, best first (read
+    `config.LEARNED_KEYWORD_DEPTH` deep); `meaning`: (file, cosine) of the nearest nodes,
+    one entry a node, best first; `exact`: files holding a symbol the question names;
+    `terms`: the question's keyword terms; `length`: a file's token count."""
+
+    symbols: Sequence[tuple[str, float]]
+    keywords: Sequence[tuple[str, float]]
+    meaning: Sequence[tuple[str, float]]
+    exact: frozenset[str] = frozenset()
+    terms: frozenset[str] = frozenset()
+    length: Callable[[str], int] = lambda f: 0
+
+
+def _z(v: np.ndarray) -> np.ndarray:
+    sd = float(v.std()) if len(v) else 0.0
+    return (v - v.mean()) / sd if sd > 1e-9 else np.zeros_like(v)
+
+
+def _path_terms(path: str) -> frozenset[str]:
+    return frozenset(code_tokens(path.replace("/", " ").replace(".", " ")))
+
+
+def candidate_features(ranked: Sequence[RankedFile], fused: Mapping[str, RankedFile],
+                       pairs: Mapping[str, Sequence[str]], ev: FileEvidence, k: float,
+                       depth: int, about_tests: bool, about_docs: bool
+                       ) -> tuple[list[str], dict[str, np.ndarray]]:
+    """The candidates (each list's first `depth` files, the ranking so far, and the tests
+    paired with any of them) and their features, every one scale-free across
+    repositories (one weight vector serves every code base): reciprocal ranks, scores
+    over the question's best, cosine gaps to the best, z-scores within the candidates,
+    flags. Nothing names a repository or a language."""
+    sym_files = list(dict.fromkeys(f for f, _ in ev.symbols))
+    kw_top = list(dict.fromkeys(f for f, _ in ev.keywords))[:depth]
+    best_cos: dict[str, float] = {}
+    for f, c in ev.meaning:
+        best_cos.setdefault(f, c)
+    cand = list(dict.fromkeys([*sym_files, *kw_top, *list(best_cos)[:depth],
+                               *(rf.file for rf in ranked)]))
+    have = set(cand)
+    for test, sources in pairs.items():
+        if test not in have and any(x in have for x in sources):
+            cand.append(test)
+            have.add(test)
+    best_fused = max((rf.score for rf in fused.values()), default=0.0) or 1.0
+    own = {f: rf.score / best_fused for f, rf in fused.items()}
+    at = {rf.file: i for i, rf in enumerate(ranked, 1)}
+    sym_best: dict[str, float] = {}
+    sym_count: dict[str, int] = {}
+    for f, sc in ev.symbols:
+        sym_best.setdefault(f, sc)
+        sym_count[f] = sym_count.get(f, 0) + 1
+    top_sym = (ev.symbols[0][1] if ev.symbols else 0.0) or 1.0
+    most_hits = max(sym_count.values(), default=1)
+    kw = dict(ev.keywords)
+    top_kw = (ev.keywords[0][1] if ev.keywords else 0.0) or 1.0
+    floor_cos = ev.meaning[-1][1] if ev.meaning else 0.0
+    top_cos = max(best_cos.values(), default=0.0)
+    list_rank = {"symbols": {f: r for r, f in enumerate(sym_files, 1)},
+                 "keywords": {f: r for r, f in enumerate(kw_top, 1)},
+                 "meaning": {f: r for r, f in enumerate(best_cos, 1)}}
+    n_terms = max(1, len(ev.terms))
+    kwv = np.array([kw.get(f, 0.0) for f in cand])
+    cosv = np.array([best_cos.get(f, floor_cos) for f in cand])
+    lens = np.array([math.log1p(ev.length(f)) for f in cand])
+    tests = [is_test_path(f) for f in cand]
+    col = {
+        "fused": np.array([own.get(f, 0.0) for f in cand]),
+        "rr_fused": np.array([(k + 1) / (k + at.get(f, 2 * len(ranked))) for f in cand]),
+        "sym_norm": np.array([sym_best.get(f, 0.0) / top_sym for f in cand]),
+        "sym_hits": np.array([sym_count.get(f, 0) / most_hits for f in cand]),
+        "kw_norm": kwv / top_kw, "kw_z": _z(kwv),
+        "cos_gap": cosv - top_cos, "cos_z": _z(cosv),
+        "is_test": np.array([float(t and not about_tests) for t in tests]),
+        "is_doc": np.array([float(is_doc_path(f) and not about_docs) for f in cand]),
+        "pair_lift": np.array([max((own.get(x, 0.0) for x in pairs.get(f, ())), default=0.0)
+                               if t else 0.0 for f, t in zip(cand, tests, strict=True)]),
+        "path_match": np.array([len(ev.terms & _path_terms(f)) / n_terms for f in cand]),
+        "exact": np.array([float(f in ev.exact) for f in cand]),
+        "sym_top": np.array([float(bool(ev.symbols) and f == ev.symbols[0][0]) for f in cand]),
+    }
+    for key, name in (("rrf_sym", "symbols"), ("rrf_kw", "keywords"), ("rrf_mean", "meaning")):
+        col[key] = np.array([(k + 1) / (k + list_rank[name][f]) if f in list_rank[name] else 0.0
+                             for f in cand])
+    size = _z(lens)
+    col["size_z"], col["size_lo"], col["size_hi"] = size, np.minimum(size, 0.0), np.maximum(
+        size, 0.0)
+    return cand, col
+
+
+def learned_rank(ranked: Sequence[RankedFile], lists: Mapping[str, Sequence[str]],
+                 pairs: Mapping[str, Sequence[str]], ev: FileEvidence, *,
+                 about_tests: bool = False, about_docs: bool = False,
+                 params: FileRankParams | None = None,
+                 weights: Mapping[str, float] | None = None,
+                 limit: int = MAX_RANKED_FILES) -> list[RankedFile]:
+    """The ranking so far (`rank_files` on `lists`) re-ranked by a linear score over each
+    candidate's features (`candidate_features`), then the same last step as rank_files
+    (each best source brings its test into the top five, by the candidates' own scores
+    without the pairing feature). Weights: config.LEARNED_FILE_WEIGHTS."""
+    p = params or FileRankParams()
+    w = dict(LEARNED_FILE_WEIGHTS if weights is None else weights)
+    if not ranked or not any(w.values()):
+        return list(ranked)[:limit]
+    cand, col = candidate_features(ranked, fuse(lists, p), pairs, ev, p.k,
+                                   LEARNED_CANDIDATE_DEPTH, about_tests, about_docs)
+    sc = np.zeros(len(cand))
+    for name, weight in w.items():
+        sc += weight * col[name]
+    before = {rf.file: rf for rf in ranked}
+    order = sorted(range(len(cand)), key=lambda i: (-sc[i], cand[i]))
+    out = [RankedFile(cand[i], float(sc[i]),
+                      [*before[cand[i]].reasons] if cand[i] in before else [])
+           for i in order]
+    for rf in out:
+        rf.reasons.append("learned change-request rank")
+    if p.follow_sources:
+        own = sc - w.get("pair_lift", 0.0) * col["pair_lift"]
+        own_order = sorted(range(len(cand)), key=lambda i: (-own[i], cand[i]))
+        own_rank = {cand[i]: r for r, i in enumerate(own_order, 1)}
+        out = follow_sources(out, own_rank, pairs, p)
+    return out[:limit]
 
 
 H = TypeVar("H")

@@ -52,7 +52,7 @@ from neuralmind.index.bm25 import BM25Index
 from neuralmind.index.embed_order import EmbedOrder, choose
 from neuralmind.index.embed_stream import embed_slices
 from neuralmind.index.embedder import Embedder, ModelUnavailable, load_embedder
-from neuralmind.index.file_rank import FileRankParams, RankedFile, interleave, rank_files
+from neuralmind.index.file_rank import FileRankParams, RankedFile, interleave, rank_question_files
 from neuralmind.index.jsonstream import members, read_slices, write_object
 from neuralmind.index.keyword_update import apply_texts, text_hash
 from neuralmind.index.node_text import DEFAULT_TEXT, NodeTextOptions, file_children, graph_texts
@@ -182,10 +182,9 @@ class SearchIndex:
                 self.flush()
 
     def flush(self) -> bool:
-        """Write what `_save` left unsaved (keyword index and metadata ~29 MB on Django: a
-        server writes it once saves pause); True when it wrote. Never over a generation
-        another process wrote meanwhile (that one is loaded instead). A server's flush also
-        numbers the keyword base, which the next save would make (0.4 s on the kernel)."""
+        """Write what `_save` left unsaved (a server: once saves pause; ~29 MB on Django);
+        True when it wrote. Never over a generation another process wrote meanwhile (loaded
+        instead). A server's flush also numbers the keyword base for its next save."""
         paths = self._paths()
         with self._lock:
             if self.defer_writes and self.unsaved and self.reload_if_changed():
@@ -456,8 +455,9 @@ class SearchIndex:
         lists = {"symbols": [node_path(h.id) for h in hits[:SYMBOL_LIST_DEPTH]],
                  "keywords": [f for f, _ in file_bm25],
                  "meaning": [node_path(i) for i, _ in nearest]}
-        files = rank_files(lists, pairs or {}, about_tests=q.about_tests,
-                           about_docs=q.about_docs, params=file_params)
+        with self._lock:    # a change request's learned step reads whole files (file_rank.py)
+            files = rank_question_files(lists, pairs or {}, q, name is not None, hits, nearest,
+                                        exact, self._bm25, file_params)
         # 4. the hits follow the file ranking (a file with no symbol hit: the file), led by
         #    the symbols a question that is only a name names
         lead = frozenset(i for i in exact if self._names.get(i) == name)

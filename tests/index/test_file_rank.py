@@ -14,8 +14,16 @@ from sample_workspace import built_workspace
 
 from neuralmind.context.retrieve import source_pairs
 from neuralmind.engine import Workspace
-from neuralmind.index.file_rank import FileRankParams, RankedFile, interleave, rank_files
+from neuralmind.index.file_rank import (
+    FileEvidence,
+    FileRankParams,
+    RankedFile,
+    interleave,
+    learned_rank,
+    rank_files,
+)
 from neuralmind.index.pairing import is_test_path, pair_tests, subject_names
+from neuralmind.index.query import is_locate_question, parse_question
 
 FILES = {
     "README.md": """
@@ -155,6 +163,56 @@ def test_the_best_sources_bring_their_tests_into_the_top_five() -> None:
     # with the share, test_b (no evidence of its own) is lifted but not moved
     shared = [r.file for r in rank_files(lists, pairs)]
     assert shared.index("tests/test_a.py") == 4 and shared.index("tests/test_b.py") > 4
+
+
+def test_the_question_form_tells_locate_questions_from_change_requests() -> None:
+    for q in ("how does a didSave become searchable?", "Where is the retry delay capped",
+              "which module renders the banner", "the class that renders tables",
+              "An object holding the session", "Does the cache expire?"):
+        assert is_locate_question(q), q
+        assert parse_question(q).locate
+    for q in ("Fix crash when the backoff overflows", "feat(context): add Context.Value",
+              "Do not send empty data to `StreamingResponse`", "♻️ Use the new API",
+              "Add extension to cache key", "whenever-flag: support it", "is_json is a property"):
+        assert not is_locate_question(q), q
+        assert not parse_question(q).locate
+
+
+def test_learned_rank_scores_candidates_by_their_features() -> None:
+    """The learned step re-ranks every list's candidates by a linear score: here the
+    whole-file keyword score alone, against the fused order, and documentation
+    down-weighted by its flag; the best source still brings its test below it."""
+    lists = {"symbols": ["a.py", "b.py", "README.md"], "keywords": ["README.md", "b.py", "a.py"]}
+    pairs = {"tests/test_b.py": ["b.py"]}
+    ranked = rank_files(lists, pairs)
+    assert [r.file for r in ranked][:2] == ["a.py", "b.py"]
+    ev = FileEvidence(symbols=[("a.py", 1.0), ("b.py", 0.9), ("README.md", 0.5)],
+                      keywords=[("README.md", 9.0), ("b.py", 8.0), ("a.py", 1.0),
+                                ("tests/test_b.py", 4.0)],
+                      meaning=[("a.py", 0.5), ("b.py", 0.4)])
+    out = learned_rank(ranked, lists, pairs, ev, weights={"kw_norm": 1.0, "is_doc": -5.0})
+    names = [r.file for r in out]
+    assert names[:3] == ["b.py", "tests/test_b.py", "a.py"]
+    assert names[-1] == "README.md"
+    assert all("learned change-request rank" in r.reasons for r in out)
+    scores = [r.score for r in out]
+    assert scores == sorted(scores, reverse=True)
+    # no weights: the ranking so far, as it was
+    assert [r.file for r in learned_rank(ranked, lists, pairs, ev, weights={})] == [
+        r.file for r in ranked]
+
+
+def test_only_change_requests_take_the_learned_step(workspace: Workspace) -> None:
+    """The same words as a question keep the fused ranking; as a change request they are
+    re-ranked by the learned step (config.LEARNED_FILE_WEIGHTS)."""
+    change = workspace.query("cap the backoff delay between deployment attempts", budget=1000)
+    ask = workspace.query("how is the backoff delay between deployment attempts capped?",
+                          budget=1000)
+    assert all("learned change-request rank" in f.reasons for f in change.files)
+    assert not any("learned change-request rank" in f.reasons for f in ask.files)
+    assert change.files[0].file == ask.files[0].file == "deploy/retry.go"
+    named = workspace.query("Backoff", budget=1000)        # a bare name: where it is
+    assert not any("learned change-request rank" in f.reasons for f in named.files)
 
 
 def test_interleave_puts_each_top_files_best_hit_first() -> None:
