@@ -284,6 +284,10 @@ def resolver_parts(resolver: Any, sample: int) -> dict[str, dict[str, int]]:
               "index._memo": index._memo, "index._memo_deps": index._memo_deps,
               "index._vis_tables": index._vis_tables, "index._vis_ids": index._vis_ids,
               "extracts (dict only)": resolver.extracts, "edges (list only)": resolver.edges}
+    for name in ("call_users", "base_users"):       # the dependency tables reversed (key -> files)
+        if (users := getattr(resolver, name, None)) is not None:
+            for i, table in enumerate(users if isinstance(users, tuple) else (users,)):
+                tables[f"{name}[{i}]" if isinstance(users, tuple) else name] = table
     out: dict[str, dict[str, int]] = {}
     for name, table in tables.items():
         own = sys.getsizeof(table)

@@ -26,6 +26,7 @@ STALE_TEMP_SECONDS = 3600.0  # a `.NAME.*.tmp` in the state folder untouched thi
 
 # --- Extraction ------------------------------------------------------------------------------
 BIG_FILE_WORKER_IDLE_SECONDS = 60.0  # the big-file worker (~40 MB) stops after this long unused
+# (unless a server holding big files keeps it: big_file_worker.keep_ready)
 
 # --- Retrieval (benchmarks/rank_lab.py; figures in BENCHMARKS.md "Retrieval") ---------------
 # Every value below was chosen on the history rows of the 10 history projects (3 Python,

@@ -5,8 +5,9 @@ admin_views/tests.py: ~60 ms of parse, 16-24 ms of captures), and py-tree-sitter
 keeps every chunk a read callback returns (the file's size per save, for good). So a
 long-lived process (the language server's saves) hands files over CHUNKED_PARSE_OVER to
 one worker: a fresh interpreter (a subprocess, like a spawn context: no fork of a threaded
-server, no re-import of the caller's __main__) started at the first big file, reused
-across saves, stopped after BIG_FILE_WORKER_IDLE_SECONDS unused, recycled after
+server, no re-import of the caller's __main__) started at the first big file (or at a
+server's warm-up, `keep_ready`, and then kept), reused across saves, stopped after
+BIG_FILE_WORKER_IDLE_SECONDS unused (unless kept), recycled after
 WORKER_MAX_TASKS or past WORKER_MAX_RSS_MB. It parses from bytes; the extract comes back
 in pickled slices (one unpickling of it held the GIL 10-28 ms). It reads until its socket
 closes, so it ends with its parent however that ends. If it cannot start or dies, the
@@ -18,6 +19,7 @@ node alone, with the reason.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import dataclasses
 import logging
 import os
@@ -29,6 +31,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterable
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -74,6 +77,7 @@ _starts = 0
 _last_used = 0.0
 _timer: threading.Timer | None = None
 _retry_at = 0.0                # after a failed start, in-process until then (one log line)
+_keep = False                  # kept started (`keep_ready`): no idle stop, restarted at recycling
 
 
 def extract(path: str, data: bytes, language: str) -> FileExtract:
@@ -91,9 +95,32 @@ def extract(path: str, data: bytes, language: str) -> FileExtract:
                 log.warning("big-file worker unavailable (%s): extracting %s in-process",
                             e, path)
         _last_used = time.monotonic()
-        if _worker is not None:
+        if _worker is not None and not _keep:
             _arm_idle_timer(BIG_FILE_WORKER_IDLE_SECONDS)
     return fe if fe is not None else extract_file(path, data, language)
+
+
+def keep_ready(languages: Iterable[str]) -> None:
+    """Start the worker now, load the grammars of `languages` in it, and keep it started
+    from then on (a server's warm-up, when its workspace holds files over
+    CHUNKED_PARSE_OVER). Why: the save that found no worker paid its start-up and the
+    grammar's first load, ~1 s on the Linux kernel's first save of a big file, and one idle
+    minute stopped it again, so a developer's first save after a pause paid it again. The
+    worker (~40 MB, its own process) is then recycled as before but started again at once,
+    stopped only by `shutdown`. If it cannot start, saves extract in-process as before."""
+    global _keep, _last_used
+    with _lock:
+        _keep = True
+        timer = _timer
+        if timer is not None:
+            timer.cancel()
+        for language in sorted(set(languages)):
+            try:
+                _extract_in_worker("warm-up", b"", language)
+            except WorkerFailed as e:
+                log.info("big-file worker not started ahead (%s)", e)
+                return
+        _last_used = time.monotonic()
 
 
 def stats() -> dict[str, Any]:
@@ -106,7 +133,8 @@ def stats() -> dict[str, Any]:
 def shutdown() -> None:
     """Stop the worker now, never waiting on an extraction (server exit; safe from an event
     loop); the next big file starts a new one."""
-    global _timer, _retry_at
+    global _timer, _retry_at, _keep
+    _keep = False
     timer, _timer = _timer, None
     if timer is not None:
         timer.cancel()
@@ -154,6 +182,9 @@ def _extract_in_worker(path: str, data: bytes, language: str) -> FileExtract:
     if w.tasks >= WORKER_MAX_TASKS or rss_mb > WORKER_MAX_RSS_MB:
         log.info("recycling the big-file worker after %d extractions (%.0f MB)", w.tasks, rss_mb)
         _stop()
+        if _keep:
+            with contextlib.suppress(WorkerFailed):   # the next big file starts one then
+                _start()
     return fe
 
 
@@ -217,7 +248,7 @@ def _stop_if_idle() -> None:
             return                                   # shut down, or superseded
         _timer = None
         idle = time.monotonic() - _last_used
-        if _worker is None:
+        if _worker is None or _keep:
             return
         if idle >= BIG_FILE_WORKER_IDLE_SECONDS:
             log.debug("big-file worker idle for %.0f s: stopping it", idle)

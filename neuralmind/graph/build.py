@@ -483,6 +483,8 @@ def prepare_incremental(graph: Graph) -> None:
         graph.layout()                       # where each file's nodes are (Graph.patched)
     graph.resolver = resolver
     graph.heuristic_edges()                  # counted once: saves carry it over
+    if graph.file_stats is None:             # likewise (the first save counted 55k files)
+        _file_stats(graph, graph, None)
 
 
 def _with_files(graph: Graph, files: dict[str, FileInfo]) -> Graph:

@@ -15,6 +15,7 @@ import cycle further up).
 from __future__ import annotations
 
 import logging
+from array import array
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -88,6 +89,9 @@ class SymbolIndex:
         self._vis_ids: dict[tuple[Binding, ...], int] = {}
         self._vis_bindings: dict[int, tuple[Binding, ...]] = {}
         self._vis_tables: dict[int, dict[str, str]] = {}
+        # file -> ids of the merged tables whose bindings name it (ids only ever added):
+        # a save's `drop_visible` visits those, not every table (~0.04 s a save on the kernel)
+        self._vis_readers: dict[str, array] = {}
         for path in sorted(extracts):
             fe = extracts[path]
             self.families[path] = family = family_of(fe.language)
@@ -263,6 +267,11 @@ class SymbolIndex:
         if vid is None:
             vid = self._vis_ids[bindings] = len(self._vis_ids)
             self._vis_bindings[vid] = bindings
+            readers = self._vis_readers
+            for f in {f for binding in bindings for f in binding.files}:
+                if (ids := readers.get(f)) is None:
+                    ids = readers[f] = array("i")
+                ids.append(vid)
         table = self._vis_tables.pop(vid, None)
         if table is not None:
             self._vis_tables[vid] = table          # most recently used last
@@ -283,7 +292,8 @@ class SymbolIndex:
     def drop_visible(self, path: str, quals: set[str], keys: set[Any]) -> None:
         """Forget the merged tables that read `path`, whose `quals` changed; add the keys
         of the names concerned (and `(id, "")`, the table's emptiness)."""
-        for vid, bindings in self._vis_bindings.items():
+        for vid in self._vis_readers.get(path, ()):
+            bindings = self._vis_bindings[vid]
             hit = False
             for binding in bindings:
                 if path not in binding.files:

@@ -34,8 +34,10 @@ Dependency keys (tuples, or a class id for "the resolved bases of this class"):
 What this held on the Linux kernel (1.7 GB, now 0.8: BENCHMARKS.md) was mostly dependency
 keys: a C file's includes are nearly its own set, so `(table id, name)` tuples were one per
 file and name (and per enclosing function: `fn.callee`). The bare names and scope prefixes
-are shared by every file, a file without lookups shares one empty set, and inheritance
-rounds skip files that name no base.
+are shared by every file, a file without lookups shares one empty tuple, and inheritance
+rounds skip files that name no base. A file's keys are a tuple, and each table is also kept
+reversed (key -> files): a save asks which files hold a changed key, never whether one
+file holds it, so the sets (~4x the bytes) and the pass over every file's keys went.
 """
 
 from __future__ import annotations
@@ -56,7 +58,14 @@ from neuralmind.graph.lookup import (
     namespaces,
     symbol_table,
 )
-from neuralmind.graph.model import Edge, FileExtract, edge_key
+from neuralmind.graph.model import (
+    Edge,
+    FileExtract,
+    edge_key,
+    has_reference_kind,
+    reference_pairs,
+    references_of,
+)
 from neuralmind.heap import release_dict
 
 log = logging.getLogger("neuralmind.graph")
@@ -64,7 +73,8 @@ log = logging.getLogger("neuralmind.graph")
 
 # Above this many edges to insert or remove, one sort beats binary-search insertion.
 _PATCH_LIMIT = 2000
-_NO_DEPS: frozenset[Any] = frozenset()
+_NO_DEPS: tuple[Any, ...] = ()
+_USERS_LIST = 32        # files holding one dependency key: a list up to this many, then a set
 _BASE_KINDS = ("inherits", "implements")
 
 
@@ -91,9 +101,14 @@ class Resolver:
         # for the first): `class Meta(Parent.Meta)` may need Parent's bases, and the answer
         # must not depend on which file came first. Per round: file -> class id -> bases.
         self.class_bases: tuple[dict[str, dict[str, list[str]]], ...] = ({}, {})
-        self.base_deps: tuple[dict[str, set[Any]], ...] = ({}, {})
+        self.base_deps: tuple[dict[str, tuple[Any, ...]], ...] = ({}, {})
         self.first_bases: dict[str, list[str]] = {}
-        self.call_deps: dict[str, set[Any]] = {}
+        self.call_deps: dict[str, tuple[Any, ...]] = {}
+        # the same tables the other way round, key -> the files holding it (a path for one
+        # file, a list for more): a save's stale files are found from its changed keys, not
+        # by scanning every file's keys (55k files on the kernel, ~0.08 s a save)
+        self.base_users: tuple[dict[Any, Any], ...] = ({}, {})
+        self.call_users: dict[Any, Any] = {}
         self.vids: dict[str, int] = {}       # file -> id of the visible table it reads
         self.out: dict[str, list[Edge]] = {}
         self._keys: dict[Any, Any] = {}
@@ -132,9 +147,7 @@ class Resolver:
         counts: dict[str, int] = {}
         bindings: dict[str, list[Binding]] = {}
         wildcards: list[Binding] = []
-        for ref in self.extracts[path].references:
-            if ref.kind != "imports":
-                continue
+        for ref in references_of(self.extracts[path].references, "imports"):
             result = rules.resolve_import(path, ref)
             for target in result.files:
                 if target != path:
@@ -158,12 +171,12 @@ class Resolver:
         index.forget()
         try:
             for path in paths:
-                if not any(ref.kind in _BASE_KINDS for ref in self.extracts[path].references):
+                if not has_reference_kind(self.extracts[path].references, _BASE_KINDS):
                     if stage:                   # no base named: no lookup, nothing found
                         self.base_edges[path] = []
                     self.class_bases[stage][path] = {}
                     if self.track:
-                        self.base_deps[stage][path] = _NO_DEPS
+                        _set_deps(self.base_deps[stage], self.base_users[stage], path, _NO_DEPS)
                     continue
                 fe, deps, scope = self._begin_file(path)
                 acc: dict[tuple[str, str, str], list[int]] = {}
@@ -179,7 +192,8 @@ class Resolver:
                     self.base_edges[path] = edges_of(acc)
                 self.class_bases[stage][path] = found_bases
                 if deps is not None:
-                    self.base_deps[stage][path] = self._shared(deps)
+                    _set_deps(self.base_deps[stage], self.base_users[stage], path,
+                              self._shared(deps))
         finally:
             index.bases, index.read_bases, index.deps = known, True, None
             index.forget()
@@ -193,39 +207,47 @@ class Resolver:
                 acc: dict[tuple[str, str, str], list[int]] = {}
                 seen: dict[tuple[str, str], tuple[str, bool] | None] = {}  # repeated calls: once
                 self.vids[path] = scope.vid
-                for ref in fe.references:
-                    if ref.kind == "calls":
-                        key = (ref.source, ref.target)
-                        if key in seen:
-                            found = seen[key]
-                        else:
-                            found = seen[key] = scope.resolve(ref.source, ref.target)
-                        if found and found[0] != ref.source:
-                            add_edge(acc, ref.source, found[0], "calls", found[1])
+                for key in reference_pairs(fe.references, "calls"):
+                    if key in seen:
+                        found = seen[key]
+                    else:
+                        found = seen[key] = scope.resolve(*key)
+                    if found and found[0] != key[0]:
+                        add_edge(acc, key[0], found[0], "calls", found[1])
                 self.call_edges[path] = edges_of(acc)
                 if deps is not None:
-                    self.call_deps[path] = self._shared(deps)
+                    _set_deps(self.call_deps, self.call_users, path, self._shared(deps))
         finally:
             index.deps = None
             index.forget()
 
-    def _shared(self, deps: set[Any]) -> set[Any]:
-        """The same keys, each one object for all files (~4 of 5 recur: -15 MB on Django);
-        no keys: one shared empty set."""
+    def _shared(self, deps: set[Any]) -> tuple[Any, ...]:
+        """The same keys, each one object for all files (~4 of 5 recur: -15 MB on Django),
+        as a tuple (8 bytes a key; a set was ~4x that, 283 MB on the Linux kernel): nothing
+        asks a file's keys for one key, `*_users` answers which files hold it. No keys:
+        one shared empty tuple."""
         if not deps:
-            return _NO_DEPS         # type: ignore[return-value]  # read only, never added to
+            return _NO_DEPS
         keys = self._keys
-        return {keys.setdefault(k, k) for k in deps}
+        return tuple([keys.setdefault(k, k) for k in deps])
 
-    def _stale(self, table: dict[str, set[Any]], keys: set[Any],
+    def _stale(self, users: dict[Any, Any], keys: set[Any],
                seen: dict[int, set[str]]) -> set[str]:
-        """Files of `table` (file -> its dependency keys) that looked up one of `keys`
-        (`seen`: the names per visible table among them, which deps hold as bare names).
-        One loop, no call per file: a save scans every file's keys (55k on the kernel)."""
+        """Files that looked up one of `keys` (`seen`: the names per visible table among
+        them, which deps hold as bare names), found through `users` (a dependency table
+        reversed: key -> files): time proportional to the changed keys' files, where a
+        scan of every file's keys was 0.08 s a save on the kernel's 55k files."""
         extracts, vids = self.extracts, self.vids
-        return {p for p, d in table.items() if d and p in extracts and (
-            not keys.isdisjoint(d) or (seen and (names := seen.get(vids.get(p, -1)))
-                                       is not None and not names.isdisjoint(d)))}
+        found: set[str] = set()
+        for k in keys:
+            if (held := users.get(k)) is not None:
+                found.update((held,) if type(held) is str else held)
+        for vid, names in seen.items():
+            for name in names:
+                if (held := users.get(name)) is not None:
+                    found.update(p for p in ((held,) if type(held) is str else held)
+                                 if vids.get(p, -1) == vid)
+        return {p for p in found if p in extracts}
 
     def adopt(self, edges: list[Edge]) -> bool:
         """Hold `edges` (a graph's, equal to what was resolved) instead of equal copies."""
@@ -247,11 +269,11 @@ class Resolver:
         """Empty the state piece by piece (see Graph.release)."""
         index = self.index
         for table in (self.base_deps[0], self.base_deps[1], self.call_deps, index._memo_deps,
-                      self.vids,
+                      self.base_users[0], self.base_users[1], self.call_users, self.vids,
                       self.import_edges, self.base_edges, self.call_edges, self.out,
                       self.class_bases[0], self.class_bases[1], index.quals, index.by_name,
                       index.bindings, index.wildcards, index.implicit, index._vis_tables,
-                      index._memo, self.extracts, self._keys):
+                      index._vis_readers, index._memo, self.extracts, self._keys):
             release_dict(table)
         self.edges = []
         self.source = {}
@@ -292,7 +314,7 @@ class Resolver:
             if type(k) is tuple and len(k) == 2 and type(k[0]) is int:
                 seen.setdefault(k[0], set()).add(k[1])
         for stage, found in enumerate((self.first_bases, index.bases)):
-            base_redo = sorted(redo | self._stale(self.base_deps[stage], keys, seen))
+            base_redo = sorted(redo | self._stale(self.base_users[stage], keys, seen))
             old_bases = {p: self.class_bases[stage].get(p, {}) for p in base_redo}
             self._resolve_bases(base_redo, stage)
             for path in base_redo:
@@ -304,7 +326,7 @@ class Resolver:
                 found.update(now)
             if stage:
                 redone.update(base_redo)
-        call_redo = sorted(redo | self._stale(self.call_deps, keys, seen))
+        call_redo = sorted(redo | self._stale(self.call_users, keys, seen))
         self._resolve_calls(call_redo)
         return self._patch_edges(redone | set(call_redo),
                                  [p for p in touched if p not in self.extracts])
@@ -353,9 +375,12 @@ class Resolver:
             for cls in self.class_bases[stage].pop(path, {}):
                 keys.add(cls)
                 found.pop(cls, None)
-        for table in (self.import_edges, self.base_edges, self.call_edges, *self.base_deps,
-                      self.call_deps, self.vids):
+        for table in (self.import_edges, self.base_edges, self.call_edges, self.vids):
             table.pop(path, None)
+        for deps, users in ((self.base_deps[0], self.base_users[0]),
+                            (self.base_deps[1], self.base_users[1]),
+                            (self.call_deps, self.call_users)):
+            _drop_deps(deps, users, path)
 
     def _rebind(self, path: str, keys: set[Any]) -> bool:
         """Resolve the file's imports again; add the keys of bindings that changed.
@@ -416,6 +441,40 @@ class Resolver:
                 bisect.insort(edges, e, key=edge_key)
         self.edges = edges
         return sorted(changed)
+
+
+def _set_deps(table: dict[str, tuple[Any, ...]], users: dict[Any, Any], path: str,
+              deps: tuple[Any, ...]) -> None:
+    """`table[path] = deps`, with `users` (key -> files) kept the same table reversed: a
+    path for one file, a list for a few, a set past _USERS_LIST (a name most files call,
+    `kfree` on the kernel, would make each removal a scan of thousands)."""
+    _drop_deps(table, users, path)
+    table[path] = deps
+    for k in deps:
+        held = users.get(k)
+        if held is None:
+            users[k] = path
+        elif type(held) is str:
+            users[k] = [held, path]
+        elif type(held) is list:
+            if len(held) < _USERS_LIST:
+                held.append(path)
+            else:
+                users[k] = {*held, path}
+        else:
+            held.add(path)
+
+
+def _drop_deps(table: dict[str, tuple[Any, ...]], users: dict[Any, Any], path: str) -> None:
+    """`table.pop(path)`, with `users` kept the same table reversed."""
+    for k in table.pop(path, _NO_DEPS):
+        held = users[k]
+        if type(held) is str:
+            del users[k]
+        else:
+            held.remove(path)
+            if len(held) == 1:
+                users[k] = next(iter(held))
 
 
 def resolve(extracts: Mapping[str, FileExtract]) -> list[Edge]:

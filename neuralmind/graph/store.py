@@ -37,6 +37,7 @@ import sqlite3
 import sys
 import time
 import uuid
+from array import array
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -49,14 +50,14 @@ from neuralmind.graph.graph import (
     group_by_source_file,
 )
 from neuralmind.graph.model import (
-    NO_NAMES,
     SCHEMA_VERSION,
     Edge,
     FileExtract,
     Node,
-    Reference,
+    PackedReferences,
     edge_key,
     node_id,
+    reference_kind_code,
 )
 from neuralmind.heap import no_gc
 from neuralmind.sqlite_tx import immediate
@@ -120,8 +121,9 @@ def out_to_text(ex: FileExtract | None, edges: list[Edge]) -> str:
 # kinds and call targets repeated across files are interned (one object per distinct
 # string in the process, shared with the search index): ~10 MB less on 20k nodes.
 _intern = sys.intern
-# One int object per line number: a reference's or node's line past 256 was an int of its
-# own (28 bytes); the kernel's graph holds 4.75M references and 835k nodes.
+# One int object per line number: a node's line past 256 was an int of its own (28 bytes);
+# the kernel's graph holds 835k nodes. References are loaded as columns (PackedReferences:
+# their lines a 32-bit array), not objects: the kernel's graph holds 4.75M of them.
 _LINES: dict[int, int] = {}
 
 
@@ -138,9 +140,13 @@ def _extract_from_text(path: str, info: FileInfo, text: str) -> FileExtract:
     edges = [Edge(ids[r[0]] if r[0].__class__ is int else _intern(r[0]),
                   ids[r[1]] if r[1].__class__ is int else _intern(r[1]), _intern(r[2]), r[3],
                   r[4]) for r in d["e"]]
-    refs = [Reference(ids[r[0]] if r[0].__class__ is int else _intern(r[0]), _intern(r[1]),
-                      _intern(r[2]), _LINES.setdefault(r[3], r[3]),
-                      [tuple(x) for x in r[4]] if r[4] else NO_NAMES) for r in d["r"]]
+    rows = d["r"]
+    kind = reference_kind_code
+    refs = PackedReferences(
+        tuple([ids[r[0]] if r[0].__class__ is int else _intern(r[0]) for r in rows]),
+        bytes([kind(r[1]) for r in rows]), tuple([_intern(r[2]) for r in rows]),
+        array("I", [r[3] for r in rows]),
+        {i: [tuple(x) for x in r[4]] for i, r in enumerate(rows) if r[4]} or None)
     return FileExtract(path, lang, info.sha1, nodes, edges, refs, info.partial, info.error)
 
 

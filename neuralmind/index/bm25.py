@@ -138,13 +138,22 @@ class BM25Index:
         return True
 
     # --- the base --------------------------------------------------------------------------
+    def number_documents(self) -> None:
+        """Make the base documents' id -> number map now, not at the first save that needs
+        it: a server calls this at warm-up and after each flush (its idle time), since every
+        flush makes a new base. On the Linux kernel's 835k documents it is ~0.4 s, which the
+        first save after a load or a pause paid."""
+        if self._base_n and self._base_num is None:
+            self._base_num = {d: i for i, d in enumerate(self._base.ids)}
+
     def _base_number(self, doc_id: str) -> int | None:
         """The live base document's number (None: not a live base document)."""
         if not self._base_n:
             return None
-        if self._base_num is None:
-            self._base_num = {d: i for i, d in enumerate(self._base.ids)}
-        num = self._base_num.get(doc_id)
+        numbers = self._base_num
+        if numbers is None:
+            numbers = self._base_num = {d: i for i, d in enumerate(self._base.ids)}
+        num = numbers.get(doc_id)
         if num is None or (self._alive is not None and not self._alive[num]):
             return None
         return num

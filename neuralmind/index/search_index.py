@@ -182,11 +182,9 @@ class SearchIndex:
                 self.flush()
 
     def flush(self) -> bool:
-        """Write what `_save` left unsaved (keyword index and metadata ~29 MB on Django, so
-        a server writes it once the saves pause, not per save); True when it wrote.
-
-        Deferred changes never overwrite a generation another process wrote meanwhile
-        (a build that saw the same sources): that one is loaded instead."""
+        """Write what `_save` left unsaved (a server: once saves pause; ~29 MB on Django);
+        True when it wrote. Never over a generation another process wrote meanwhile (loaded
+        instead). A server's flush also numbers the keyword base for its next save."""
         paths = self._paths()
         with self._lock:
             if self.defer_writes and self.unsaved and self.reload_if_changed():
@@ -203,6 +201,8 @@ class SearchIndex:
             self._unsaved = {"keyword": False, "vectors": False}
             if keyword or vectors:
                 self._stamps = {n: self._stamp(p) for n, p in paths.items()}
+            if self.defer_writes:       # a server's idle time (warm-up, saves paused)
+                self._bm25.number_documents()
             return keyword or vectors
 
     @property

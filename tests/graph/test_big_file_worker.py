@@ -155,6 +155,65 @@ def test_an_idle_worker_stops_and_leaves_no_process(monkeypatch: pytest.MonkeyPa
     assert gone(pid)
 
 
+def test_a_kept_worker_is_started_ahead_and_outlives_idling(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server holding big files starts the worker at warm-up (grammar loaded), so no save
+    pays its start-up, and keeps it through idle time; `shutdown` still stops it."""
+    monkeypatch.setattr(big_file_worker, "BIG_FILE_WORKER_IDLE_SECONDS", 0.3)
+    starts = big_file_worker.stats()["starts"]
+    big_file_worker.keep_ready(["python", "c"])
+    stats = big_file_worker.stats()
+    pid = stats["pid"]
+    assert pid is not None and not gone(pid) and stats["starts"] == starts + 1
+    assert stats["tasks"] == 2, "one grammar load per language"
+    time.sleep(1.0)                                    # past the idle limit
+    data = big_python(140_000)
+    assert big_file_worker.extract("big.py", data, "python") == extract_file("big.py", data,
+                                                                             "python")
+    time.sleep(1.0)
+    assert big_file_worker.stats()["pid"] == pid
+    assert big_file_worker.stats()["starts"] == starts + 1
+    big_file_worker.shutdown()
+    assert gone(pid)
+    big_file_worker.extract("big.py", data, "python")   # no longer kept: idles out again
+    deadline = time.monotonic() + 10
+    while big_file_worker.stats()["pid"] is not None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert big_file_worker.stats()["pid"] is None
+
+
+def test_a_kept_worker_is_restarted_when_recycled(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(big_file_worker, "WORKER_MAX_TASKS", 2)
+    starts = big_file_worker.stats()["starts"]
+    big_file_worker.keep_ready(["python"])
+    first = big_file_worker.stats()["pid"]
+    big_file_worker.extract("big.py", big_python(140_000), "python")     # the second task
+    second = big_file_worker.stats()["pid"]
+    assert second is not None and second != first and gone(first)
+    assert big_file_worker.stats()["starts"] == starts + 2
+
+
+def test_warm_up_starts_the_worker_only_for_big_files(tmp_path: Path) -> None:
+    from neuralmind.engine.workspace import Workspace
+
+    (tmp_path / "small.py").write_text("def f():\n    return 1\n")
+    ws = Workspace(tmp_path, WorkspaceConfig())
+    ws.build(embed=False)
+    ws.warm_up()
+    assert big_file_worker.stats()["pid"] is None, "no big file: no worker"
+    (tmp_path / "big.py").write_bytes(big_python(150_000))
+    ws.build(embed=False)
+    ws = Workspace.open_for_serving(tmp_path, WorkspaceConfig())
+    ws.warm_up()
+    assert big_file_worker.stats()["pid"] is not None
+    assert ws.index._bm25._base_num is not None, "the keyword base numbered at warm-up"
+    starts = big_file_worker.stats()["starts"]
+    (tmp_path / "big.py").write_bytes(big_python(150_000, tag="_saved"))
+    ws.update_files(["big.py"])
+    assert "big.py::tail_saved" in ws.graph.nodes
+    assert big_file_worker.stats()["starts"] == starts, "the save started a worker"
+
+
 def test_shutdown_stops_the_worker_at_once() -> None:
     big_file_worker.extract("big.py", big_python(140_000), "python")
     pid = big_file_worker.stats()["pid"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import pickle
 import sqlite3
 from pathlib import Path
 
@@ -10,8 +11,8 @@ import pytest
 
 from neuralmind.graph.communities import detect_communities
 from neuralmind.graph.extract import extract_file
-from neuralmind.graph.model import Edge
-from neuralmind.graph.resolve import resolve
+from neuralmind.graph.model import Edge, PackedReferences
+from neuralmind.graph.resolve import Resolver, resolve
 from neuralmind.graph.store import FileInfo, Graph, graph_path, load_graph, save_graph
 from neuralmind.graph.validate import validate_graph
 
@@ -63,6 +64,33 @@ def test_round_trip_keeps_everything(tmp_path: Path) -> None:
     assert [n.id for n in loaded.nodes_by_file("pkg/b.py")][:2] == ["pkg/b.py", "pkg/b.py::B"]
     assert {e.kind for e in loaded.out_edges("pkg/a.py::A")} == {"contains", "inherits"}
     assert {e.source for e in loaded.in_edges("pkg/b.py::helper")} >= {"pkg/b.py::B.stop"}
+
+
+def test_loaded_references_are_packed_and_resolve_the_same(tmp_path: Path) -> None:
+    """A loaded graph holds its references as columns (PackedReferences, ~21 B each instead
+    of an object each): equal to the extracted lists, element by element, both ways, and
+    the resolution from them (full, and the kept state a save patches) gives the same edges."""
+    sources = {**SOURCES,
+               "pkg/c.py": "import os\nfrom pkg.b import helper as h, B\n\n\nclass C(B):\n"
+                           "    def run(self):\n        h()\n        os.path.join('a')\n"
+                           "        return self.stop()\n"}
+    g = make_graph(sources)
+    save_graph(tmp_path, g)
+    loaded = load_graph(tmp_path)
+    for path, ex in g.extracts.items():
+        packed = loaded.extracts[path].references
+        assert isinstance(packed, PackedReferences)
+        assert packed == ex.references and ex.references == packed
+        assert list(packed) == ex.references and len(packed) == len(ex.references)
+        assert [packed[i] for i in range(-len(packed), 0)] == ex.references
+        assert loaded.extracts[path] == ex
+    imports = [r for r in loaded.extracts["pkg/c.py"].references if r.kind == "imports"]
+    assert [r.names for r in imports] == [[("*", "os")], [("helper", "h"), ("B", "B")]]
+    assert resolve(loaded.extracts) == resolve(g.extracts) == g.resolved
+    kept = Resolver(loaded.extracts)
+    new = extract_file("pkg/b.py", b"class B:\n    def stop(self):\n        return 2\n", "python")
+    assert kept.update({**loaded.extracts, "pkg/b.py": new}, ["pkg/b.py"])
+    assert kept.edges == resolve({**g.extracts, "pkg/b.py": new})
 
 
 def test_incremental_save_rewrites_only_changed_rows(tmp_path: Path) -> None:
@@ -153,3 +181,18 @@ def test_loaded_nodes_share_equal_strings_and_line_numbers(tmp_path: Path) -> No
     first, second = loaded.nodes["one.py::first"], loaded.nodes["two.py::second"]
     assert first.name is first.qualname and second.name is second.qualname
     assert first.start_line == 301 and first.start_line is second.start_line
+
+
+def test_packed_references_pickle_by_kind_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kind bytes are codes of this process's table: a pickle read where the codes differ
+    (another process) still gives the same references."""
+    from neuralmind.graph import model
+
+    refs = make_graph(SOURCES).extracts["pkg/a.py"].references
+    packed = model.PackedReferences.of(refs)
+    blob = pickle.dumps(packed)
+    kinds = list(reversed(model._KINDS))
+    monkeypatch.setattr(model, "_KINDS", kinds)
+    monkeypatch.setattr(model, "_KIND_CODES", {k: i for i, k in enumerate(kinds)})
+    again = pickle.loads(blob)
+    assert again == refs and again.kinds != packed.kinds

@@ -265,7 +265,7 @@ def test_c_header_edits_match_full_resolution(kept: int, monkeypatch: pytest.Mon
     monkeypatch.setattr(lookup, "VISIBLE_TABLES_KEPT", kept)
     ws = Workspace(C_FILES)
     fork, sched = ws.resolver.call_deps["kernel/fork.c"], ws.resolver.call_deps["kernel/sched.c"]
-    shared = fork & sched
+    shared = set(fork) & set(sched)
     assert "kfree" in fork and "kfree" in sched            # names, not (table id, name)
     assert all(any(k is other for other in sched) for k in shared)   # one object for both
     random_edits(ws, C_VARIANTS, seed=21)
@@ -282,7 +282,39 @@ def test_names_relative_to_an_enclosing_namespace_follow_header_edits() -> None:
     lookup is recorded by its scope's prefix (`geo.`), which a change of `geo.helper` names."""
     ws = Workspace(CPP_FILES)
     assert ("geo/use.cpp::geo.use", "geo/geo.hpp::geo.helper", "calls") in ws.edge_set()
-    assert ws.resolver.call_deps["geo/use.cpp"] == {"geo.use.", "geo."}    # one key per scope
+    assert set(ws.resolver.call_deps["geo/use.cpp"]) == {"geo.use.", "geo."}  # one per scope
     ws.edit("geo/geo.hpp", "namespace geo {\nint other() { return 2; }\n}\n")
     ws.edit("geo/geo.hpp", CPP_FILES["geo/geo.hpp"])
     assert ("geo/use.cpp::geo.use", "geo/geo.hpp::geo.helper", "calls") in ws.edge_set()
+
+
+def test_a_key_most_files_hold_patches_like_a_full_resolve() -> None:
+    """Past a few dozen files, the files holding one dependency key are a set (the reversed
+    table, `call_users`): edits that move the key's answer, remove holders and add them back
+    still patch like a full resolve, and the reversed table stays the forward one's mirror."""
+    files = {"lib/util.h": "int kfree(int p);\nint other(int p);\n",
+             "lib/util.c": "int kfree(int p) { return p; }\n"}
+    for i in range(40):
+        files[f"drv/d{i}.c"] = f'#include "../lib/util.h"\nint probe{i}(int x) {{ return kfree(x); }}\n'
+    ws = Workspace(files)
+
+    def mirror() -> None:
+        users: dict[object, set[str]] = {}
+        for path, deps in ws.resolver.call_deps.items():
+            for k in deps:
+                users.setdefault(k, set()).add(path)
+        held = {k: {v} if isinstance(v, str) else set(v) for k, v in ws.resolver.call_users.items()}
+        assert held == users
+
+    assert any(isinstance(v, set) for v in ws.resolver.call_users.values())
+    mirror()
+    ws.edit("lib/util.c", "int kfree_renamed(int p) { return p; }\n")
+    mirror()
+    for i in range(0, 40, 3):
+        ws.edit(f"drv/d{i}.c", None)
+    mirror()
+    ws.edit("lib/util.c", files["lib/util.c"])
+    for i in range(0, 40, 3):
+        ws.edit(f"drv/d{i}.c", files[f"drv/d{i}.c"])
+    mirror()
+    assert ("drv/d3.c::probe3", "lib/util.c::kfree", "calls") in ws.edge_set()

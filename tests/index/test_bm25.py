@@ -140,3 +140,27 @@ def test_flat_base_and_dict_overlay_rank_byte_identically(tmp_path: Path) -> Non
         assert flat.idf(q.split()[0]) == dicts.idf(q.split()[0])
     assert flat.term_frequencies("m1.py::s1") == dicts.term_frequencies("m1.py::s1")
     assert len(flat) == len(dicts)
+
+
+def test_document_numbers_made_ahead_serve_the_next_save(tmp_path: Path) -> None:
+    """A server numbers the base documents at warm-up and after each flush (every save to
+    disk makes a new base): the next removal reads that map instead of making it, and
+    the answers are those of an index that made it on demand."""
+    path = tmp_path / "bm25.bin"
+    build().save(path)
+    ahead, lazy = BM25Index.load(path), BM25Index.load(path)
+    assert ahead is not None and lazy is not None
+    assert ahead._base_num is None
+    ahead.number_documents()
+    numbers = ahead._base_num
+    assert numbers is not None and set(numbers) == set(DOCS)
+    for index in (ahead, lazy):
+        index.add("auth.py::HTTPDigestAuth", "digest nonce nonce")
+        assert index.remove("cookies.py::RequestsCookieJar")
+    assert ahead._base_num is numbers, "the save made the map again"
+    for q in ("digest nonce", "cookie jar", "length of a body"):
+        assert ahead.search(q, 5) == lazy.search(q, 5)
+    ahead.save(path)                       # a flush: a new base, numbered again ahead
+    assert ahead._base_num is None
+    ahead.number_documents()
+    assert ahead._base_num == {d: i for i, d in enumerate(ahead._base.ids)}
