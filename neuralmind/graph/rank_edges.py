@@ -106,11 +106,10 @@ def _numbered(index: dict[str, int], edges: list[Edge], keep_all: bool = False,
     """Ends' positions (-1 for an end that is not a node, and both -1 for a `contains`
     edge or a missing end); with `keep_all` one entry per edge, else walked edges only."""
     get = index.get
-    src = np.fromiter((get(e.source, -1) for e in edges), dtype=np.int64, count=len(edges))
-    dst = np.fromiter((get(e.target, -1) for e in edges), dtype=np.int64, count=len(edges))
+    ends = np.fromiter(((get(e.source, -1), get(e.target, -1)) if e.kind != _SKIPPED
+                        else (-1, -1) for e in edges), dtype=(np.int64, 2), count=len(edges))
+    src, dst = ends[:, 0].copy(), ends[:, 1].copy()      # one pass over the edges
     skip = (src < 0) | (dst < 0)
-    if any(e.kind == _SKIPPED for e in edges):
-        skip |= np.fromiter((e.kind == _SKIPPED for e in edges), dtype=bool, count=len(edges))
     if not keep_all:
         return src[~skip], dst[~skip]
     src[skip] = -1
