@@ -244,6 +244,9 @@ def test_l1_roles_after_structural_saves_are_a_fresh_builds_from_patched_edge_ar
             assert all(np.array_equal(a, b) for a, b in zip(mine, theirs, strict=True)), what
         roles = community_roles(held)
         assert numbered == [], what
+        kept = held.rank_edges.memo[summary._ARRAYS][1][:4]    # spliced from the last
+        again_facts = summary._facts(held, {}, held.rank_edges.offsets)
+        assert all(np.array_equal(a, b) for a, b in zip(kept, again_facts, strict=True)), what
         assert roles == summary.roles_by_walk(held), what
         expected, _ = fresh(root, tmp_path)
         assert roles == community_roles(expected.graph), what
