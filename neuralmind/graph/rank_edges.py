@@ -142,10 +142,8 @@ def patched(prev: Any, graph: Any, changed: list[str],
     if not np.array_equal(offsets, old.offsets) or any(
             _ids(prev, p) != _ids(graph, p) for p in changed):
         remap = _remap(prev, graph, changed, old.offsets, offsets, index)
-        if remap is None or (len(own[0]) and bool(
-                (remap[own[0]] < 0).any() or (remap[own[1]] < 0).any())):
+        if remap is None or len(own[0]):     # own edges are not followed (none today)
             return None
-        own = (remap[own[0]], remap[own[1]])
         walked = res_src >= 0
         res_src = np.where(walked, remap[np.maximum(res_src, 0)], -1)
         res_dst = np.where(walked, remap[np.maximum(res_dst, 0)], -1)
