@@ -286,7 +286,7 @@ class GraphBuilder:
                                                        keep=changed is not None)
             resolved = resolver.edges if resolver is not None else resolve(extracts)
             report("resolve", 1, 1)
-            graph = (Graph.patched(prev, extracts, files, resolved, reextracted)
+            graph = (Graph.patched(prev, extracts, files, resolved, reextracted, delta)
                      if changed is not None and not removed and prev.generation > 0 else None
                      ) or Graph.from_parts(extracts, files, resolved)
             graph.buffers = buffers

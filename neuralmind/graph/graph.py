@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from neuralmind.graph.model import SCHEMA_VERSION, Edge, FileExtract, Node, file_of
+from neuralmind.graph.rank_edges import patched as patched_rank_edges
 from neuralmind.heap import RELEASE_CHUNK, release_dict
 
 if TYPE_CHECKING:
@@ -68,6 +69,9 @@ class Graph:
         # changes none of it hands the same holder on, so its first answer does not run
         # PageRank over the whole graph again (~0.25 s at 20k files, seconds on the kernel)
         self.roles_cache: dict[str, Any] = {}
+        # L1's PageRank input (graph.rank_edges.RankEdges), made on first use; a save
+        # patches it from what it changed (numbering the kernel's edges again: ~5 s)
+        self.rank_edges: Any = None
         # `resolved` per file of the edges' source, in the same order (a store row each)
         self.out_by_file: dict[str, list[Edge]] | None = None
         # The resolution state a save patches (never stored; see graph.resolve.Resolver)
@@ -131,7 +135,7 @@ class Graph:
     @classmethod
     def patched(cls, prev: Graph, extracts: dict[str, FileExtract],
                 files: dict[str, FileInfo], resolved: list[Edge], changed: list[str],
-                ) -> Graph | None:
+                delta: tuple[list[Edge], list[Edge]] | None = None) -> Graph | None:
         """`from_parts(extracts, files, resolved)` built from `prev` in time proportional to
         the `changed` files rather than the graph: `prev`'s node dict copied with those
         files' nodes replaced (ids a file gained go last: `ordered` is then False and
@@ -139,7 +143,8 @@ class Graph:
         (the same order). Only when the same files are there (`extracts` is
         `prev.extracts` with `changed` re-extracted, in the same order) and `prev` was
         assembled this way; else None. Why: assembling the Linux kernel's 835k-node dict
-        again took 0.5-0.7 s of every save."""
+        again took 0.5-0.7 s of every save. With the resolver's `delta` (edges removed,
+        added), `prev`'s PageRank input is patched too (graph.rank_edges)."""
         if (not changed or len(extracts) != len(prev.extracts) or len(files) != len(extracts)
                 or any(p not in prev.extracts or p not in extracts or p not in files
                        for p in changed) or list(files) != list(extracts)):
@@ -183,6 +188,8 @@ class Graph:
             return None
         g.resolved = resolved
         g._layout = (index, node_counts, edge_counts)
+        if delta is not None:            # the resolver's (removed, added) since `prev`
+            g.rank_edges = patched_rank_edges(prev, g, changed, delta)
         return g
 
     def __len__(self) -> int:
@@ -203,7 +210,7 @@ class Graph:
         for rows in (self.edges, self.resolved, self.file_adjacency or []):
             while rows:
                 del rows[-RELEASE_CHUNK * 16:]
-        self._by_file = self._out = self._in = None
+        self._by_file = self._out = self._in = self.rank_edges = None
 
     def nodes_by_file(self, path: str) -> list[Node]:
         """`path`'s nodes in graph order. Read from its extract when the graph has one, so

@@ -10,12 +10,15 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 import neuralmind.graph.build as build_mod
 import neuralmind.graph.community_rank as community_rank
+import neuralmind.graph.rank_edges as rank_edges_mod
 import neuralmind.graph.store as store_mod
-from neuralmind.config import WorkspaceConfig
+from neuralmind.config import L1_KEY_SYMBOLS, WorkspaceConfig
+from neuralmind.context import summary
 from neuralmind.context.summary import community_roles
 from neuralmind.graph.build import GraphBuilder, prepare_incremental
 from neuralmind.graph.store import Graph, graph_path, load_graph
@@ -202,3 +205,70 @@ def test_saves_give_a_fresh_builds_graph_rows_and_communities_from_the_saved_fil
     assert state(report.graph) == state(expected.graph)
     assert report_facts(report) == report_facts(expected)
     assert stored_rows(root) == expected_rows
+
+
+def test_l1_roles_after_structural_saves_are_a_fresh_builds_from_patched_edge_arrays(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A save that adds, removes or renames symbols or edges patches PageRank's numbered
+    edges (graph.rank_edges) instead of numbering every edge again (~5 s on the Linux
+    kernel), and L1's roles from them equal the one-pass walk's on the same graph and a
+    fresh build's of the same files."""
+    root = tmp_path / "ws"
+    make_repo(root)
+    GraphBuilder(root, WorkspaceConfig()).build()
+    build_mod._warm.clear()
+    held = load_graph(state_dir(root))
+    prepare_incremental(held)
+    assert community_roles(held) == summary.roles_by_walk(held)
+    numbered: list[int] = []
+    real_made = rank_edges_mod._made
+
+    def made(graph: Graph) -> Any:
+        numbered.append(len(graph.nodes))
+        return real_made(graph)
+
+    monkeypatch.setattr(rank_edges_mod, "_made", made)
+    for what, edits in SAVES:
+        for rel, old, new in edits:
+            edit(root, rel, old, new)
+        paths = sorted({rel for rel, _, _ in edits})
+        numbered.clear()                                  # the last fresh build's
+        held = GraphBuilder(root, WorkspaceConfig()).build(changed=paths, previous=held).graph
+        patched = held.rank_edges
+        assert patched is not None, what                  # patched by the save
+        again = real_made(held)                           # numbered from scratch
+        assert patched.n == again.n and patched.missing == again.missing, what
+        for mine, theirs in ((patched.own, again.own),
+                             ((patched.res_src, patched.res_dst), (again.res_src, again.res_dst)),
+                             (patched.endpoints(), again.endpoints())):
+            assert all(np.array_equal(a, b) for a, b in zip(mine, theirs, strict=True)), what
+        roles = community_roles(held)
+        assert numbered == [], what
+        kept = held.rank_edges.memo[summary._ARRAYS][1][:4]    # spliced from the last
+        again_facts = summary._facts(held, {}, held.rank_edges.offsets)
+        assert all(np.array_equal(a, b) for a, b in zip(kept, again_facts, strict=True)), what
+        assert roles == summary.roles_by_walk(held), what
+        expected, _ = fresh(root, tmp_path)
+        assert roles == community_roles(expected.graph), what
+        assert summary.render_summary(held, 1000)[0] == summary.render_summary(
+            expected.graph, 1000)[0], what
+
+
+def test_key_symbols_by_partition_are_sorteds_first_ones_ties_included() -> None:
+    """L1's key symbols come from a partition of the ranks, with only the nodes tied at
+    the cut compared by id: the same as sorting every candidate, on ranks full of ties."""
+    rng = np.random.default_rng(7)
+
+    class N:
+        def __init__(self, i: int) -> None:
+            self.id = f"f.py::s{i:04d}"[::-1]        # id order unrelated to position
+
+    nodes = [N(i) for i in range(400)]
+    for trial in range(200):
+        size = int(rng.integers(1, 60))
+        cands = rng.choice(len(nodes), size=size, replace=False)
+        rank = rng.integers(0, 4, size=len(nodes)).astype(np.float64) / 8
+        entry = rng.random(len(nodes)) < (0.0, 0.1, 0.5)[trial % 3]
+        want = sorted(cands.tolist(), key=lambda s: (not entry[s], -rank[s], nodes[s].id))
+        got = summary._first_keys(cands, entry, rank, lambda ss: [nodes[s] for s in ss])
+        assert [n.id for n in got] == [nodes[s].id for s in want[:L1_KEY_SYMBOLS]], trial
