@@ -128,6 +128,7 @@ class Buffers:
 
     async def _extract(self) -> None:
         ws = await self._workspace()
+        extracted = self.extractions
         for rel, buf in list(self.open.items()):
             if buf.version == buf.extracted:
                 continue
@@ -145,6 +146,15 @@ class Buffers:
             buf.edited = buf.version != version     # edits that came in meanwhile
             self.extractions += 1
             self._updated([rel])
+        if extracted != self.extractions:
+            await self._settle(ws)
+
+    async def _settle(self, ws: Workspace) -> None:
+        """The heap settled once the pass is done (`Workspace.settle_after_buffers`)."""
+        try:
+            await self._thread.run(ws.settle_after_buffers)
+        except EngineError:
+            pass                        # shutting down
 
     async def _revert(self, rel: str) -> None:
         ws = await self._workspace()
