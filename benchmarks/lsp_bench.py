@@ -1,6 +1,6 @@
 """Language-server figures through the real protocol, on a copy of a benchmark repository.
 
-    python benchmarks/lsp_bench.py [--repo rich-13.7.1] [--edits 1000] [--saves 30]
+    python benchmarks/lsp_bench.py [--repo rich-13.7.1] [--edits 1000] [--edit-pause-every 0] [--saves 30]
 
 Prints (and with --json writes) time to first answer after `initialize` (cold:
 no index; warm: index present), time to a complete index, didSave-to-searchable
