@@ -5,7 +5,8 @@ joins a list (no text is touched per keystroke: applying edits to pygls' copy co
 ~30 ms a keystroke in a 370 KB file). Once edits pause for OVERLAY_IDLE_SECONDS, every
 buffer with new edits goes to the engine thread, which applies the edits and extracts
 the text in place of the file (`Workspace.set_buffer`): its names are searchable when
-that returns; embeddings follow on save. A buffer whose text equals the file on disk is
+that returns; embeddings follow on save. Each pass ends by settling the heap, as saves
+do when they pause (`Workspace.settle_after_buffers`). A buffer whose text equals the file on disk is
 not unsaved (an undo back to the saved text drops what was extracted); a closed buffer
 that was never saved goes back to the file on disk.
 
