@@ -6,9 +6,9 @@ joins a list (no text is touched per keystroke: applying edits to pygls' copy co
 buffer with new edits goes to the engine thread, which applies the edits and extracts
 the text in place of the file (`Workspace.set_buffer`): its names are searchable when
 that returns; embeddings follow on save. Each pass ends by settling the heap, as saves
-do when they pause (`Workspace.settle_after_buffers`). A buffer whose text equals the file on disk is
-not unsaved (an undo back to the saved text drops what was extracted); a closed buffer
-that was never saved goes back to the file on disk.
+do when they pause (`Workspace.settle_after_buffers`). A buffer whose text equals the
+file on disk is not unsaved (an undo back to the saved text drops what was extracted);
+a closed buffer that was never saved goes back to the file on disk.
 
 A document's `version` counts edits; `extracted` is the version the index holds;
 `edited` says edits came since the last extraction or save, so an answer knows which
