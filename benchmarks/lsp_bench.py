@@ -1,6 +1,6 @@
 """Language-server figures through the real protocol, on a copy of a benchmark repository.
 
-    python benchmarks/lsp_bench.py [--repo rich-13.7.1] [--edits 1000] [--saves 30]
+    python benchmarks/lsp_bench.py [--repo rich-13.7.1] [--edits 1000] [--edit-pause-every 0] [--saves 30]
 
 Prints (and with --json writes) time to first answer after `initialize` (cold:
 no index; warm: index present), time to a complete index, didSave-to-searchable
@@ -355,8 +355,17 @@ async def buffer_latencies(c: Client, root: Path, rel: str, rounds: int) -> list
     return out
 
 
-async def simulate_edits(c: Client, root: Path, files: list[str], n: int) -> list[float]:
-    """Type `n` one-character edits in bursts; returns RSS (MB) after every 250 edits."""
+EDIT_PAUSE_SECONDS = 1.0   # longer than the overlay's idle debounce (0.75 s): typing pauses
+
+
+async def simulate_edits(c: Client, root: Path, files: list[str], n: int,
+                         pause_every: int = 0) -> list[float]:
+    """Type `n` one-character edits in bursts; returns RSS (MB) after every 250 edits.
+
+    `pause_every`: stop typing for EDIT_PAUSE_SECONDS after every that many edits, so the
+    server extracts the unsaved buffers (the overlay) during the phase, as it does when a
+    person types. Without pauses an unloaded machine sends the 1,000 edits in ~1 s and
+    the buffers are extracted once, after the last edit (RSS8)."""
     samples: list[float] = []
     for rel in files:
         text = (root / rel).read_text()
@@ -370,6 +379,8 @@ async def simulate_edits(c: Client, root: Path, files: list[str], n: int) -> lis
                                           "end": {"line": 0, "character": 0}}, "text": "#"}]})
         if i % 10 == 9:
             await c.request("neuralmind/status", {})   # let the server keep up, as typing does
+        if pause_every and i % pause_every == pause_every - 1:
+            await asyncio.sleep(EDIT_PAUSE_SECONDS)
         if i % 250 == 249:
             samples.append(c.rss_mb())
     return samples
@@ -610,7 +621,8 @@ async def run_warm(args: argparse.Namespace, root: Path, env: dict[str, str], lo
         results["max_stall_buffer_edits_ms"] = stalls_between(status, t_buf, time.monotonic())
 
     rss_before = c.rss_mb()
-    results["rss_every_250_edits_mb"] = await simulate_edits(c, root, picks, args.edits)
+    results["rss_every_250_edits_mb"] = await simulate_edits(c, root, picks, args.edits,
+                                                               args.edit_pause_every)
     await asyncio.sleep(2.5)      # one default debounce window: the last batch is learned
     status = await c.request("neuralmind/status", {})
     results["rss_before_edits_mb"] = rss_before
@@ -666,6 +678,9 @@ def main() -> int:
     parser.add_argument("--structural-module", default=None,
                         help="the module they import (default: the file by size at a third)")
     parser.add_argument("--edits", type=int, default=1000)
+    parser.add_argument("--edit-pause-every", type=int, default=0,
+                        help="pause typing 1 s after every N edits (the overlay extracts "
+                             "the buffers meanwhile); 0: type without pauses")
     parser.add_argument("--buffer-edits", type=int, default=10,
                         help="unsaved edits that add a function, each waited on until searchable")
     parser.add_argument("--mcp", action="store_true",

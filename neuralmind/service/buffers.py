@@ -5,9 +5,10 @@ joins a list (no text is touched per keystroke: applying edits to pygls' copy co
 ~30 ms a keystroke in a 370 KB file). Once edits pause for OVERLAY_IDLE_SECONDS, every
 buffer with new edits goes to the engine thread, which applies the edits and extracts
 the text in place of the file (`Workspace.set_buffer`): its names are searchable when
-that returns; embeddings follow on save. A buffer whose text equals the file on disk is
-not unsaved (an undo back to the saved text drops what was extracted); a closed buffer
-that was never saved goes back to the file on disk.
+that returns; embeddings follow on save. Each pass ends by settling the heap, as saves
+do when they pause (`Workspace.settle_after_buffers`). A buffer whose text equals the
+file on disk is not unsaved (an undo back to the saved text drops what was extracted);
+a closed buffer that was never saved goes back to the file on disk.
 
 A document's `version` counts edits; `extracted` is the version the index holds;
 `edited` says edits came since the last extraction or save, so an answer knows which
@@ -128,6 +129,7 @@ class Buffers:
 
     async def _extract(self) -> None:
         ws = await self._workspace()
+        extracted = self.extractions
         for rel, buf in list(self.open.items()):
             if buf.version == buf.extracted:
                 continue
@@ -145,6 +147,15 @@ class Buffers:
             buf.edited = buf.version != version     # edits that came in meanwhile
             self.extractions += 1
             self._updated([rel])
+        if extracted != self.extractions:
+            await self._settle(ws)
+
+    async def _settle(self, ws: Workspace) -> None:
+        """The heap settled once the pass is done (`Workspace.settle_after_buffers`)."""
+        try:
+            await self._thread.run(ws.settle_after_buffers)
+        except EngineError:
+            pass                        # shutting down
 
     async def _revert(self, rel: str) -> None:
         ws = await self._workspace()

@@ -12,6 +12,7 @@ import pytest
 import pytest_asyncio
 from sample_workspace import eventually, git, make_repo
 
+from neuralmind import heap
 from neuralmind.config import CHECKOUT_INLINE_MAX_FILES
 from neuralmind.service.engine_service import EngineService
 
@@ -136,3 +137,35 @@ async def test_a_big_checkout_answers_partial_until_the_background_build_is_in(
 async def _gone(service: EngineService) -> bool:
     out = await service.search("generated_helper_7", 5)
     return not out["partial"] and "generated_helper_7" not in [h["symbol"] for h in out["hits"]]
+
+
+async def test_a_pass_of_buffer_extractions_settles_the_heap(
+        service: EngineService, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An extraction is a save in memory, but no index flush (which settles the heap after
+    saves) follows it: each pass settles once, after its last buffer (RSS8: the first pass
+    after saves otherwise left up to ~75 MB free but resident on rich)."""
+    settles: list[int] = []
+    real = heap.settle_after_saves
+
+    def counted() -> None:                       # the real settle, with when it ran
+        settles.append(service.buffers.extractions)
+        real()
+
+    monkeypatch.setattr(heap, "settle_after_saves", counted)
+    before = service.buffers.extractions
+    for rel in ("app/billing.py", "app/users.py"):
+        await service.did_open(rel, text=(repo / rel).read_text())
+        await service.did_change(rel, edits=[((0, 0, 0, 0), "# typed, not saved\n")])
+
+    async def extracted() -> bool:
+        return service.buffers.extractions == before + 2 and bool(settles)
+
+    await eventually(extracted, 30, "both buffers extracted and the heap settled")
+    assert before + 2 in settles and before + 1 not in settles   # after the pass, not per buffer
+    for rel in ("app/billing.py", "app/users.py"):
+        await service.did_close(rel)
+    await eventually(lambda: _unsaved_gone(service), 30, "the closed buffers reverted")
+
+
+async def _unsaved_gone(service: EngineService) -> bool:
+    return not (await service.status())["freshness"]["unsaved_files"]
