@@ -23,12 +23,16 @@ without the question in the session: learning from use alone).
     python benchmarks/use_bench.py                          # hist-test h2-test: history replayed
     python benchmarks/use_bench.py --dev                    # tune: replay 60% of history, ask 40%
     python benchmarks/use_bench.py --dev --unused-weight 0.5 --question-boost 0.1
+
+NM_BENCH_WORK says where context_bench's built workspaces are; NM_USE_BENCH_WORK where this
+run copies them per variant (default /tmp/nm-use-bench): give each concurrent run its own.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import sys
@@ -39,7 +43,7 @@ from typing import Any
 
 import context_bench as cb
 
-WORK = Path("/tmp/nm-use-bench")
+WORK = Path(os.environ.get("NM_USE_BENCH_WORK", "/tmp/nm-use-bench"))   # copies per variant
 STEP = 2000.0          # seconds between replayed commits: longer than an answer's window
 VARIANTS = ("cold", "warm-q", "warm-use", "use-only")
 SETS = {"hist": ("hist-dev", "hist-test"), "h2": ("h2-dev", "h2-test")}
