@@ -133,6 +133,8 @@ def main() -> None:
                     help="override config.UNUSED_WEIGHT (tuning)")
     ap.add_argument("--question-boost", type=float, default=None,
                     help="override config.QUESTION_BOOST (tuning)")
+    ap.add_argument("--question-boost-learned", type=float, default=None,
+                    help="override config.QUESTION_BOOST_LEARNED (tuning)")
     ap.add_argument("--unused-all", action="store_true",
                     help="every unused top file counts, not only those above the first used")
     ap.add_argument("--json", default=None, help="also write every figure here")
@@ -145,6 +147,8 @@ def main() -> None:
         config.UNUSED_WEIGHT = args.unused_weight
     if args.question_boost is not None:
         retrieve.QUESTION_BOOST = args.question_boost
+    if args.question_boost_learned is not None:
+        retrieve.QUESTION_BOOST_LEARNED = args.question_boost_learned
     if args.unused_all:
         config.USE_UNUSED_ABOVE_USED = False
     report: dict[str, Any] = {}
@@ -160,7 +164,8 @@ def main() -> None:
                 table[variant][f"MRR {group}"] = mean(part, "MRR")
         report[name] = table
         label = "dev: 60% of history replayed, 40% asked" if args.dev else "test rows"
-        print(f"\n**{name}** ({label}; QUESTION_BOOST {retrieve.QUESTION_BOOST}, "
+        print(f"\n**{name}** ({label}; QUESTION_BOOST {retrieve.QUESTION_BOOST} / learned "
+              f"{retrieve.QUESTION_BOOST_LEARNED}, "
               f"UNUSED_WEIGHT {config.UNUSED_WEIGHT})\n")
         print("| variant | n | R@1 | R@5 | R@10 | MRR | warm - cold MRR |")
         print("|---|---:|---:|---:|---:|---:|---:|")

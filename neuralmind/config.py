@@ -85,6 +85,12 @@ SYNAPSE_NEW_FILE_SHARE = 0.5   # a file reached only through synapses scores at 
 # file ranking of #14 it cost history2's dev split 0.021 MRR warm (R@1 0.39 -> 0.33), 0.10
 # gains on both dev splits (benchmarks/use_bench.py --dev; a lab sweep of 0.05-1.0).
 QUESTION_BOOST = 0.10
+# The same boost on the learned step's ranking (change requests, index/file_rank.py): a
+# fraction of the best file's score, whose scale there is the linear score's (best ~5,
+# the fifth file ~2.5 below), not the fused one's. use_bench.py --dev, 0.1 / 0.25 / 0.5:
+# warm - cold +0.028 / +0.038 / +0.029 (history), +0.007 / +0.010 / -0.013 (history2);
+# on the test rows 0.25 gives +0.030 / +0.010 against 0.10's +0.022 / +0.007 (BENCHMARKS use).
+QUESTION_BOOST_LEARNED = 0.25
 
 # --- Context budgets (tokens, o200k_base) ----------------------------------------------------
 DEFAULT_BUDGET = 1500          # what an agent turn affords for context: ~1% of a 128k window

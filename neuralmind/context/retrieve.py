@@ -17,9 +17,15 @@ import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from neuralmind.config import QUESTION_BOOST, SEED_FILES, SYNAPSE_BOOST, SYNAPSE_NEW_FILE_SHARE
+from neuralmind.config import (
+    QUESTION_BOOST,
+    QUESTION_BOOST_LEARNED,
+    SEED_FILES,
+    SYNAPSE_BOOST,
+    SYNAPSE_NEW_FILE_SHARE,
+)
 from neuralmind.context.pack import RankedHit
-from neuralmind.index.file_rank import RankedFile, interleave
+from neuralmind.index.file_rank import RankedFile, interleave, learned
 from neuralmind.index.pairing import is_test_path, pair_tests
 
 log = logging.getLogger("neuralmind.context")
@@ -125,8 +131,9 @@ def _boost(files: list[RankedFile], graph: Any, synapses: Any,
         return files
     best = files[0].score
     boost = {f: SYNAPSE_BOOST * best * min(1.0, e) for f, e in spread.items()}
+    share = QUESTION_BOOST_LEARNED if learned(files) else QUESTION_BOOST
     for f, p in asked.items():
-        boost[f] = boost.get(f, 0.0) + QUESTION_BOOST * best * p
+        boost[f] = boost.get(f, 0.0) + share * best * p
     ranked = {f.file: f for f in files}
     for f, b in sorted(boost.items()):
         if b <= 0:

@@ -66,6 +66,7 @@ from neuralmind.index.symbol_rank import Hit, is_file_id, node_path
 from neuralmind.index.tokens import code_tokens
 
 _DOC_SUFFIXES = (".md", ".markdown", ".rst", ".txt", ".adoc")
+LEARNED_REASON = "learned change-request rank"   # every file the learned step ranked
 LIST_NAMES = {"symbols": "symbols", "keywords": "whole-file keywords", "meaning": "meaning"}
 
 
@@ -340,13 +341,18 @@ def learned_rank(ranked: Sequence[RankedFile], lists: Mapping[str, Sequence[str]
                       [*before[cand[i]].reasons] if cand[i] in before else [])
            for i in order]
     for rf in out:
-        rf.reasons.append("learned change-request rank")
+        rf.reasons.append(LEARNED_REASON)
     if p.follow_sources:
         own = sc - w.get("pair_lift", 0.0) * col["pair_lift"]
         own_order = sorted(range(len(cand)), key=lambda i: (-own[i], cand[i]))
         own_rank = {cand[i]: r for r, i in enumerate(own_order, 1)}
         out = follow_sources(out, own_rank, pairs, p)
     return out[:limit]
+
+
+def learned(files: Sequence[RankedFile]) -> bool:
+    """Whether the learned step ranked these files (its scores are on its own scale)."""
+    return bool(files) and LEARNED_REASON in files[0].reasons
 
 
 H = TypeVar("H")
