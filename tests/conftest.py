@@ -46,3 +46,19 @@ def data_home(tmp_path_factory: pytest.TempPathFactory,
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv(HOME_ENV, str(home))
     return home
+
+
+@pytest.fixture(autouse=True)
+def neuralmind_logger() -> Iterator[None]:
+    """Undo what an in-process entry point did to the `neuralmind` logger.
+
+    `setup_logging` (run by `cli.main` in process) hangs a handler on the stderr that
+    pytest captures for that test and closes afterwards; a later warning written to it
+    printed "--- Logging error ---" tracebacks into unrelated tests' output.
+    """
+    import logging
+
+    logger = logging.getLogger("neuralmind")
+    saved = (list(logger.handlers), logger.level, logger.propagate)
+    yield
+    logger.handlers[:], logger.level, logger.propagate = saved[0], saved[1], saved[2]

@@ -62,12 +62,25 @@ def test_save_load_and_damage(tmp_path: Path, data: tuple[list[str], np.ndarray]
     assert VectorStore.load(path) is None and list(tmp_path.glob("vectors.npz.corrupt-*"))
 
 
+def hnsw_recall(store: VectorStore, ids: list[str], vecs: np.ndarray) -> float:
+    """Share of 60 stored vectors that find their own id first.
+
+    HNSW is approximate, and random 384-d vectors are its worst case: usearch 2.26.6 misses
+    the exact top 1 on ~0.4% of such queries, differently from one multi-threaded build to
+    the next (an exact-top-1 assertion on one vector failed CI 1 run in ~15). Keys mapped to
+    the wrong rows would score near 0.
+    """
+    probes = [i for i in range(0, 300, 5) if i not in (77, 78, 79)]
+    return sum(store.search(vecs[i], 1)[0][0] == ids[i] for i in probes) / len(probes)
+
+
 def test_hnsw_above_the_exact_limit_and_rebuild_from_vectors(
         tmp_path: Path, data: tuple[list[str], np.ndarray]) -> None:
     ids, vecs = data
     store = VectorStore("m", exact_limit=100)
     store.upsert(ids, vecs, ["h"] * 300)
-    assert store.search(vecs[77], 1)[0][0] == ids[77]      # builds the HNSW index
+    assert hnsw_recall(store, ids, vecs) >= 0.9      # builds the HNSW index
+    assert ids[77] in {h[0] for h in store.search(vecs[77], 3)}
     store.remove([ids[77]])
     assert store.search(vecs[77], 1)[0][0] != ids[77]
     store.upsert([ids[78]], vecs[79:80], ["moved"])
@@ -78,12 +91,12 @@ def test_hnsw_above_the_exact_limit_and_rebuild_from_vectors(
     store.save(path)
     assert path.with_suffix(".usearch").exists()
     loaded = VectorStore.load(path, exact_limit=100)
-    assert loaded is not None and loaded.search(vecs[123], 1)[0][0] == ids[123]
+    assert loaded is not None and hnsw_recall(loaded, ids, vecs) >= 0.9
     # an unreadable HNSW file is rebuilt from the stored vectors (nothing re-embedded)
     path.with_suffix(".usearch").write_bytes(b"\x00" * 64)
     repaired = VectorStore.load(path, exact_limit=100)
     assert repaired is not None and len(repaired) == 299
-    assert repaired.search(vecs[201], 1)[0][0] == ids[201]
+    assert hnsw_recall(repaired, ids, vecs) >= 0.9
 
 
 def test_search_before_loading_the_model_does_not_crash_onnxruntime() -> None:
