@@ -28,6 +28,10 @@ candidates' features are the engine's (file_rank.candidate_features).
 
     python benchmarks/learn_rank_lab.py --cache F.pkl --trials grid.txt --gate --select
 
+RETR9: `--method listnet` (listwise softmax) and `mix` (the mean of the pairwise and the
+listwise weights), and four more feature groups computed here, not in the engine
+(`retr9_features`: stem, dir, pair, testx). None won (BENCHMARKS.md RETR9).
+
 Splits: hist-dev + h2-dev rows fit (never the test rows); hist-test + h2-test report;
 symbols and retrieval are guards only (rank_lab.GUARDS). Results: BENCHMARKS.md (RETR7).
 """
@@ -47,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from neuralmind.config import LEARNED_CANDIDATE_DEPTH as CANDIDATE_DEPTH
+from neuralmind.config import LEARNED_CANDIDATE_DEPTH
 from neuralmind.config import LEARNED_KEYWORD_DEPTH as KEYWORD_DEPTH
 from neuralmind.index.file_rank import FileEvidence, candidate_features, fuse
 
@@ -55,6 +59,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import rank_lab as rl  # noqa: E402
 import ranking_variants as rv  # noqa: E402
 
+CANDIDATE_DEPTH = LEARNED_CANDIDATE_DEPTH   # --depth sets it (RETR9: a deeper pool)
 FEATURES = {
     # group -> feature names (file_rank.candidate_features computes them)
     "base": ["fused", "rr_fused"],
@@ -68,6 +73,11 @@ FEATURES = {
     "size": ["size_z"],
     "sizelo": ["size_lo"],
     "sizehi": ["size_hi"],
+    # RETR9
+    "stem": ["stem_match", "stem_cover"],
+    "dir": ["dir_share"],
+    "pair": ["pair_rr", "has_test"],
+    "testx": ["test_rr_fused", "test_kw_norm", "test_cos_gap", "test_path_match"],
 }
 FEATURE_ORDER = [f for g in FEATURES.values() for f in g]
 
@@ -120,6 +130,56 @@ def evidence(repo: Any, q: Any, s: Any) -> FileEvidence:
                         lambda f: _length(idx._bm25, f))
 
 
+_DIR_HEAD = 5   # the best files so far whose directories `dir_share` counts
+_TEST_WORDS = frozenset({"test", "tests", "spec", "specs"})
+
+
+def _dir(path: str) -> str:
+    return path.rsplit("/", 1)[0] if "/" in path else ""
+
+
+def _stem_terms(path: str) -> frozenset[str]:
+    """The file name's words without its extension and test markers (`test_router.py`,
+    `router_test.go` -> router)."""
+    from neuralmind.index.pairing import _stem_of
+    from neuralmind.index.tokens import code_tokens
+
+    base = _stem_of(path.rsplit("/", 1)[-1])
+    return frozenset(code_tokens(base.replace(".", " "))) - _TEST_WORDS
+
+
+def retr9_features(cand: list[str], col: dict[str, np.ndarray], ranked: list[Any],
+                   pairs: dict[str, list[str]], terms: frozenset[str]
+                   ) -> dict[str, np.ndarray]:
+    """RETR9's candidate features (lab only: none won, BENCHMARKS RETR9), groups stem,
+    dir, pair, testx: the file's own name against the question (share of the question's
+    terms in it; share of its words in the question), its directory's share of the five
+    best files so far, the pairing read both ways (a test at its best source's place in
+    the ranking so far; a source whose paired test is a candidate), and the tests'
+    evidence on weights of its own (a test's words and meaning are not a source's)."""
+    from neuralmind.index.pairing import is_test_path
+
+    n_terms = max(1, len(terms))
+    stems = [_stem_terms(f) for f in cand]
+    out = {"stem_match": np.array([len(terms & st) / n_terms for st in stems]),
+           "stem_cover": np.array([len(terms & st) / len(st) if st else 0.0 for st in stems])}
+    head_dirs = [_dir(rf.file) for rf in ranked[:_DIR_HEAD]]
+    out["dir_share"] = np.array([sum(d == _dir(f) for d in head_dirs) / max(1, len(head_dirs))
+                                 for f in cand])
+    tests = [is_test_path(f) for f in cand]
+    rr = col["rr_fused"]
+    pos = {f: i for i, f in enumerate(cand)}
+    tested = {x for t, srcs in pairs.items() if t in pos for x in srcs}
+    out["pair_rr"] = np.array([max((rr[pos[x]] for x in pairs.get(f, ()) if x in pos),
+                                   default=0.0) if t else 0.0
+                               for f, t in zip(cand, tests, strict=True)])
+    out["has_test"] = np.array([float(not t and f in tested)
+                                for f, t in zip(cand, tests, strict=True)])
+    for name in ("rr_fused", "kw_norm", "cos_gap", "path_match"):
+        out[f"test_{name}"] = col["is_test"] * col[name]
+    return out
+
+
 def features(repo: Any, q: Any, s: Any) -> Cands:
     """The candidates of one question and their features, over the engine's own ranking
     (file_rank.rank_files on the lists one real search recorded)."""
@@ -131,8 +191,10 @@ def features(repo: Any, q: Any, s: Any) -> Cands:
     p0 = file_rank.FileRankParams()
     ranked = [file_rank.RankedFile(f, 0.0) for f in shipped]
     fused = fuse(lists, p0)
-    cand, col = candidate_features(ranked, fused, pairs, evidence(repo, q, s), p0.k,
+    ev = evidence(repo, q, s)
+    cand, col = candidate_features(ranked, fused, pairs, ev, p0.k,
                                    CANDIDATE_DEPTH, kw["about_tests"], kw["about_docs"])
+    col.update(retr9_features(cand, col, ranked, pairs, ev.terms))
     x = (np.stack([col[name] for name in FEATURE_ORDER], axis=1) if cand
          else np.zeros((0, len(FEATURE_ORDER))))
     gold = np.array([q.prefix + f in set(q.gold) for f in cand], dtype=bool)
@@ -225,6 +287,41 @@ def train(data: list[tuple[Any, Cands]], cols: np.ndarray, l2: float, iters: int
     return full
 
 
+def train_listnet(data: list[tuple[Any, Cands]], cols: np.ndarray, l2: float,
+                  iters: int = 300) -> np.ndarray:
+    """Listwise softmax (ListNet, linear; RETR9): per question, the cross-entropy between a
+    softmax over its candidates' scores and the gold files (each gold the same share), so a
+    fit is pushed to put every gold file above every other at once (the pairwise loss
+    counts pairs, which the many low candidates dominate). Each project weighs the same;
+    Adam over features standardised for the fit, as `train`."""
+    per_repo: dict[str, int] = defaultdict(int)
+    for q, _ in data:
+        per_repo[q.repo] += 1
+    rows = [(c.x[:, cols], c.gold / c.gold.sum(), 1.0 / per_repo[q.repo]) for q, c in data
+            if c.gold.any() and not c.gold.all()]
+    allx = np.concatenate([x for x, _, _ in rows])
+    mu, sd = allx.mean(axis=0), allx.std(axis=0) + 1e-9
+    rows = [((x - mu) / sd, t, qw) for x, t, qw in rows]
+    total = sum(qw for _, _, qw in rows)
+    w = np.zeros(int(cols.sum()))
+    m = np.zeros_like(w)
+    v = np.zeros_like(w)
+    lr = 0.05
+    for t_ in range(1, iters + 1):
+        g = l2 * w
+        for z, t, qw in rows:
+            s = z @ w
+            p = np.exp(s - s.max())
+            p /= p.sum()
+            g = g + (qw / total) * (z.T @ (p - t))
+        m = 0.9 * m + 0.1 * g
+        v = 0.999 * v + 0.001 * g * g
+        w -= lr * (m / (1 - 0.9 ** t_)) / (np.sqrt(v / (1 - 0.999 ** t_)) + 1e-8)
+    full = np.zeros(len(FEATURE_ORDER))
+    full[cols] = w / sd
+    return full
+
+
 def dev_objective(data: list[tuple[Any, Cands]], w: np.ndarray) -> float:
     """Mean over projects of (R@5 + MRR) / 2: what the grids maximise (rank_lab)."""
     by: dict[str, list[float]] = defaultdict(list)
@@ -279,6 +376,11 @@ def make_fit(groups: list[str], l2: float, beta: float, iters: int, method: str
             return boost.copy()
         if method == "logistic":
             return train(rows, cols, l2, iters) + boost
+        if method == "mix":     # the two fits' mean: pairwise (MRR) and listwise (R@5)
+            return (train(rows, cols, l2, iters) + train_listnet(rows, cols, l2, iters)) / 2 \
+                + boost
+        if method == "listnet":
+            return train_listnet(rows, cols, l2, iters) + boost
         if method == "lambda":
             return train(rows, cols, l2, iters, top_heavy=True) + boost
         start = boost.copy() if method == "ca" else train(rows, cols, l2, iters) + boost
@@ -401,9 +503,10 @@ def load(cache: Path | None) -> list[tuple[Any, Cands]]:
 
 
 def main() -> None:
+    global CANDIDATE_DEPTH
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--features", default=",".join(FEATURES), help="feature groups")
-    ap.add_argument("--method", default="logistic", choices=["none", "logistic", "lambda", "ca", "lca"],
+    ap.add_argument("--method", default="logistic", choices=["none", "logistic", "lambda", "listnet", "mix", "ca", "lca"],
                     help="pairwise logistic, coordinate ascent from the ranking so far "
                          "(ca) or from the logistic fit (lca); none: the anchor alone")
     ap.add_argument("--l2", type=float, default=1e-3)
@@ -419,7 +522,10 @@ def main() -> None:
     ap.add_argument("--cache", type=Path, help="features pickled here (reused if present)")
     ap.add_argument("--trials", type=Path,
                     help="one point a line: groups l2 beta protect [method]")
+    ap.add_argument("--depth", type=int, default=LEARNED_CANDIDATE_DEPTH,
+                    help="each list's first files that become candidates (a new --cache)")
     args = ap.parse_args()
+    CANDIDATE_DEPTH = args.depth
     data = load(args.cache)
     GATE[0] = args.gate
     if args.select:
