@@ -4,7 +4,9 @@ A saved file is re-extracted on the engine thread and its symbols are searchable
 by name when that returns (keyword side only); its nodes are embedded once saves
 pause (EMBED_IDLE_SECONDS), and the search index is written to disk once they
 pause longer (FLUSH_IDLE_SECONDS), where other processes see it. While a full
-build runs, saves wait and are applied after it swaps in.
+build's graph phase runs, saves wait and are applied once its graph is served; while it
+embeds, they are applied at once (its vectors are merged around them:
+index/vector_handoff.py).
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ class Freshness:
                  building: Callable[[], bool], updated: Callable[[list[str]], None]) -> None:
         self._thread = thread
         self._workspace = workspace
-        self._building = building          # a full build runs: saves wait for it
+        self._building = building          # a build's graph phase runs: saves wait for it
         self._updated = updated            # files whose symbols are searchable now
         self.pending: set[str] = set()
         self.last_update: float | None = None
