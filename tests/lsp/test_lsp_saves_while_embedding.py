@@ -102,7 +102,9 @@ def test_saves_wait_only_for_the_graph_phase_and_survive_the_embedding(tmp_path:
         assert server.request("shutdown", None)["result"] is None
         server.notify("exit", None)
         assert server.wait_exit()[0] == 0
-    finally:
+    finally:   # a failed step may leave the child stopped: it must not outlive the test
+        for pid in server.children():
+            os.kill(pid, signal.SIGKILL)
         if server.proc.poll() is None:
             server.proc.kill()
 
