@@ -18,7 +18,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING
 
-from neuralmind.config import EMBED_IDLE_SECONDS, FLUSH_IDLE_SECONDS
+from neuralmind.config import EMBED_IDLE_SECONDS, FLUSH_IDLE_PER_FLUSH_SECOND, FLUSH_IDLE_SECONDS
 from neuralmind.errors import EngineError
 
 if TYPE_CHECKING:
@@ -40,6 +40,12 @@ def write_problem(e: BaseException) -> str | None:
     return None
 
 
+def _timed(fn: Callable[[], object]) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
 class Freshness:
     """Pending saves, the drain that applies them, and the embed and flush timers."""
 
@@ -55,6 +61,7 @@ class Freshness:
         self._flush_timer: asyncio.TimerHandle | None = None
         self._embed_timer: asyncio.TimerHandle | None = None
         self._to_embed: set[str] = set()     # node ids of saved files, not embedded yet
+        self._flush_s = 0.0                  # how long the last flush held the engine thread
 
     def schedule(self, rels: Iterable[str]) -> None:
         self.pending.update(r for r in rels if not r.startswith(IGNORED_DIRS))
@@ -96,7 +103,7 @@ class Freshness:
             self._to_embed.update(changed_ids)
         self._embed_timer = self._thread.restart_timer(self._embed_timer, EMBED_IDLE_SECONDS,
                                                        self._embed_when_idle)
-        self._flush_timer = self._thread.restart_timer(self._flush_timer, FLUSH_IDLE_SECONDS,
+        self._flush_timer = self._thread.restart_timer(self._flush_timer, self._flush_idle(),
                                                        self._flush_when_idle)
 
     def _draining(self) -> bool:
@@ -121,8 +128,12 @@ class Freshness:
                 log.exception("embedding %d saved nodes failed", len(ids))
             else:
                 log.warning("embeddings of %d saved nodes not written: %s", len(ids), cause)
-        self._flush_timer = self._thread.restart_timer(self._flush_timer, FLUSH_IDLE_SECONDS,
+        self._flush_timer = self._thread.restart_timer(self._flush_timer, self._flush_idle(),
                                                        self._flush_when_idle)
+
+    def _flush_idle(self) -> float:
+        """Seconds of pause before a flush: longer where a flush is long (config.py)."""
+        return max(FLUSH_IDLE_SECONDS, FLUSH_IDLE_PER_FLUSH_SECOND * self._flush_s)
 
     def _flush_when_idle(self) -> None:
         self._flush_timer = None
@@ -132,7 +143,7 @@ class Freshness:
     async def _flush_index(self) -> None:
         ws = await self._workspace()
         try:
-            await self._thread.run(ws.flush_index)
+            self._flush_s = await self._thread.run(_timed, ws.flush_index)
         except EngineError:
             pass            # shutting down: close() flushes
         except Exception as e:
