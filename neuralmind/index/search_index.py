@@ -231,9 +231,9 @@ class SearchIndex:
                 return
             self._load_vectors()
             own = bool(self.handoff.expected)        # vectors of saves the file lacks
-            settled = self.handoff.settle(self._pending, self._vectors, complete)
-            if settled or own:
-                self._save(keyword=settled, vectors=own)
+            self.handoff.settle(self._pending, self._vectors, complete)
+            # the pending list on disk is the graph phase's: merges and the cap changed it
+            self._save(keyword=True, vectors=own)
 
     # --- status --------------------------------------------------------------------------
     @property

@@ -109,8 +109,12 @@ class BackgroundIndexing:
                 self._build = None
                 self.semantic = None
                 self.graph_phase = False
-            if self._served:              # its vectors: merged, the pending list settled
-                await self._thread.run(ws.build_ended, outcome.ok)
+            if self._served:      # its vectors merged, the pending list settled and written
+                try:              # before "finished", as the child's last write was
+                    await self._thread.run(ws.build_ended, outcome.ok)
+                    await self._thread.run(ws.flush_index)
+                except Exception as e:   # e.g. a read-only .neuralmind/: served from memory
+                    log.warning("the index after the build not written: %s", e)
             elif outcome.ok:
                 await self._thread.run(ws.swap_in)
             self._finished(ws, outcome)
@@ -121,9 +125,8 @@ class BackgroundIndexing:
     def _finished(self, ws: Workspace, outcome: BuildOutcome) -> None:
         self.last_ok = outcome.ok
         if outcome.ok:
-            # warmed up when its graph was served; the settled index written now (idle)
-            job = ws.flush_index if self._served else ws.warm_up
-            self._thread.spawn(self._thread.run(job), "warm-up")
+            if not self._served:          # else warmed up when its graph was served
+                self._thread.spawn(self._thread.run(ws.warm_up), "warm-up")
             self.last_full_build = time.time()
             self.last_error = None
         elif not outcome.cancelled:
