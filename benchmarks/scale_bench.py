@@ -28,7 +28,10 @@ packaging); `build` removes that block from the copy, or the walk finds no file.
   until searchable), without the LSP transport or the start-up build `lsp` waits for.
 - lsp: `neuralmind-lsp` on the indexed copy: initialize, keyword answers p50/p95
   (`neuralmind/search` and `neuralmind/context`), didSave -> searchable p50/p95 (a C
-  function appended to a file, searched for by name), the server's RSS every 10 s.
+  function appended to a file, searched for by name) once the start-up build's graph is
+  served (saves wait only for its graph phase), the server's and its build child's RSS
+  every 10 s; `--wait-embedding`: then until the build's embedding ends (its wall and
+  CPU), and the saves, answers and questions again.
 
 Every timing carries the load average (`uptime`) beside it: on a shared machine the wall
 times are load-bound, CPU times and RSS are not.
@@ -426,6 +429,88 @@ def cmd_saves(args: argparse.Namespace) -> None:
         Path(args.json).write_text(json.dumps(figures))
 
 
+def proc_cpu_s(pid: int) -> float | None:
+    """User + system CPU seconds of one process so far (None once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def build_child(pid: int) -> int | None:
+    """The server's build worker (not its big-file worker), if one runs."""
+    for p in descendants(pid)[1:]:
+        try:
+            if b"build_worker" in Path(f"/proc/{p}/cmdline").read_bytes():
+                return p
+        except OSError:
+            continue
+    return None
+
+
+def proc_rss_mb(pid: int | None) -> int:
+    if pid is None:
+        return 0
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) // 1024
+    except OSError:
+        pass
+    return 0
+
+
+async def kernel_questions(client: Any) -> dict[str, Any]:
+    """The kernel questions through the server as it stands: ranks of the gold files."""
+    rows = [json.loads(line) for line in QUESTIONS.read_text().splitlines() if line.strip()]
+    ranks, modes = [], set()
+    for row in rows:
+        answer = await client.request("neuralmind/context",
+                                      {"query": row["question"], "budget": 1000})
+        modes.add(answer.get("mode"))
+        files = ([f["file"] for f in answer["files"]] if answer.get("files")
+                 else list(dict.fromkeys(h["file"] for h in answer.get("hits", []))))
+        ranks.append(next((i + 1 for i, p in enumerate(files) if p in set(row["gold"])), None))
+    return {"modes": sorted(m for m in modes if m), **rank_figures(ranks), "ranks": ranks}
+
+
+async def keyword_answers(client: Any, queries: int) -> dict[str, Any]:
+    for q in LSP_QUESTIONS[:3]:      # warm-up
+        await client.request("neuralmind/search", {"query": q, "k": 10})
+    search_ms, context_ms = [], []
+    for i in range(queries):
+        q = LSP_QUESTIONS[i % len(LSP_QUESTIONS)]
+        t = time.perf_counter()
+        found = await client.request("neuralmind/search", {"query": q, "k": 10})
+        search_ms.append((time.perf_counter() - t) * 1000)
+        t = time.perf_counter()
+        await client.request("neuralmind/context", {"query": q, "budget": 1000})
+        context_ms.append((time.perf_counter() - t) * 1000)
+    return {"search_p50_ms": round(pct(search_ms, 50)), "search_p95_ms": round(pct(search_ms, 95)),
+            "context_p50_ms": round(pct(context_ms, 50)),
+            "context_p95_ms": round(pct(context_ms, 95)), "mode": found.get("mode"),
+            "load": load_average()}
+
+
+async def timed_saves(client: Any, root: Path, count: int, first: int) -> dict[str, Any]:
+    """`count` saves (a C function appended, didSave, searched for until found)."""
+    saves: list[float] = []
+    originals = {rel: (root / rel).read_bytes() for rel in SAVE_FILES}
+    before = (await client.request("neuralmind/status", {})).get("indexing")
+    try:
+        for i in range(first, first + count):
+            rel, name = append_marker(root, i)
+            saves.append(await searchable_after_save(client, root / rel, name))
+    finally:
+        for rel, data in originals.items():
+            (root / rel).write_bytes(data)
+    after = (await client.request("neuralmind/status", {})).get("indexing")
+    return {"p50_ms": round(pct(saves, 50) * 1000), "p95_ms": round(pct(saves, 95) * 1000),
+            "max_ms": round(max(saves) * 1000), "ms": [round(x * 1000) for x in saves],
+            "indexing_before": before, "indexing_after": after, "load": load_average()}
+
+
 async def lsp_run(args: argparse.Namespace, holder: dict[str, Any]) -> dict[str, Any]:
     sys.path.insert(0, str(HERE))
     from lsp_bench import Client  # the same protocol client
@@ -455,7 +540,21 @@ async def lsp_run(args: argparse.Namespace, holder: dict[str, Any]) -> dict[str,
                            "spawn_to_initialized_s": round(time.perf_counter() - t_spawn, 3),
                            "load_at_start": load_average()}
     print(json.dumps(out), flush=True)
-    rss: list[tuple[float, float]] = []
+    # RSS of the server and of its build child every 10 s, with the moment's step
+    rss: list[tuple[int, int, int, str]] = []
+    step = ["start"]
+    child_cpu: dict[int, float] = {}
+
+    async def sample() -> None:
+        while client.proc is not None and client.proc.returncode is None:
+            child = build_child(client.proc.pid)
+            if child is not None and (cpu := proc_cpu_s(child)) is not None:
+                child_cpu[child] = cpu
+            rss.append((round(time.perf_counter() - t_spawn), round(client.rss_mb()),
+                        proc_rss_mb(child), step[0]))
+            await asyncio.sleep(10)
+
+    sampler = asyncio.create_task(sample())
     # the first answer after start-up (the graph and keyword index load in the background)
     t0 = time.perf_counter()
     while True:
@@ -467,66 +566,57 @@ async def lsp_run(args: argparse.Namespace, holder: dict[str, Any]) -> dict[str,
     out["rss_at_first_answer_mb"] = round(client.rss_mb())
     print(json.dumps(out), flush=True)
     if args.questions:     # the kernel questions through the server, as it stands (keyword)
-        rows = [json.loads(line) for line in QUESTIONS.read_text().splitlines() if line.strip()]
-        ranks, modes = [], set()
-        for row in rows:
-            answer = await client.request("neuralmind/context",
-                                          {"query": row["question"], "budget": 1000})
-            modes.add(answer.get("mode"))
-            files = ([f["file"] for f in answer["files"]] if answer.get("files")
-                     else list(dict.fromkeys(h["file"] for h in answer.get("hits", []))))
-            ranks.append(next((i + 1 for i, p in enumerate(files) if p in set(row["gold"])),
-                              None))
-        out["quality"] = {"modes": sorted(m for m in modes if m), **rank_figures(ranks),
-                          "ranks": ranks}
+        step[0] = "questions"
+        out["quality"] = await kernel_questions(client)
         print(json.dumps(out), flush=True)
-    rss.append((round(time.perf_counter() - t_spawn), client.rss_mb()))
-    for q in LSP_QUESTIONS[:3]:      # warm-up
-        await client.request("neuralmind/search", {"query": q, "k": 10})
-    search_ms, context_ms = [], []
-    for i in range(args.queries):
-        q = LSP_QUESTIONS[i % len(LSP_QUESTIONS)]
-        t = time.perf_counter()
-        await client.request("neuralmind/search", {"query": q, "k": 10})
-        search_ms.append((time.perf_counter() - t) * 1000)
-        t = time.perf_counter()
-        await client.request("neuralmind/context", {"query": q, "budget": 1000})
-        context_ms.append((time.perf_counter() - t) * 1000)
-        if i % 10 == 0:
-            rss.append((round(time.perf_counter() - t_spawn), client.rss_mb()))
-    out.update({"search_p50_ms": round(pct(search_ms, 50)), "search_p95_ms": round(pct(search_ms, 95)),
-                "context_p50_ms": round(pct(context_ms, 50)),
-                "context_p95_ms": round(pct(context_ms, 95)), "load_after_queries": load_average()})
+    step[0] = "answers"
+    out["answers"] = await keyword_answers(client, args.queries)
     print(json.dumps(out), flush=True)
-    # saves wait while a full build runs (service/freshness.py): the start-up build first
-    while (await client.request("neuralmind/status", {})).get("indexing") is not None:
+    # saves wait only while the build's graph phase runs (service/indexing.py)
+    step[0] = "graph phase"
+    while True:
+        state = (await client.request("neuralmind/status", {})).get("indexing")
+        if state is None or state.get("graph_ready"):
+            break
         await asyncio.sleep(2)
-    out["startup_build_done_s"] = round(time.perf_counter() - t_spawn)
-    rss.append((round(time.perf_counter() - t_spawn), client.rss_mb()))
+    out["graph_served_s"] = round(time.perf_counter() - t_spawn)
     print(json.dumps(out), flush=True)
-    saves: list[float] = []
-    originals = {rel: (root / rel).read_bytes() for rel in SAVE_FILES}
-    try:
-        for i in range(args.saves):
-            rel, name = append_marker(root, i)
-            saves.append(await searchable_after_save(client, root / rel, name))
-            if i % 5 == 0:
-                rss.append((round(time.perf_counter() - t_spawn), client.rss_mb()))
-    finally:
-        for rel, data in originals.items():
-            (root / rel).write_bytes(data)
-    out.update({"didsave_p50_ms": round(pct(saves, 50) * 1000),
-                "didsave_p95_ms": round(pct(saves, 95) * 1000),
-                "didsave_max_ms": round(max(saves) * 1000), "load_after_saves": load_average()})
+    step[0] = "saves"
+    out["saves"] = await timed_saves(client, root, args.saves, 0)
+    print(json.dumps(out), flush=True)
+    step[0] = "answers"
+    out["answers_after_saves"] = await keyword_answers(client, args.queries)
+    print(json.dumps(out), flush=True)
+    if args.wait_embedding:
+        step[0] = "embedding"
+        while (await client.request("neuralmind/status", {})).get("indexing") is not None:
+            await asyncio.sleep(5)
+        out["build_done_s"] = round(time.perf_counter() - t_spawn)
+        out["build_child_cpu_s"] = round(sum(child_cpu.values()))
+        status = await client.request("neuralmind/status", {})
+        out["status_after_build"] = {k: status.get(k) for k in (
+            "semantic_coverage", "file_level_nodes", "embeddings_pending", "embedded_nodes")}
+        print(json.dumps(out), flush=True)
+        step[0] = "saves after"
+        out["saves_after_build"] = await timed_saves(client, root, args.saves, 1000)
+        step[0] = "answers after"
+        out["answers_after_build"] = await keyword_answers(client, args.queries)
+        if args.questions:
+            step[0] = "questions after"
+            out["quality_after_build"] = await kernel_questions(client)
+        print(json.dumps(out), flush=True)
     status = await client.request("neuralmind/status", {})
     out["status"] = {k: status.get(k) for k in ("semantic_coverage", "file_level_nodes",
                                                  "embeddings_pending", "indexing")}
-    for _ in range(args.settle):       # RSS steady: sampled while idle
-        await asyncio.sleep(10)
-        rss.append((round(time.perf_counter() - t_spawn), client.rss_mb()))
-    out["rss_mb"] = [(t, round(mb)) for t, mb in rss]
-    out["rss_max_mb"] = round(max(mb for _, mb in rss))
+    step[0] = "idle"
+    await asyncio.sleep(10 * args.settle)        # RSS steady: sampled while idle
+    sampler.cancel()
+    out["rss_mb"] = rss            # (seconds, server MB, build child MB, step)
+    out["rss_server_max_mb"] = max(r[1] for r in rss)
+    out["rss_server_after_saves_mb"] = [r[1] for r in rss if r[3] not in (
+        "start", "questions", "answers", "graph phase")]
     out["tree_rss_end_mb"] = round(tree_rss_kb(client.proc.pid) / 1024) if client.proc else None
+    out["load_at_end"] = load_average()
     await client.stop()
     return out
 
@@ -538,7 +628,9 @@ async def searchable_after_save(client: Any, path: Path, name: str,
     client.notify("textDocument/didSave", {"textDocument": {"uri": path.as_uri()}})
     while time.perf_counter() - t0 < timeout:
         found = await client.request("neuralmind/search", {"query": name, "k": 1})
-        if found["hits"] and found["hits"][0]["symbol"] == name:
+        # "symbol" is the qualified name: the kernel's fair.c parses the appended function
+        # inside `set_skip_buddy` (its macros), so the marker is `set_skip_buddy.<name>`
+        if found["hits"] and found["hits"][0]["symbol"].rpartition(".")[2] == name:
             return time.perf_counter() - t0
         await asyncio.sleep(0.01)
     raise TimeoutError(f"{name} never became searchable")
@@ -601,6 +693,9 @@ def main() -> None:
                            help="max_embedded_nodes for this run (.neuralmind.toml)")
             p.add_argument("--questions", action="store_true",
                            help="also ask the kernel questions through the server")
+            p.add_argument("--wait-embedding", action="store_true",
+                           help="then wait for the start-up build's embedding to end, and "
+                                "save, answer (and ask) again")
             p.add_argument("--min-free-mb", type=int, default=2500,
                            help="stop everything when the machine has less available")
     args = parser.parse_args()

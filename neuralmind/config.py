@@ -184,6 +184,10 @@ VISIBLE_TABLES_KEPT = 1024
 # after its last write: per slice, the Linux kernel's 1.25 MB file_tokens.json was
 # rewritten ~1,100 times a pass.
 CODEBASE_SAVE_SECONDS = 30.0
+# ...and each engine call of a server's count stops after this long (at least one file):
+# 50 of the Linux kernel's files were ~1 s of pure-Python o200k tokenising, and a save or
+# an answer arriving meanwhile waited for the slice (29% of a 25 s profile of saves).
+CODEBASE_SLICE_SECONDS = 0.05
 MAX_ATTENTION_FILES = 50       # files the service asks the build to embed first
 ATTENTION_NEIGHBOURS = 5       # files near an edit (same folder, import neighbours) that join
 
@@ -192,6 +196,12 @@ CLOSE_TIMEOUT_SECONDS = 1.2    # shutdown must finish within the 2 s an LSP clie
 # The search index is written to disk once saves pause this long (not on every save:
 # ~20 MB of JSON on Django); other processes see the change then.
 FLUSH_IDLE_SECONDS = 2.0
+# ...and at least this many times as long as the last flush took: on the Linux kernel a
+# flush merges and rewrites the whole keyword base and metadata (~750 MB, ~10 s of the
+# engine thread), and 2 s of pause fell between consecutive saves, which then waited for
+# it (save -> searchable p95 9.7 s through the server). A workspace whose flush is short
+# (whole Django: ~0.3 s) keeps the 2 s.
+FLUSH_IDLE_PER_FLUSH_SECOND = 5.0
 # Saved files' nodes are embedded once saves pause this long: an embedding (~0.1-0.5 s
 # on the engine thread) started between two quick saves made the second one wait for it.
 EMBED_IDLE_SECONDS = 0.3

@@ -44,10 +44,13 @@ class CodebaseTokens:
         # Linux kernel's 55k files, 50 a slice, were ~60M stats).
         self._resume: tuple[int, int, int, int] | None = None
 
-    def update(self, graph: Graph, limit: int | None = None) -> bool:
-        """Count up to `limit` files not counted at their current version (all when None);
-        True when every indexed file is counted. A pass over the files goes on where the
-        last call stopped while the graph is the same."""
+    def update(self, graph: Graph, limit: int | None = None,
+               seconds: float | None = None) -> bool:
+        """Count up to `limit` files not counted at their current version (all when None),
+        stopping once `seconds` have passed (after one file at least); True when every
+        indexed file is counted. A pass over the files goes on where the last call stopped
+        while the graph is the same."""
+        t0 = time.perf_counter()
         key = (id(graph), graph.generation, len(graph.files))
         start = 0
         if self._resume is not None and self._resume[:3] == key:
@@ -65,7 +68,8 @@ class CodebaseTokens:
             known = self._counts.get(rel)
             if known is not None and known[:2] == [st.st_size, st.st_mtime_ns]:
                 continue
-            if limit is not None and done >= limit:
+            if done and (limit is not None and done >= limit or seconds is not None
+                         and time.perf_counter() - t0 >= seconds):
                 self._resume = (*key, pos)
                 self._complete = False
                 return False

@@ -44,14 +44,15 @@ def referenced(graph: Graph, node_id: str) -> int:
 def embed_pending(graph: Graph, index: SearchIndex, config: WorkspaceConfig,
                   progress: Callable[[int, int], None] | None = None,
                   attention: Callable[[], Sequence[str]] = tuple,
-                  saved: Callable[[int], None] | None = None) -> int:
+                  saved: Callable[[int], None] | None = None, settle: bool = True) -> int:
     """Embed what the last full update left pending: `attention()`'s files first, then
     every file, then the other symbols, up to `config.max_embedded_nodes` vectors (0: no
-    cap; see index/embed_order.py)."""
+    cap; see index/embed_order.py). `settle=False`: a server's build child, which writes
+    only the vectors (index/vector_handoff.py)."""
     return index.embed_pending(graph, attention=attention,
                                limit=config.max_embedded_nodes or None,
                                importance=lambda i: referenced(graph, i),
-                               progress=progress, saved=saved)
+                               progress=progress, saved=saved, settle=settle)
 
 
 def refresh_index(index: SearchIndex) -> None:

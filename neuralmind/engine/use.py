@@ -51,8 +51,9 @@ class AnswerUse:
 
         return UsageStore(self._learned, window=self._window)
 
-    def count_codebase(self, graph: Graph, limit: int | None = None) -> bool:
-        self.codebase_complete = self.codebase.update(graph, limit)
+    def count_codebase(self, graph: Graph, limit: int | None = None,
+                       seconds: float | None = None) -> bool:
+        self.codebase_complete = self.codebase.update(graph, limit, seconds)
         self.codebase.save()
         return self.codebase_complete
 

@@ -364,12 +364,30 @@ class Workspace(FreshAnswers, ObservatoryViews, WorkspaceMemory, WorkspaceTeam):
 
     def swap_in(self) -> None:
         """Serve the generation another process (the background build) wrote: load it now,
-        with the unsaved buffers extracted again on top (the build read the files)."""
+        with the unsaved buffers extracted again on top (the build read the files). A build
+        that changed nothing wrote no graph or keyword index: what is loaded, and prepared
+        for saves, stays (the Linux kernel's graph and resolution state: ~40 s)."""
+        if (self._graph is not None and stored_token(self.state) == self._graph.token
+                and not self.index.written_elsewhere() - {"vectors.npz"}):
+            self.index.reload_if_changed()
+            return
         self.reload()
         _ = self.graph      # saves wait for the build to end; warm_up then prepares them
         if self._buffers:
             self.update_files(sorted(self._buffers), texts=dict(self._buffers))
         heap.settle_after_load()
+
+    def serve_build(self) -> None:
+        """The build child wrote its graph and keyword index and embeds now: serve them, and
+        from here on apply saves to them here while its vectors are merged in as they land
+        (index/vector_handoff.py): only the graph phase makes saves wait."""
+        self.swap_in()
+        self.index.handoff.start()
+
+    def build_ended(self, complete: bool) -> None:
+        """The build child ended (`complete`: it embedded all it meant to): its last vectors
+        merged, the pending list settled; the next `flush_index` writes them."""
+        self.index.take_back_vectors(complete)
 
     @property
     def index_unsaved(self) -> bool:

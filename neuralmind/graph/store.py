@@ -436,6 +436,16 @@ def _rows_to_check(graph: Graph, only: Iterable[str] | None) -> list[str]:
 KILL_ENV = "NEURALMIND_TEST_KILL_AT"   # tests: SIGKILL this process at a named point
 
 
+PAUSE_ENV = "NEURALMIND_TEST_PAUSE_AT"  # tests: SIGSTOP this process at these points (a,b)
+
+
+def pause_point(name: str) -> None:
+    """Stop (SIGSTOP) at `name` when a test asks for it, until the test continues us: a
+    test holds a build child at a phase without racing it."""
+    if name in os.environ.get(PAUSE_ENV, "").split(","):
+        os.kill(os.getpid(), signal.SIGSTOP)
+
+
 def kill_point(name: str) -> None:
     """Die like a killed process at `name` when the crash tests ask for it."""
     if os.environ.get(KILL_ENV) == name:

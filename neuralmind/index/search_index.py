@@ -19,7 +19,6 @@ state is swapped under a lock and embedding (the slow part) runs outside it.
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 import threading
@@ -53,16 +52,16 @@ from neuralmind.index.embed_order import EmbedOrder, choose
 from neuralmind.index.embed_stream import embed_slices
 from neuralmind.index.embedder import Embedder, ModelUnavailable, load_embedder
 from neuralmind.index.file_rank import FileRankParams, RankedFile, interleave, rank_question_files
-from neuralmind.index.jsonstream import members, read_slices, write_object
 from neuralmind.index.keyword_update import apply_texts, text_hash
 from neuralmind.index.node_text import DEFAULT_TEXT, NodeTextOptions, file_children, graph_texts
 from neuralmind.index.query import Question, lookup_name, parse_question, query_identifiers
+from neuralmind.index.search_meta import read_meta, write_meta
 from neuralmind.index.symbol_rank import Hit, is_file_id, node_path, rank_symbols, rename
+from neuralmind.index.vector_handoff import VectorHandoff
 from neuralmind.index.vectors import VectorStore
 
 log = logging.getLogger("neuralmind.index")
 
-FORMAT_VERSION = 1
 BM25_FILE = "bm25.bin"          # flat postings (postings.py)
 VECTORS_FILE = "vectors.npz"
 META_FILE = "search_meta.json"
@@ -119,6 +118,7 @@ class SearchIndex:
         # so an answer never mixes another writer's index with its graph.
         self.follow_writers = True
         self._unsaved = {"keyword": False, "vectors": False}
+        self.handoff = VectorHandoff()   # a build child writing vectors.npz while we serve
         self._load()
 
     # --- persistence ---------------------------------------------------------------------
@@ -140,27 +140,7 @@ class SearchIndex:
         paths = self._paths()
         bm25 = BM25Index.load(paths[BM25_FILE])
         vectors = VectorStore.load(paths[VECTORS_FILE])
-        names: dict[str, str] = {}
-        kw_hash: dict[str, str] = {}
-        pending: set[str] = set()
-        try:   # member by member (see jsonstream): a reloading server keeps serving
-            text = read_slices(paths[META_FILE])
-            fmt = None
-            for key, value in members(text, stream=frozenset({"nodes"})):
-                if key == "format":
-                    fmt = value
-                elif key == "pending":
-                    pending = set(value)
-                elif key == "nodes" and fmt == FORMAT_VERSION:
-                    for k, v in value:
-                        k = sys.intern(k)       # shared with the graph and the other indexes
-                        names[k], kw_hash[k] = v[0], v[1]
-                elif key == "nodes":
-                    break
-            if fmt != FORMAT_VERSION:
-                names, kw_hash, pending = {}, {}, set()
-        except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
-            names, kw_hash, pending = {}, {}, set()
+        names, kw_hash, pending = read_meta(paths[META_FILE])
         dropped = None
         with self._lock:
             if bm25 is not None and len(bm25) == len(kw_hash):
@@ -168,6 +148,7 @@ class SearchIndex:
                 self._bm25, self._names, self._kw_hash = bm25, names, kw_hash
             self._vectors = vectors if vectors is not None else VectorStore()
             self._pending = pending
+            self.handoff.expected.clear()     # another writer's generation: ours is gone
             self._by_name = None
             self._unsaved = {"keyword": False, "vectors": False}
             self._stamps = {n: self._stamp(p) for n, p in paths.items()}
@@ -187,20 +168,18 @@ class SearchIndex:
         instead). A server's flush also numbers the keyword base for its next save."""
         paths = self._paths()
         with self._lock:
-            if self.defer_writes and self.unsaved and self.reload_if_changed():
-                return False
-            keyword, vectors = self._unsaved["keyword"], self._unsaved["vectors"]
+            if self.defer_writes and self.unsaved:
+                self.reload_if_changed()      # (a build child's vectors: merged, ours kept)
+            keyword = self._unsaved["keyword"]
+            vectors = self._unsaved["vectors"] and not self.handoff.active   # the child's file
             if keyword:
                 self._bm25.save(paths[BM25_FILE])
-                head = json.dumps({"format": FORMAT_VERSION, "pending": sorted(self._pending)},
-                                  separators=(",", ":"), ensure_ascii=False)
-                write_object(paths[META_FILE], head[:-1] + ',"nodes":',
-                             ((i, [self._names[i], h]) for i, h in self._kw_hash.items()))
+                write_meta(paths[META_FILE], self._names, self._kw_hash, self._pending)
             if vectors:
                 self._vectors.save(paths[VECTORS_FILE])
-            self._unsaved = {"keyword": False, "vectors": False}
-            if keyword or vectors:
-                self._stamps = {n: self._stamp(p) for n, p in paths.items()}
+            self._unsaved = {"keyword": False, "vectors": self._unsaved["vectors"] and not vectors}
+            written = [BM25_FILE, META_FILE] * keyword + [VECTORS_FILE] * vectors
+            self._stamps.update({n: self._stamp(paths[n]) for n in written})
             if self.defer_writes:       # a server's idle time (warm-up, saves paused)
                 self._bm25.number_documents()
             return keyword or vectors
@@ -213,15 +192,12 @@ class SearchIndex:
         """Pick up a generation another process wrote; True when something was reloaded.
 
         A cheap check (three stats) when nothing changed. Our own unsaved changes give way
-        to another writer's files: that writer ran a build, which saw the same sources.
-        """
-        paths = self._paths()
-        changed = {n for n, p in paths.items() if self._stamp(p) != self._stamps.get(n)}
-        if not changed:
+        to another writer's files: that writer ran a build, which saw the same sources."""
+        if not (changed := self.written_elsewhere()):
             return False
         if self._embed_lock.locked():   # we are the writer; our own state is newer
             return False
-        if changed == {VECTORS_FILE} and not self.unsaved:
+        if changed == {VECTORS_FILE} and (self.handoff.active or not self.unsaved):
             self._load_vectors()        # a build embedding in slices: the rest is unchanged
             return True
         if self.unsaved:
@@ -229,14 +205,35 @@ class SearchIndex:
         self._load()
         return True
 
+    def written_elsewhere(self) -> set[str]:
+        """The index files another process wrote since we last read or wrote them."""
+        return {n for n, p in self._paths().items() if self._stamp(p) != self._stamps.get(n)}
+
     def _load_vectors(self) -> None:
-        path = self._paths()[VECTORS_FILE]
+        """The vectors file again: replaced, or merged while a build child writes it."""
+        path, merge = self._paths()[VECTORS_FILE], self.handoff.active
         with no_gc(freeze=True):
-            vectors = VectorStore.load(path)
+            vectors = VectorStore.load(path, **({"exact_limit": sys.maxsize} if merge else {}))
         with self._lock:
-            self._vectors = vectors if vectors is not None else VectorStore()
-            self._pending = {i for i in self._pending if i not in self._vectors}
+            if merge:
+                self._pending.difference_update(
+                    self.handoff.merge(self._vectors, vectors, self._kw_hash))
+            else:
+                self._vectors = vectors if vectors is not None else VectorStore()
+                self._pending = {i for i in self._pending if i not in self._vectors}
             self._stamps[VECTORS_FILE] = self._stamp(path)
+
+    def take_back_vectors(self, complete: bool) -> None:
+        """The build child writing the vectors ended (`complete`: it embedded all it was
+        going to): its last slices merged, the pending list settled, the file ours again."""
+        with self._lock:
+            if not self.handoff.active:
+                return
+            self._load_vectors()
+            own = bool(self.handoff.expected)        # vectors of saves the file lacks
+            self.handoff.settle(self._pending, self._vectors, complete)
+            # the pending list on disk is the graph phase's: merges and the cap changed it
+            self._save(keyword=True, vectors=own)
 
     # --- status --------------------------------------------------------------------------
     @property
@@ -338,6 +335,7 @@ class SearchIndex:
                     dirty |= not drop.isdisjoint(pending) or not pending.issuperset(todo)
                     pending.difference_update(drop)
                     pending.update(todo)
+                    self.handoff.record(self._vectors, seen, todo, gone)
             # rewriting ~29 MB for nothing would stall every reader (and the GIL)
             if dirty or bool(gone):
                 self._save(keyword=True, vectors=bool(gone))
@@ -370,12 +368,14 @@ class SearchIndex:
                       limit: int | None = None,
                       importance: Callable[[str], float] | None = None,
                       progress: ProgressFn | None = None,
-                      saved: Callable[[int], None] | None = None) -> int:
+                      saved: Callable[[int], None] | None = None, settle: bool = True) -> int:
         """Embed what `update(embed=False)` left pending, in `EmbedOrder` (`attention()`
         asked before every slice; `importance` first when `limit` leaves no room for all;
         the rest stays at file level). Vectors are written every VECTOR_SAVE_SECONDS, and
         soon after attention slices, so a reloading server gains coverage meanwhile;
-        `saved(vectors)` follows each write. Returns how many nodes were embedded."""
+        `saved(vectors)` follows each write. `settle=False` (a build child, whose server owns
+        the keyword files from `graph_ready` on) writes only the vectors: the server settles
+        the pending list. Returns how many nodes were embedded."""
         embedder = self.embedder()
         if embedder is None:
             return 0
@@ -424,8 +424,8 @@ class SearchIndex:
             self._pending.difference_update(left)    # represented by their files' vectors
         if left:
             log.info("%d nodes left at file level (max_embedded_nodes %s)", len(left), limit)
-        if unsaved or left:
-            self._save(keyword=True, vectors=True)
+        if unsaved or (left and settle):
+            self._save(keyword=settle, vectors=True)
             if saved is not None:
                 saved(len(self._vectors))
         return done

@@ -12,6 +12,9 @@ Events, one JSON object per line on stdout:
     {"event": "progress", "phase": str, "done": int, "total": int}
     {"event": "graph_ready", "files": int, "nodes": int}   graph + keyword index written
     {"event": "vectors_saved", "vectors": int}             a slice of embeddings written
+
+From `graph_ready` on the parent serves that graph and keyword index and applies saves to
+them (they are its files); the child only writes `vectors.npz` (index/vector_handoff.py).
     {"event": "done", "files": int, "nodes": int, "seconds": float}
     {"event": "error", "code": str, "message": str}
 
@@ -86,6 +89,7 @@ def run(root: Path, config_values: dict[str, Any], embed: bool, out: Any,
         attention: Attention | None = None, changed: list[str] | None = None) -> int:
     # after fd 1 became stderr (main): nothing the engine's imports print reaches the pipe
     from neuralmind.engine import Workspace, coverage
+    from neuralmind.graph.store import pause_point
 
     emit = _Emitter(out)
     config = load_workspace_config(root)
@@ -96,12 +100,15 @@ def run(root: Path, config_values: dict[str, Any], embed: bool, out: Any,
         ws = Workspace(root, config)
         report = ws.build(changed=changed, progress=emit.progress, embed=False)
         graph = report.graph
+        pause_point("graph_ready")
         emit.send("graph_ready", files=len(graph.files), nodes=len(graph.nodes))
         if embed:
+            pause_point("embed")
             coverage.embed_pending(
                 graph, ws.index, ws.config, attention=(attention or Attention()).files,
                 progress=lambda done, total: emit.progress("embed", done, total),
-                saved=lambda vectors: emit.send("vectors_saved", vectors=vectors))
+                saved=lambda vectors: emit.send("vectors_saved", vectors=vectors),
+                settle=False)
         emit.send("done", files=len(graph.files), nodes=len(graph.nodes),
                   seconds=round(time.monotonic() - started, 3))
         return 0

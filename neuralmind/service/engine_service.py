@@ -103,10 +103,9 @@ class EngineService(DecisionRequests, MemoryRequests, AttentionRequests, AgentHo
         self._thread = EngineThread()
         self.indexing = BackgroundIndexing(self.root, self._thread, self.workspace,
                                            self.config_values, log_file, self._notify,
-                                           self._after_build)
+                                           self._after_build, lambda: self.freshness.resume())
         self.freshness = Freshness(self._thread, self.workspace,
-                                   lambda: self.indexing.state is not None,
-                                   self._index_updated)
+                                   lambda: self.indexing.graph_phase, self._index_updated)
         self.learning = Learning(self._thread, self.workspace, self.config)
         self.scans = DecisionScans(self._thread, self.workspace,
                                    lambda: self._notify("decisions_changed"))

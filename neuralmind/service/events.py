@@ -15,9 +15,11 @@ class IndexingState:
     done: int
     total: int
     semantic: float | None = None    # share of nodes with a vector in the served index
+    graph_ready: bool = False        # the build's graph is served: saves apply at once
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"phase": self.phase, "done": self.done, "total": self.total}
+        out: dict[str, Any] = {"phase": self.phase, "done": self.done, "total": self.total,
+                               "graph_ready": self.graph_ready}
         if self.semantic is not None:
             out["semantic"] = self.semantic
         return out

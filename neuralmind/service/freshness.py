@@ -4,7 +4,9 @@ A saved file is re-extracted on the engine thread and its symbols are searchable
 by name when that returns (keyword side only); its nodes are embedded once saves
 pause (EMBED_IDLE_SECONDS), and the search index is written to disk once they
 pause longer (FLUSH_IDLE_SECONDS), where other processes see it. While a full
-build runs, saves wait and are applied after it swaps in.
+build's graph phase runs, saves wait and are applied once its graph is served; while it
+embeds, they are applied at once (its vectors are merged around them:
+index/vector_handoff.py).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING
 
-from neuralmind.config import EMBED_IDLE_SECONDS, FLUSH_IDLE_SECONDS
+from neuralmind.config import EMBED_IDLE_SECONDS, FLUSH_IDLE_PER_FLUSH_SECOND, FLUSH_IDLE_SECONDS
 from neuralmind.errors import EngineError
 
 if TYPE_CHECKING:
@@ -38,6 +40,12 @@ def write_problem(e: BaseException) -> str | None:
     return None
 
 
+def _timed(fn: Callable[[], object]) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
 class Freshness:
     """Pending saves, the drain that applies them, and the embed and flush timers."""
 
@@ -45,7 +53,7 @@ class Freshness:
                  building: Callable[[], bool], updated: Callable[[list[str]], None]) -> None:
         self._thread = thread
         self._workspace = workspace
-        self._building = building          # a full build runs: saves wait for it
+        self._building = building          # a build's graph phase runs: saves wait for it
         self._updated = updated            # files whose symbols are searchable now
         self.pending: set[str] = set()
         self.last_update: float | None = None
@@ -53,6 +61,7 @@ class Freshness:
         self._flush_timer: asyncio.TimerHandle | None = None
         self._embed_timer: asyncio.TimerHandle | None = None
         self._to_embed: set[str] = set()     # node ids of saved files, not embedded yet
+        self._flush_s = 0.0                  # how long the last flush held the engine thread
 
     def schedule(self, rels: Iterable[str]) -> None:
         self.pending.update(r for r in rels if not r.startswith(IGNORED_DIRS))
@@ -94,7 +103,7 @@ class Freshness:
             self._to_embed.update(changed_ids)
         self._embed_timer = self._thread.restart_timer(self._embed_timer, EMBED_IDLE_SECONDS,
                                                        self._embed_when_idle)
-        self._flush_timer = self._thread.restart_timer(self._flush_timer, FLUSH_IDLE_SECONDS,
+        self._flush_timer = self._thread.restart_timer(self._flush_timer, self._flush_idle(),
                                                        self._flush_when_idle)
 
     def _draining(self) -> bool:
@@ -119,8 +128,12 @@ class Freshness:
                 log.exception("embedding %d saved nodes failed", len(ids))
             else:
                 log.warning("embeddings of %d saved nodes not written: %s", len(ids), cause)
-        self._flush_timer = self._thread.restart_timer(self._flush_timer, FLUSH_IDLE_SECONDS,
+        self._flush_timer = self._thread.restart_timer(self._flush_timer, self._flush_idle(),
                                                        self._flush_when_idle)
+
+    def _flush_idle(self) -> float:
+        """Seconds of pause before a flush: longer where a flush is long (config.py)."""
+        return max(FLUSH_IDLE_SECONDS, FLUSH_IDLE_PER_FLUSH_SECOND * self._flush_s)
 
     def _flush_when_idle(self) -> None:
         self._flush_timer = None
@@ -130,7 +143,7 @@ class Freshness:
     async def _flush_index(self) -> None:
         ws = await self._workspace()
         try:
-            await self._thread.run(ws.flush_index)
+            self._flush_s = await self._thread.run(_timed, ws.flush_index)
         except EngineError:
             pass            # shutting down: close() flushes
         except Exception as e:

@@ -3,8 +3,11 @@
 The full build runs in a child process (see `build_worker`), because tree-sitter
 holds the GIL while parsing; the parent relays its progress, and when the child
 has written the graph and keyword index the engine thread swaps that generation
-in and serves it while the child embeds. While a build runs, another requested
-one is queued to follow it.
+in and serves it while the child embeds. Only that graph phase makes saves wait
+(`graph_phase`): from `graph_ready` on they are applied here at once, and the child's
+vectors are merged in as they land (index/vector_handoff.py); when it ends, nothing is
+swapped in again (the graph and keyword index served are newer than anything it
+wrote). While a build runs, another requested one is queued to follow it.
 """
 
 from __future__ import annotations
@@ -34,7 +37,8 @@ class BackgroundIndexing:
     def __init__(self, root: Path, thread: EngineThread,
                  workspace: Callable[[], Awaitable[Workspace]],
                  config_values: Callable[[], dict[str, Any]], log_file: str | None,
-                 notify: Callable[..., None], after: Callable[[], None]) -> None:
+                 notify: Callable[..., None], after: Callable[[], None],
+                 graph_served: Callable[[], None] = lambda: None) -> None:
         self.root = root
         self._thread = thread
         self._workspace = workspace
@@ -42,6 +46,9 @@ class BackgroundIndexing:
         self._log_file = log_file
         self._notify = notify
         self._after = after                # every build ended: apply waiting saves, scan
+        self._graph_served = graph_served  # the build's graph is served: saves apply now
+        self.graph_phase = False           # a build's graph phase runs: saves wait for it
+        self._served = False               # this build's graph is served (it embeds now)
         self.state: IndexingState | None = None
         self.last_full_build: float | None = None
         self.last_error: str | None = None
@@ -89,6 +96,7 @@ class BackgroundIndexing:
             paths, self._paths = self._paths, None
             self.state = IndexingState("starting", 0, 0)
             self._notify("indexing_started")
+            self.graph_phase, self._served = True, False
             if ws.index_unsaved:          # the child starts from what is on disk
                 await self._thread.run(ws.flush_index)
             self._build = ChildBuild(self.root, self._config_values(), log_file=self._log_file,
@@ -100,7 +108,14 @@ class BackgroundIndexing:
             finally:
                 self._build = None
                 self.semantic = None
-            if outcome.ok:
+                self.graph_phase = False
+            if self._served:      # its vectors merged, the pending list settled and written
+                try:              # before "finished", as the child's last write was
+                    await self._thread.run(ws.build_ended, outcome.ok)
+                    await self._thread.run(ws.flush_index)
+                except Exception as e:   # e.g. a read-only .neuralmind/: served from memory
+                    log.warning("the index after the build not written: %s", e)
+            elif outcome.ok:
                 await self._thread.run(ws.swap_in)
             self._finished(ws, outcome)
             if not self._requested:
@@ -110,7 +125,8 @@ class BackgroundIndexing:
     def _finished(self, ws: Workspace, outcome: BuildOutcome) -> None:
         self.last_ok = outcome.ok
         if outcome.ok:
-            self._thread.spawn(self._thread.run(ws.warm_up), "warm-up")
+            if not self._served:          # else warmed up when its graph was served
+                self._thread.spawn(self._thread.run(ws.warm_up), "warm-up")
             self.last_full_build = time.time()
             self.last_error = None
         elif not outcome.cancelled:
@@ -120,7 +136,7 @@ class BackgroundIndexing:
         self._notify("indexing_finished", outcome)
 
     def _on_progress(self, phase: str, done: int, total: int) -> None:
-        self.state = IndexingState(phase, done, total, self.semantic)
+        self.state = IndexingState(phase, done, total, self.semantic, self._served)
         self._notify("indexing_progress", self.state)
 
     async def _on_vectors(self, vectors: int) -> None:
@@ -131,9 +147,15 @@ class BackgroundIndexing:
             self._on_progress(self.state.phase, self.state.done, self.state.total)
 
     async def _on_graph_ready(self, event: dict[str, Any]) -> None:
-        """The child wrote the graph and keyword index: serve them while it embeds."""
+        """The child wrote the graph and keyword index: serve them while it embeds, prepared
+        for saves, which apply from now on (the ones that waited first)."""
         ws = await self._workspace()
-        await self._thread.run(ws.swap_in)
+        await self._thread.run(ws.serve_build)
+        self._served, self.graph_phase = True, False
+        if self.state is not None:
+            self._on_progress(self.state.phase, self.state.done, self.state.total)
+        self._thread.spawn(self._thread.run(ws.warm_up), "warm-up")
+        self._graph_served()
 
 
 def _refreshed_coverage(ws: Workspace) -> float:

@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from neuralmind.config import USE_SETTLE_SECONDS
+from neuralmind.config import CODEBASE_SLICE_SECONDS, USE_SETTLE_SECONDS
 from neuralmind.errors import EngineError
 from neuralmind.repo.git import diff_names, run_git
 
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("neuralmind.service")
 
-CODEBASE_SLICE_FILES = 50     # files counted per engine call: other requests go between
 STATUS_DAYS = 7               # days of the savings report a status shows (the CLI has all)
 
 
@@ -133,7 +132,8 @@ class UseTracking:
 
     async def _periodic(self) -> None:
         await self._engine(lambda ws: ws.use.settle())
-        while await self._engine(lambda ws: ws.use.count_codebase(ws.graph, CODEBASE_SLICE_FILES)) is False:
+        while await self._engine(lambda ws: ws.use.count_codebase(
+                ws.graph, seconds=CODEBASE_SLICE_SECONDS)) is False:
             pass                        # None: an error (logged) or shutting down
         report = await self._engine(lambda ws: ws.savings(count=False))
         if report is not None:

@@ -40,3 +40,16 @@ def test_a_pass_in_slices_stats_each_file_once_and_counts_them_all(
     assert counter.update(graph, limit=5)               # a new pass: the changed file again
     first = count_tokens((tmp_path / "m0.py").read_text(encoding="utf-8"))
     assert counter.total == expected - count_tokens("def f0(x):\n    return x * 0\n") + first
+
+
+def test_a_slice_stops_when_its_time_is_up_after_one_file_at_least(tmp_path: Path) -> None:
+    for i in range(4):
+        (tmp_path / f"m{i}.py").write_text(f"def f{i}(x):\n    return x\n", encoding="utf-8")
+    ws = Workspace(tmp_path)
+    ws.build(embed=False)
+    counter = CodebaseTokens(ws.state, tmp_path)
+    calls = 1
+    while not counter.update(ws.graph, seconds=0.0):    # no time: one file a call
+        calls += 1
+    assert calls == len(ws.graph.files) and counter.total == sum(
+        count_tokens((tmp_path / rel).read_text(encoding="utf-8")) for rel in ws.graph.files)

@@ -47,6 +47,12 @@ def test_the_build_worker_embeds_the_attention_files_first_and_past_the_cap(
     assert proc.returncode == 0 and events[-1]["event"] == "done", events
     saved = [e["vectors"] for e in events if e["event"] == "vectors_saved"]
     ws = Workspace(root)
+    # the child wrote only vectors: its server owns the keyword files and settles the
+    # pending list when the child ends (index/vector_handoff.py), as this does
+    assert ws.index.waiting("app/billing.py::compute_invoice_total")
+    ws.index.handoff.start()
+    ws.build_ended(complete=True)
+    ws = Workspace(root)
     users = {n.id for n in ws.graph.nodes_by_file("app/users.py")}
     assert saved and saved[-1] == ws.index.vector_count == len(users) + 1
     assert all(not ws.index.waiting(i) for i in users)
