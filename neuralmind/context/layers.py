@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from neuralmind.config import L3_SPANS_KEPT
 from neuralmind.context.tokens import count_tokens
 from neuralmind.graph.model import Node
 from neuralmind.index.tokens import code_tokens, holds_token
@@ -98,6 +99,8 @@ class FileLines(tuple[str, ...]):
             if first == 1 and last == n:
                 self._found[token] = found
             else:
+                if len(self._spans) >= L3_SPANS_KEPT:
+                    self._spans.clear()
                 self._spans[span] = found
         return found
 
