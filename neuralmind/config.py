@@ -112,6 +112,8 @@ L2_MAX_COMMUNITIES = 2
 L2_SYMBOLS_PER_COMMUNITY = 4
 L3_MAX_HITS = 10               # pieces L3 may show, budget permitting (one per top file first)
 L3_LINES_PER_HIT = 8           # code lines a piece shows: its declaration, then query matches
+L3_SPANS_KEPT = 4096           # per file read, a symbol span's lines per asked token kept (RSS9): a long
+                               # session's questions would otherwise grow them without bound
 MAX_QUESTION_CHARS = 10_000    # a longer "question" is a pasted file, not a question
 
 # --- Request limits: the engine checks them; adapter schemas state the same numbers -----------

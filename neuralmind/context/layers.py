@@ -13,9 +13,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from neuralmind.config import L3_SPANS_KEPT
 from neuralmind.context.tokens import count_tokens
 from neuralmind.graph.model import Node
-from neuralmind.index.tokens import code_tokens
+from neuralmind.index.tokens import code_tokens, holds_token
 
 
 @dataclass
@@ -62,33 +63,50 @@ class FileLines(tuple[str, ...]):
     Tokenising every line each time cost ~4 ms a piece; tokenising every line of the file
     once (a whole token -> lines index) cost ~8 ms a file, ~90 ms of a new question's
     answer on Django's 20k subset (its context p95 in the server), and its memory. Only
-    the lines that contain the token as text are tokenised (see `_text_key`), once per
-    file; a repeated question's words are a dict lookup."""
+    the lines that contain the token as text are looked at (see `_text_key`), and in
+    them only the words that do (`holds_token`): tokenising those lines whole was most
+    of a new question's time on rich, and their token sets 3.3 MB of these caches
+    (RSS9). A symbol's lines are searched within its own span: most hits are methods and
+    classes in files far longer than they are (rich's first asks: 131 symbols spanning
+    13k lines of files 124k lines long). A repeated question's words are a dict lookup."""
 
     _lower: str | None = None
     _starts: list[int] | None = None
     _found: dict[str, list[int]] | None = None
-    _tokens: dict[int, frozenset[str]] | None = None
+    _spans: dict[tuple[str, int, int], list[int]] | None = None
 
-    def lines_with(self, token: str) -> list[int]:
-        """1-based numbers, ascending, of the lines whose `code_tokens` include `token`."""
+    def lines_with(self, token: str, first: int = 1, last: int | None = None) -> list[int]:
+        """1-based numbers, ascending, of the lines from `first` to `last` (inclusive; the
+        whole file by default) whose `code_tokens` include `token`."""
+        n = len(self)
+        first, last = max(1, first), n if last is None else min(last, n)
         if self._found is None:
-            self._found, self._tokens = {}, {}
-        found = self._found.get(token)
+            self._found, self._spans = {}, {}
+        assert self._spans is not None
+        whole = self._found.get(token)
+        if whole is not None:
+            if first == 1 and last == n:
+                return whole
+            return whole[bisect.bisect_left(whole, first):bisect.bisect_right(whole, last)]
+        if first > last:
+            return []
+        span = (token, first, last)
+        found = self._spans.get(span)
         if found is None:
-            found = self._found[token] = [ln for ln in self._candidates(_text_key(token))
-                                          if token in self._line_token_set(ln)]
+            key = _text_key(token)
+            found = [ln for ln in self._candidates(key, first, last)
+                     if holds_token(self[ln - 1], token, key)]
+            if first == 1 and last == n:
+                self._found[token] = found
+            else:
+                if len(self._spans) >= L3_SPANS_KEPT:
+                    self._spans.clear()
+                self._spans[span] = found
         return found
 
-    def _line_token_set(self, ln: int) -> frozenset[str]:
-        assert self._tokens is not None
-        toks = self._tokens.get(ln)
-        if toks is None:
-            toks = self._tokens[ln] = frozenset(code_tokens(self[ln - 1]))
-        return toks
-
-    def _candidates(self, key: str) -> Iterable[int]:
-        """Each line (1-based) whose lowercased text contains `key`, once, ascending."""
+    def _candidates(self, key: str, first: int, last: int) -> Iterable[int]:
+        """Each line (1-based) from `first` to `last` whose lowercased text contains `key`,
+        once, ascending."""
         if self._lower is None:
             lowered = [line.lower() for line in self]
             starts, at = [], 0
@@ -99,11 +117,13 @@ class FileLines(tuple[str, ...]):
         text, starts = self._lower, self._starts
         assert starts is not None
         if not key:
-            yield from range(1, len(starts) + 1)
+            yield from range(first, last + 1)
             return
-        pos = text.find(key)
+        pos = text.find(key, starts[first - 1])
         while pos >= 0:
             ln = bisect.bisect_right(starts, pos)
+            if ln > last:
+                return
             yield ln
             if ln >= len(starts):
                 return
@@ -162,9 +182,8 @@ def relevant_lines(lines: Sequence[str], node: Node, query_tokens: set[str], max
     counts: dict[int, int] = {}
     if isinstance(lines, FileLines):
         for t in query_tokens:
-            for ln in lines.lines_with(t):
-                if start < ln <= last:
-                    counts[ln] = counts.get(ln, 0) + 1
+            for ln in lines.lines_with(t, start + 1, last):
+                counts[ln] = counts.get(ln, 0) + 1
     else:
         for ln in range(start + 1, last + 1):
             hits = len(query_tokens & _line_tokens(lines[ln - 1]))

@@ -166,18 +166,23 @@ def assemble(root: Path, graph: Any, question: str | None, hits: Sequence[Ranked
         texts["L0"] = truncate_to_tokens(l0, budgets["L0"])
         kept["L0"] = [Piece(texts["L0"], why="identity")] if texts["L0"] else []
         texts["L1"], kept["L1"] = render_summary(graph, budgets["L1"])
+    # each layer's text counted once (o200k: the split and piece lookups cost ~0.1 ms per
+    # KB even when every piece is cached, and L0 + L1 + L3 were counted twice)
+    layers = {n: count_tokens(texts[n]) for n in texts}
     if question is not None:
         # L3 takes all but L2's share of what L0 and L1 left; L2 then what L3 left
-        left = budget - 2 * (len(names) - 1) - sum(count_tokens(t) for t in texts.values())
+        left = budget - 2 * (len(names) - 1) - sum(layers.values())
         texts["L3"], kept["L3"] = render_search(root, hits, question, left - budgets["L2"],
                                                 graph)
+        layers["L3"] = count_tokens(texts["L3"])
         shown = {p.node_id for p in kept["L3"]}
         texts["L2"], kept["L2"] = render_communities(
-            graph, hits, shown, left - count_tokens(texts["L3"]), question)
+            graph, hits, shown, left - layers["L3"], question)
+        layers["L2"] = count_tokens(texts["L2"])
         budgets["L3"] = left - budgets["L2"]
     order = [n for n in ("L0", "L1", "L2", "L3") if n in names and texts.get(n)]
     context = SEPARATOR.join(texts[n] for n in order)
-    layers = {n: count_tokens(texts.get(n, "")) for n in names}
+    layers = {n: layers.get(n, 0) for n in names}
     lines: list[str] = []
     if explain:
         for n in names:

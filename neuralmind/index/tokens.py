@@ -69,6 +69,16 @@ def code_tokens(text: str) -> list[str]:
     return tokens
 
 
+def holds_token(text: str, token: str, key: str) -> bool:
+    """Whether `code_tokens(text)` includes `token`, expanding only the words of `text`
+    whose lowercased text contains `key` (`token` lowercased, without a last "y"): every
+    token a word yields is a lowercased piece of it or, stemmed, a prefix of one ending
+    in "y" at most (entries -> entry), so no other word can yield `token`. L3 asks this of
+    whole files' lines for a question's words; tokenising each such line whole made most
+    of a new question's time and kept a token set per line (RSS9)."""
+    return any(key in raw.lower() and token in _word_tokens(raw) for raw in _WORD.findall(text))
+
+
 # A saved file's keyword text is the whole file, re-tokenised on every save; its words
 # repeat (identifiers, keywords), so their expansion is memoised (console.py in rich:
 # ~40 ms -> ~8 ms of CPU a save). Bounded to a few MB.

@@ -64,3 +64,19 @@ def test_relevant_lines_same_for_a_file_and_a_buffer() -> None:
         words = set(code_tokens(question))
         assert relevant_lines(FileLines(lines), node, words, 6) == relevant_lines(
             lines, node, words, 6), question
+
+
+def test_lines_with_a_span_is_the_whole_files_lines_within_it() -> None:
+    """A symbol's span is searched alone (first asks scan only it); before and after the
+    whole file's lines are known, a span gives the same lines as filtering them."""
+    lines = TEXT.splitlines()
+    index = _tokenised(lines)
+    spans = [(1, len(lines)), (2, 5), (5, 9), (9, 9), (6, 4), (0, 99), (12, len(lines) + 3)]
+    for token, found in index.items():
+        fresh, whole_first = FileLines(lines), FileLines(lines)
+        assert whole_first.lines_with(token) == found
+        for a, b in spans:
+            want = [ln for ln in found if a <= ln <= b]
+            assert fresh.lines_with(token, a, b) == want, (token, a, b)
+            assert whole_first.lines_with(token, a, b) == want, (token, a, b)
+        assert fresh.lines_with(token) == found
