@@ -272,19 +272,22 @@ def train(data: list[tuple[Any, Cands]], cols: np.ndarray, l2: float, iters: int
     dw /= dw.sum()
     sd = dx.std(axis=0) + 1e-9
     z = dx / sd
-    w = np.zeros(z.shape[1])
-    m = np.zeros_like(w)
-    v = np.zeros_like(w)
-    lr = 0.05
-    for t in range(1, iters + 1):
-        s = z @ w
-        g = -(z * (dw * (1.0 / (1.0 + np.exp(s))))[:, None]).sum(axis=0) + l2 * w
-        m = 0.9 * m + 0.1 * g
-        v = 0.999 * v + 0.001 * g * g
-        w -= lr * (m / (1 - 0.9 ** t)) / (np.sqrt(v / (1 - 0.999 ** t)) + 1e-8)
+    w = adam(lambda w: -(z * (dw * (1.0 / (1.0 + np.exp(z @ w))))[:, None]).sum(axis=0)
+             + l2 * w, z.shape[1], iters)
     full = np.zeros(len(FEATURE_ORDER))
     full[cols] = w / sd
     return full
+
+
+def adam(grad: Any, n: int, iters: int, lr: float = 0.05) -> np.ndarray:
+    """`iters` Adam steps from zero weights on the gradient `grad(w)` (both trainers)."""
+    w, m, v = np.zeros(n), np.zeros(n), np.zeros(n)
+    for t in range(1, iters + 1):
+        g = grad(w)
+        m = 0.9 * m + 0.1 * g
+        v = 0.999 * v + 0.001 * g * g
+        w -= lr * (m / (1 - 0.9 ** t)) / (np.sqrt(v / (1 - 0.999 ** t)) + 1e-8)
+    return w
 
 
 def train_listnet(data: list[tuple[Any, Cands]], cols: np.ndarray, l2: float,
@@ -303,20 +306,16 @@ def train_listnet(data: list[tuple[Any, Cands]], cols: np.ndarray, l2: float,
     mu, sd = allx.mean(axis=0), allx.std(axis=0) + 1e-9
     rows = [((x - mu) / sd, t, qw) for x, t, qw in rows]
     total = sum(qw for _, _, qw in rows)
-    w = np.zeros(int(cols.sum()))
-    m = np.zeros_like(w)
-    v = np.zeros_like(w)
-    lr = 0.05
-    for t_ in range(1, iters + 1):
+    def grad(w: np.ndarray) -> np.ndarray:
         g = l2 * w
         for z, t, qw in rows:
             s = z @ w
             p = np.exp(s - s.max())
             p /= p.sum()
             g = g + (qw / total) * (z.T @ (p - t))
-        m = 0.9 * m + 0.1 * g
-        v = 0.999 * v + 0.001 * g * g
-        w -= lr * (m / (1 - 0.9 ** t_)) / (np.sqrt(v / (1 - 0.999 ** t_)) + 1e-8)
+        return g
+
+    w = adam(grad, int(cols.sum()), iters)
     full = np.zeros(len(FEATURE_ORDER))
     full[cols] = w / sd
     return full
