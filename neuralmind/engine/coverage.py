@@ -8,11 +8,13 @@ every node embedded (status), and how much other code refers to a node (what the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from neuralmind import heap
 from neuralmind.config import ATTENTION_NEIGHBOURS
+from neuralmind.graph.model import file_of
+from neuralmind.index.save_vectors import changed_text, embedded_hashes
 
 if TYPE_CHECKING:
     from neuralmind.config import WorkspaceConfig
@@ -68,3 +70,27 @@ def semantic_counts(index: SearchIndex) -> dict[str, Any]:
     # nodes left to their file's vector by max_embedded_nodes
     return {"file_level_nodes": max(0, nodes - vectors - index.pending),
             "semantic_coverage": round(vectors / nodes, 4) if nodes else 0.0}
+
+
+class TextChanges:
+    """Per file, the nodes whose embedded text a save or an unsaved buffer changed and
+    that have not been handed to the embedding yet (a buffer's, until it is saved). Only
+    these get a vector for a save (index/save_vectors.py says why)."""
+
+    def __init__(self) -> None:
+        self._by_file: dict[str, set[str]] = {}
+
+    @staticmethod
+    def hashes(index: SearchIndex, graph: Any, ids: Iterable[str]) -> dict[str, str]:
+        """The embedded-text hashes of `ids` in `graph` (before a save)."""
+        return embedded_hashes(graph, index.root, ids, index.text_options)
+
+    def note(self, index: SearchIndex, graph: Any, before: Mapping[str, str],
+             ids: Iterable[str]) -> None:
+        """`graph` is the generation after the save: record its changed texts."""
+        for i in changed_text(before, self.hashes(index, graph, ids)):
+            self._by_file.setdefault(file_of(i), set()).add(i)
+
+    def take(self, files: Iterable[str]) -> list[str]:
+        """The changed nodes of the saved `files`, handed over (forgotten here)."""
+        return sorted(i for f in files for i in self._by_file.pop(f, ()))

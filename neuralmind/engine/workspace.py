@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from neuralmind.graph.build import BuildReport
     from neuralmind.graph.model import Node
     from neuralmind.index.file_rank import RankedFile
+    from neuralmind.index.save_vectors import SavePlan
     from neuralmind.index.search_index import SearchIndex
     from neuralmind.memory.decisions.store import DecisionStore
     from neuralmind.memory.store import MemoryStore
@@ -72,6 +73,7 @@ class Workspace(FreshAnswers, ObservatoryViews, WorkspaceMemory, WorkspaceTeam):
         self.config = config or load_workspace_config(self.root)
         self._graph: Graph | None = None
         self._buffers: dict[str, str] = {}    # unsaved editor buffers extracted in place
+        self._text_changes = coverage.TextChanges()
         self.attention = Attention()
         self._history: tuple[str, CommitHistory] | None = None   # (base sha, its co-change)
 
@@ -299,7 +301,7 @@ class Workspace(FreshAnswers, ObservatoryViews, WorkspaceMemory, WorkspaceTeam):
                      ) -> tuple[BuildReport, list[str]]:
         """The per-save path: re-extract `paths` and re-index only the nodes of files that
         changed, keyword side only (searchable by name on return). Returns the report and
-        those node ids; `index.update(report.graph, ids, embed=True)` adds their vectors.
+        the saved nodes whose embedded text changed (`save_plan`: their vectors follow).
         `texts`: unsaved buffers extracted instead of their files (see `set_buffer`); a
         path without a text is read from disk (a save: its buffer is the file again)."""
         from neuralmind.graph.build import GraphBuilder  # with the first save (see build)
@@ -308,18 +310,17 @@ class Workspace(FreshAnswers, ObservatoryViews, WorkspaceMemory, WorkspaceTeam):
         for p in paths:
             if not texts or p not in texts:
                 self._buffers.pop(p, None)
-        # a buffer saved as it was extracted: same bytes, but its nodes still want vectors
-        unbuffered = {p for p in paths if p in self.graph.buffers and p not in (texts or {})}
         before = {n.id for p in paths for n in self.graph.nodes_by_file(p)}
+        old = self._text_changes.hashes(self.index, self.graph, before)
         report = GraphBuilder(self.root, self.config).build(changed=paths, previous=self.graph,
                                                             texts=texts)
         self._graph = report.graph
-        touched = set(report.reextracted) | set(report.removed)
-        if not touched:
-            return report, sorted(n.id for p in unbuffered for n in report.graph.nodes_by_file(p))
-        ids = sorted(before | {n.id for p in touched for n in report.graph.nodes_by_file(p)})
-        self.index.update(report.graph, changed_node_ids=ids, embed=False)
-        return report, ids
+        if touched := set(report.reextracted) | set(report.removed):
+            ids = sorted(before | {n.id for p in touched for n in report.graph.nodes_by_file(p)})
+            self.index.update(report.graph, changed_node_ids=ids, embed=False, before=old)
+            self._text_changes.note(self.index, report.graph, old, ids)
+        # a buffer's changes want vectors once saved (as extracted: same bytes, no new ones)
+        return report, self._text_changes.take(p for p in paths if p not in (texts or {}))
 
     def validate(self) -> list[str]:
         """Violations of the IR contract in the stored graph (empty when it is valid)."""
@@ -400,10 +401,13 @@ class Workspace(FreshAnswers, ObservatoryViews, WorkspaceMemory, WorkspaceTeam):
             self.index.flush()              # (and numbers the new keyword base)
         heap.settle_after_saves()
 
-    def embed_nodes(self, node_ids: list[str]) -> None:
-        """Add the vectors of nodes `update_files` re-indexed by keyword only."""
-        self.index.update(self.graph, changed_node_ids=node_ids, embed=True)
-        heap.return_freed_memory()
+    def save_plan(self, node_ids: list[str]) -> SavePlan | None:
+        """The texts of saved nodes (`update_files`) to embed off the engine thread."""
+        return self.index.save_plan(self.graph, node_ids)
+
+    def store_saved(self, plan: SavePlan, vectors: Any) -> int:
+        """Store a plan's vectors (those whose node still has that text)."""
+        return self.index.store_saved(self.graph, plan, vectors)
 
     @staticmethod
     def close() -> None:

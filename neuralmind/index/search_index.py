@@ -55,6 +55,7 @@ from neuralmind.index.file_rank import FileRankParams, RankedFile, interleave, r
 from neuralmind.index.keyword_update import apply_texts, text_hash
 from neuralmind.index.node_text import DEFAULT_TEXT, NodeTextOptions, file_children, graph_texts
 from neuralmind.index.query import Question, lookup_name, parse_question, query_identifiers
+from neuralmind.index.save_vectors import SaveVectors
 from neuralmind.index.search_meta import read_meta, write_meta
 from neuralmind.index.symbol_rank import Hit, is_file_id, node_path, rank_symbols, rename
 from neuralmind.index.vector_handoff import VectorHandoff
@@ -83,10 +84,7 @@ class SearchResult:
     lead: frozenset[str] = frozenset()   # symbols named by a question that is only a name
 
 
-_hash = text_hash
-
-
-class SearchIndex:
+class SearchIndex(SaveVectors):
     """BM25 + vector index of one workspace's nodes, persisted under `state_dir`."""
 
     def __init__(self, state_dir: Path, root: Path | None = None, *,
@@ -287,12 +285,13 @@ class SearchIndex:
         return graph_texts(graph, self.root, ids, self.text_options, keyword, children)
 
     def update(self, graph: GraphLike, changed_node_ids: Iterable[str] | None = None,
-               embed: bool = True, progress: ProgressFn | None = None) -> int:
+               embed: bool = True, progress: ProgressFn | None = None,
+               before: Mapping[str, str] | None = None) -> int:
         """Bring the index up to date with `graph`; returns how many texts were embedded.
 
-        With `changed_node_ids`, only those ids are looked at (absent ones are
-        removed); otherwise every node is, and ids no longer in the graph go.
-        """
+        With `changed_node_ids`, only those ids are looked at (absent ones are removed);
+        otherwise every node is, and ids no longer in the graph go. `before`: a save's
+        embedded-text hashes before it (`file_level`: nodes it did not change stay there)."""
         with self._embed_lock:
             if changed_node_ids is None:
                 targets = graph.node_ids() if hasattr(graph, "node_ids") else list(graph.nodes)
@@ -328,6 +327,8 @@ class SearchIndex:
                 seen.extend(texts)
                 del texts
             with self._lock:
+                if before is not None:
+                    self.file_level(todo, before)
                 if changed_node_ids is None:
                     dirty, self._pending = dirty or self._pending != set(todo), set(todo)
                 else:   # in place: the kernel's 835k pending ids were copied 3x per save
@@ -399,7 +400,7 @@ class SearchIndex:
                     return
                 texts = {i: t[2] for i, t in
                          self._texts(graph, ids, keyword=False, children=children).items()}
-                hashes = {i: _hash(t) for i, t in texts.items()}
+                hashes = {i: text_hash(t) for i, t in texts.items()}
                 with self._lock:
                     reuse, fresh = self._vectors.reusable(embedder.model_id, hashes)
                 begun.append((urgent, hashes, reuse, fresh))
@@ -450,7 +451,8 @@ class SearchIndex:
                        if qv is not None else [])
             exact = self._exact_matches(query, name)
         # 2. symbols: RRF of the node lists, exact names first, file evidence fused back
-        hits = self._rank_symbols(q, node_bm25, nearest[:CANDIDATES], exact)
+        hits = rank_symbols(node_bm25, nearest[:CANDIDATES], exact, self._names,
+                            about_tests=q.about_tests, weights=self.weights, k=self.rrf_k)
         # 3. files: the symbol ranking, whole-file keywords and meaning, with the priors
         lists = {"symbols": [node_path(h.id) for h in hits[:SYMBOL_LIST_DEPTH]],
                  "keywords": [f for f, _ in file_bm25],
@@ -479,11 +481,6 @@ class SearchIndex:
                           + (f" ({self.pending} nodes pending)" if self._pending else ""))
         notice = f"{self.pending} nodes still waiting for embeddings" if self._pending else ""
         return embedder.embed_question(q.text), notice
-
-    def _rank_symbols(self, q: Question, bm25_hits: list[tuple[str, float]],
-                      vector_hits: list[tuple[str, float]], exact: set[str]) -> list[Hit]:
-        return rank_symbols(bm25_hits, vector_hits, exact, self._names,
-                            about_tests=q.about_tests, weights=self.weights, k=self.rrf_k)
 
     def _exact_matches(self, query: str, name: str | None = None) -> set[str]:
         """Nodes named by an identifier in the question, or by `name` (a bare-name question)."""

@@ -2,7 +2,8 @@
 
 A saved file is re-extracted on the engine thread and its symbols are searchable
 by name when that returns (keyword side only); its nodes are embedded once saves
-pause (EMBED_IDLE_SECONDS), and the search index is written to disk once they
+pause (EMBED_IDLE_SECONDS; only those whose embedded text changed, the model run off the
+engine thread: index/save_vectors.py), and the search index is written to disk once they
 pause longer (FLUSH_IDLE_SECONDS), where other processes see it. While a full
 build's graph phase runs, saves wait and are applied once its graph is served; while it
 embeds, they are applied at once (its vectors are merged around them:
@@ -60,7 +61,8 @@ class Freshness:
         self._drain_task: asyncio.Task[None] | None = None
         self._flush_timer: asyncio.TimerHandle | None = None
         self._embed_timer: asyncio.TimerHandle | None = None
-        self._to_embed: set[str] = set()     # node ids of saved files, not embedded yet
+        self._to_embed: set[str] = set()     # saved nodes whose text changed, not embedded yet
+        self._embedding: asyncio.Task[None] | None = None
         self._flush_s = 0.0                  # how long the last flush held the engine thread
 
     def schedule(self, rels: Iterable[str]) -> None:
@@ -76,7 +78,7 @@ class Freshness:
 
     def stop(self) -> None:
         """Cancel the drain and the timers; `close` flushes what is loaded."""
-        self._thread.cancel_tasks(self._drain_task)
+        self._thread.cancel_tasks(self._drain_task, self._embedding)
         for timer in (self._flush_timer, self._embed_timer):
             if timer is not None:
                 timer.cancel()
@@ -112,15 +114,23 @@ class Freshness:
 
     def _embed_when_idle(self) -> None:
         self._embed_timer = None
+        if self._embedding is not None:     # one at a time: it restarts the timer at its end
+            return
         if self._to_embed and not self._draining():   # else the drain restarts the timer
-            self._thread.spawn(self._embed_saved(), "embed-saved")
+            self._embedding = self._thread.spawn(self._embed_saved(), "embed-saved")
 
     async def _embed_saved(self) -> None:
+        """The saved nodes' vectors: texts taken and vectors stored on the engine thread, the
+        model run on a worker thread meanwhile, so a save arriving is applied at once (the
+        Linux kernel: a file's hundreds of symbols were seconds of ONNX a save waited for)."""
         ws = await self._workspace()
         ids = sorted(self._to_embed)
         self._to_embed.clear()
         try:
-            await self._thread.run(ws.embed_nodes, ids)
+            plan = await self._thread.run(ws.save_plan, ids)
+            if plan is not None:
+                vectors = await asyncio.to_thread(plan.embed)
+                await self._thread.run(ws.store_saved, plan, vectors)
         except EngineError:
             return          # shutting down; the next build embeds them
         except Exception as e:
@@ -128,6 +138,11 @@ class Freshness:
                 log.exception("embedding %d saved nodes failed", len(ids))
             else:
                 log.warning("embeddings of %d saved nodes not written: %s", len(ids), cause)
+        finally:
+            self._embedding = None
+        if self._to_embed:      # saves during it: theirs next, once saves pause again
+            self._embed_timer = self._thread.restart_timer(self._embed_timer, EMBED_IDLE_SECONDS,
+                                                           self._embed_when_idle)
         self._flush_timer = self._thread.restart_timer(self._flush_timer, self._flush_idle(),
                                                        self._flush_when_idle)
 

@@ -5,7 +5,8 @@ The real server over a real repository, its real build child held at two points 
 so every step below happens while the build is where the test says, with no sleeps:
 - in the graph phase (graph written, not yet served), a save waits;
 - once the graph is served and the child is about to embed, that save is applied, and a
-  save made while the child embeds is searchable at once;
+  save made while the child embeds is searchable at once; the server embeds only the
+  nodes whose text a save changed (the others are the child's);
 - when the child ends, its vectors of the texts before the saves (and of a symbol a save
   removed) are not taken: the server's index keeps the saves, and what it writes has one
   vector per node, of the node's current text.
@@ -91,6 +92,14 @@ def test_saves_wait_only_for_the_graph_phase_and_survive_the_embedding(tmp_path:
         _poll(server, lambda: "refund_invoice_total" in _symbols(server, "refund_invoice_total"),
               "the save during embedding")
         assert _stopped(child) and _status(server)["indexing"] is not None   # still embedding
+
+        # the server embeds only the texts the saves changed (each new function, and its
+        # file's node, which lists it); the files' other nodes are the child's to embed
+        changed = 4
+        _poll(server, lambda: _status(server)["embedded_nodes"] >= changed,
+              "the saves' changed texts embedded")
+        assert _status(server)["embedded_nodes"] == changed
+        assert _stopped(child)
 
         # the child embeds the texts it read (before both saves) and ends
         os.kill(child, signal.SIGCONT)
