@@ -79,7 +79,9 @@ def test_hnsw_above_the_exact_limit_and_rebuild_from_vectors(
     ids, vecs = data
     store = VectorStore("m", exact_limit=100)
     store.upsert(ids, vecs, ["h"] * 300)
-    assert hnsw_recall(store, ids, vecs) >= 0.9      # builds the HNSW index
+    assert hnsw_recall(store, ids, vecs) == 1.0      # exact while its HNSW index is built
+    assert store.hnsw_ready(timeout=120)             # (on a thread of its own)
+    assert hnsw_recall(store, ids, vecs) >= 0.9
     assert ids[77] in {h[0] for h in store.search(vecs[77], 3)}
     store.remove([ids[77]])
     assert store.search(vecs[77], 1)[0][0] != ids[77]
@@ -91,12 +93,34 @@ def test_hnsw_above_the_exact_limit_and_rebuild_from_vectors(
     store.save(path)
     assert path.with_suffix(".usearch").exists()
     loaded = VectorStore.load(path, exact_limit=100)
-    assert loaded is not None and hnsw_recall(loaded, ids, vecs) >= 0.9
+    assert loaded is not None and loaded.hnsw_ready() and hnsw_recall(loaded, ids, vecs) >= 0.9
     # an unreadable HNSW file is rebuilt from the stored vectors (nothing re-embedded)
     path.with_suffix(".usearch").write_bytes(b"\x00" * 64)
     repaired = VectorStore.load(path, exact_limit=100)
-    assert repaired is not None and len(repaired) == 299
+    assert repaired is not None and len(repaired) == 299 and not repaired.hnsw_ready()
+    assert hnsw_recall(repaired, ids, vecs) == 1.0 and repaired.hnsw_ready(timeout=120)
     assert hnsw_recall(repaired, ids, vecs) >= 0.9
+
+
+def test_changes_while_the_hnsw_index_is_built_are_replayed_on_it(
+        data: tuple[list[str], np.ndarray]) -> None:
+    """The index is built from a snapshot off the searching thread; what changed between the
+    snapshot and the index being taken in (a save's vectors, a merge) is applied to it."""
+    ids, vecs = data
+    store = VectorStore("m", exact_limit=100)
+    store.upsert(ids[:250], vecs[:250], ["h"] * 250)
+    assert store.search(vecs[10], 1)[0][0] == ids[10]     # exact; the build starts
+    build = store._build
+    assert build is not None and build.done.wait(120) and store._hnsw is None
+    store.remove([ids[20]])                               # after the snapshot, before taken in
+    store.upsert([ids[30]], vecs[299:300], ["moved"])
+    store.upsert(ids[250:299], vecs[250:299], ["h"] * 49)
+    assert store.hnsw_ready()
+    assert len(store._hnsw) == len(store) == 298
+    assert store.search(vecs[20], 1)[0][0] != ids[20]
+    assert ids[30] in {h[0] for h in store.search(vecs[299], 3)}
+    probes = list(range(250, 299, 2))
+    assert sum(store.search(vecs[i], 1)[0][0] == ids[i] for i in probes) / len(probes) >= 0.9
 
 
 def test_search_before_loading_the_model_does_not_crash_onnxruntime() -> None:
