@@ -39,6 +39,7 @@ from neuralmind.context.tokens import count_tokens
 from neuralmind.engine import coverage, memory_ops, navigation
 from neuralmind.engine.attention import Attention
 from neuralmind.engine.fresh_answers import FreshAnswers
+from neuralmind.engine.index_jobs import IndexJobs
 from neuralmind.engine.observatory_views import ObservatoryViews
 from neuralmind.engine.paths import confine
 from neuralmind.engine.workspace_memory import WorkspaceMemory
@@ -52,7 +53,6 @@ if TYPE_CHECKING:
     from neuralmind.graph.build import BuildReport
     from neuralmind.graph.model import Node
     from neuralmind.index.file_rank import RankedFile
-    from neuralmind.index.save_vectors import SavePlan
     from neuralmind.index.search_index import SearchIndex
     from neuralmind.memory.decisions.store import DecisionStore
     from neuralmind.memory.store import MemoryStore
@@ -65,7 +65,7 @@ log = logging.getLogger("neuralmind.engine")
 ProgressFn = Callable[[str, int, int], None]  # (phase, done, total)
 
 
-class Workspace(FreshAnswers, ObservatoryViews, WorkspaceMemory, WorkspaceTeam):
+class Workspace(FreshAnswers, IndexJobs, ObservatoryViews, WorkspaceMemory, WorkspaceTeam):
     """The engine for one project root."""
 
     def __init__(self, root: Path, config: WorkspaceConfig | None = None) -> None:
@@ -400,14 +400,6 @@ class Workspace(FreshAnswers, ObservatoryViews, WorkspaceMemory, WorkspaceTeam):
         if "index" in self.__dict__:
             self.index.flush()              # (and numbers the new keyword base)
         heap.settle_after_saves()
-
-    def save_plan(self, node_ids: list[str]) -> SavePlan | None:
-        """The texts of saved nodes (`update_files`) to embed off the engine thread."""
-        return self.index.save_plan(self.graph, node_ids)
-
-    def store_saved(self, plan: SavePlan, vectors: Any) -> int:
-        """Store a plan's vectors (those whose node still has that text)."""
-        return self.index.store_saved(self.graph, plan, vectors)
 
     @staticmethod
     def close() -> None:

@@ -35,7 +35,6 @@ from neuralmind.config import (
     ATTENTION_SAVE_SECONDS,
     CANDIDATES,
     EMBED_SLICE,
-    EXACT_MAX_NODES,
     FILE_BM25_B,
     FILE_DENSE_CANDIDATES,
     MAX_RANKED_FILES,
@@ -57,7 +56,15 @@ from neuralmind.index.node_text import DEFAULT_TEXT, NodeTextOptions, file_child
 from neuralmind.index.query import Question, lookup_name, parse_question, query_identifiers
 from neuralmind.index.save_vectors import SaveVectors
 from neuralmind.index.search_meta import read_meta, write_meta
-from neuralmind.index.symbol_rank import Hit, is_file_id, node_path, rank_symbols, rename
+from neuralmind.index.symbol_rank import (
+    Hit,
+    exact_matches,
+    is_file_id,
+    names_index,
+    node_path,
+    rank_symbols,
+    rename,
+)
 from neuralmind.index.vector_handoff import VectorHandoff
 from neuralmind.index.vectors import VectorStore
 
@@ -99,7 +106,7 @@ class SearchIndex(SaveVectors):
         self._threads = threads
         self._embedder = embedder
         self.one_shot = False      # set by a one-question process: see `embedder()`
-        self._model_error: str | None = None
+        self.model_error: str | None = None      # why the model is unavailable
         self._lock = threading.RLock()
         self._embed_lock = threading.Lock()
         self._stamps: dict[str, tuple[int, int]] = {}
@@ -116,6 +123,8 @@ class SearchIndex(SaveVectors):
         # so an answer never mixes another writer's index with its graph.
         self.follow_writers = True
         self._unsaved = {"keyword": False, "vectors": False}
+        self._write_lock, self._writing = threading.RLock(), set[str]()   # (KeywordFlush)
+        self._keyword_version, self._keyword_written = 0, -1   # _save()s; the one on disk
         self.handoff = VectorHandoff()   # a build child writing vectors.npz while we serve
         self._load()
 
@@ -156,6 +165,7 @@ class SearchIndex(SaveVectors):
     def _save(self, keyword: bool = True, vectors: bool = True) -> None:
         with self._lock:
             self._unsaved["keyword"] |= keyword
+            self._keyword_version += keyword
             self._unsaved["vectors"] |= vectors
             if not self.defer_writes:
                 self.flush()
@@ -165,7 +175,7 @@ class SearchIndex(SaveVectors):
         True when it wrote. Never over a generation another process wrote meanwhile (loaded
         instead). A server's flush also numbers the keyword base for its next save."""
         paths = self._paths()
-        with self._lock:
+        with self._write_lock, self._lock:
             if self.defer_writes and self.unsaved:
                 self.reload_if_changed()      # (a build child's vectors: merged, ours kept)
             keyword = self._unsaved["keyword"]
@@ -173,6 +183,7 @@ class SearchIndex(SaveVectors):
             if keyword:
                 self._bm25.save(paths[BM25_FILE])
                 write_meta(paths[META_FILE], self._names, self._kw_hash, self._pending)
+                self._keyword_written = self._keyword_version
             if vectors:
                 self._vectors.save(paths[VECTORS_FILE])
             self._unsaved = {"keyword": False, "vectors": self._unsaved["vectors"] and not vectors}
@@ -205,7 +216,8 @@ class SearchIndex(SaveVectors):
 
     def written_elsewhere(self) -> set[str]:
         """The index files another process wrote since we last read or wrote them."""
-        return {n for n, p in self._paths().items() if self._stamp(p) != self._stamps.get(n)}
+        return {n for n, p in self._paths().items()     # (KeywordFlush's: ours, being written)
+                if n not in self._writing and self._stamp(p) != self._stamps.get(n)}
 
     def _load_vectors(self) -> None:
         """The vectors file again: replaced, or merged while a build child writes it."""
@@ -257,23 +269,19 @@ class SearchIndex(SaveVectors):
         answers once and exits) the session is the quick-to-build one (`load_embedder`)."""
         if getattr(self._embedder, "one_shot", False) and not question:
             self._embedder = None           # many texts to embed after all: the full session
-        if self._embedder is None and self._model_error is None:
+        if self._embedder is None and self.model_error is None:
             try:
                 self._embedder = load_embedder(self._threads,
                                                one_shot=question and self.one_shot)
             except ModelUnavailable as e:
-                self._model_error = str(e)
+                self.model_error = str(e)
                 log.warning("semantic search unavailable, keyword-only: %s", e)
         return self._embedder
 
     @property
-    def model_error(self) -> str | None:
-        return self._model_error
-
-    @property
     def model_state(self) -> str:
         """"unavailable", "loaded" or "not_loaded", without loading the model."""
-        if self._model_error:
+        if self.model_error:
             return "unavailable"
         return "loaded" if self._embedder is not None else "not_loaded"
 
@@ -475,7 +483,7 @@ class SearchIndex(SaveVectors):
             return None, ""
         embedder = self.embedder(question=True)
         if embedder is None:
-            return None, f"keyword-only: {self._model_error}"
+            return None, f"keyword-only: {self.model_error}"
         if len(self._vectors) == 0:
             return None, ("keyword-only: embeddings are not ready yet"
                           + (f" ({self.pending} nodes pending)" if self._pending else ""))
@@ -485,13 +493,7 @@ class SearchIndex(SaveVectors):
     def _exact_matches(self, query: str, name: str | None = None) -> set[str]:
         """Nodes named by an identifier in the question, or by `name` (a bare-name question)."""
         wanted = {w.lower() for w in query_identifiers(query)} | ({name} if name else set())
-        if not wanted:
-            return set()
-        if self._by_name is None:
-            by_name: dict[str, list[str]] = {}
-            for node_id, node_name in self._names.items():
-                by_name.setdefault(node_name, []).append(node_id)
-            self._by_name = by_name
-        return {i for w in wanted for i in self._by_name.get(w, ())
-                if len(self._by_name[w]) <= EXACT_MAX_NODES}
+        if wanted and self._by_name is None:
+            self._by_name = names_index(self._names)
+        return exact_matches(wanted, self._by_name or {})
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from neuralmind.config import EXACT_BOOST, FILE_GROUP_WEIGHT, SYMBOL_TEST_FACTOR
+from neuralmind.config import EXACT_BOOST, EXACT_MAX_NODES, FILE_GROUP_WEIGHT, SYMBOL_TEST_FACTOR
 from neuralmind.index.fusion import group_rrf, rrf
 from neuralmind.index.pairing import is_test_path
 
@@ -82,3 +82,17 @@ def rename(by_name: dict[str, list[str]] | None, node_id: str, old: str | None,
             del by_name[old]
     if new is not None:
         by_name.setdefault(new, []).append(node_id)
+
+
+def names_index(names: Mapping[str, str]) -> dict[str, list[str]]:
+    """Lowercased name -> the node ids of that name (made on the first exact lookup)."""
+    by_name: dict[str, list[str]] = {}
+    for node_id, node_name in names.items():
+        by_name.setdefault(node_name, []).append(node_id)
+    return by_name
+
+
+def exact_matches(wanted: set[str], by_name: Mapping[str, list[str]]) -> set[str]:
+    """The nodes of the `wanted` names, except names shared by more than EXACT_MAX_NODES."""
+    return {i for w in wanted for i in by_name.get(w, ())
+            if len(by_name[w]) <= EXACT_MAX_NODES}

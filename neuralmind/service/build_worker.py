@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from neuralmind.config import load_workspace_config
+from neuralmind.config import BUILD_EMBED_NICE, load_workspace_config
 from neuralmind.errors import EngineError
 from neuralmind.log import setup_logging
 
@@ -103,6 +103,7 @@ def run(root: Path, config_values: dict[str, Any], embed: bool, out: Any,
         pause_point("graph_ready")
         emit.send("graph_ready", files=len(graph.files), nodes=len(graph.nodes))
         if embed:
+            lower_priority(BUILD_EMBED_NICE)
             pause_point("embed")
             coverage.embed_pending(
                 graph, ws.index, ws.config, attention=(attention or Attention()).files,
@@ -119,6 +120,20 @@ def run(root: Path, config_values: dict[str, Any], embed: bool, out: Any,
         logging.getLogger("neuralmind.service").exception("build failed")
         emit.send("error", code="build_failed", message=f"{type(e).__name__}: {e}")
         return 1
+
+
+def lower_priority(nice: int) -> None:
+    """Raise every thread's niceness by `nice` (on Linux a thread's own; threads started
+    later inherit their starter's): the serving process's engine thread wins the cores."""
+    try:
+        tids = [int(t) for t in os.listdir("/proc/self/task")]
+    except OSError:
+        tids = [0]
+    for tid in tids:
+        try:
+            os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + nice)
+        except OSError:     # a thread gone meanwhile, or no such interface: best effort
+            pass
 
 
 def _terminate(signum: int, frame: Any) -> None:

@@ -41,12 +41,6 @@ def write_problem(e: BaseException) -> str | None:
     return None
 
 
-def _timed(fn: Callable[[], object]) -> float:
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
-
-
 class Freshness:
     """Pending saves, the drain that applies them, and the embed and flush timers."""
 
@@ -63,6 +57,7 @@ class Freshness:
         self._embed_timer: asyncio.TimerHandle | None = None
         self._to_embed: set[str] = set()     # saved nodes whose text changed, not embedded yet
         self._embedding: asyncio.Task[None] | None = None
+        self._flushing: asyncio.Task[None] | None = None
         self._flush_s = 0.0                  # how long the last flush held the engine thread
 
     def schedule(self, rels: Iterable[str]) -> None:
@@ -78,7 +73,7 @@ class Freshness:
 
     def stop(self) -> None:
         """Cancel the drain and the timers; `close` flushes what is loaded."""
-        self._thread.cancel_tasks(self._drain_task, self._embedding)
+        self._thread.cancel_tasks(self._drain_task, self._embedding, self._flushing)
         for timer in (self._flush_timer, self._embed_timer):
             if timer is not None:
                 timer.cancel()
@@ -152,13 +147,26 @@ class Freshness:
 
     def _flush_when_idle(self) -> None:
         self._flush_timer = None
+        if self._flushing is not None and not self._flushing.done():
+            return                      # one at a time: it restarts the timer at its end
         if not self._draining():        # else the drain restarts the timer when it ends
-            self._thread.spawn(self._flush_index(), "index-flush")
+            self._flushing = self._thread.spawn(self._flush_index(), "index-flush")
 
     async def _flush_index(self) -> None:
+        """Write the index: the keyword side's merge and write (~10 s on the Linux kernel)
+        on a worker thread, so a save arriving meanwhile is applied at once
+        (index/keyword_flush.py); the engine thread takes the snapshot and the result."""
         ws = await self._workspace()
         try:
-            self._flush_s = await self._thread.run(_timed, ws.flush_index)
+            t0 = time.perf_counter()
+            job = await self._thread.run(ws.begin_flush)
+            if job is not None:
+                await asyncio.to_thread(job.run)
+                await self._thread.run(ws.end_flush, job)
+            self._flush_s = time.perf_counter() - t0
+            if ws.index_unsaved:        # saves during it: written once they pause again
+                self._flush_timer = self._thread.restart_timer(
+                    self._flush_timer, self._flush_idle(), self._flush_when_idle)
         except EngineError:
             pass            # shutting down: close() flushes
         except Exception as e:

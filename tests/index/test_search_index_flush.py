@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+import threading
 from pathlib import Path
 
 from neuralmind.engine import Workspace
@@ -74,3 +76,66 @@ def test_a_flush_never_overwrites_another_writers_generation(tmp_path: Path) -> 
     assert not ws.index.flush() and not ws.index.unsaved
     reader = SearchIndex(ws.state, root=ws.root)
     assert found(reader, "max_attempts") and found(reader, "close_adapters")
+
+
+def _ranking(index: SearchIndex, query: str) -> list[tuple[str, float]]:
+    with index._lock:
+        return [(i, round(s, 9)) for i, s in index._bm25.search_terms(query.split(), 50)]
+
+
+def test_a_flush_written_off_the_engine_thread_keeps_the_saves_made_meanwhile(
+        tmp_path: Path) -> None:
+    """`begin_flush` snapshots, `KeywordFlush.run` writes (any thread), `end_flush` serves
+    the written base with the saves made between snapshot and write applied again."""
+    ws = make_workspace(tmp_path / "ws")
+    ws.index.defer_writes = True
+    add_function(ws.root, "pkg/retry.py", "jitter_window")
+    ws.update_files(["pkg/retry.py"])
+    job = ws.begin_flush()
+    assert job is not None
+    # saves while it is written: a function added, one renamed away
+    add_function(ws.root, "pkg/session.py", "close_adapters")
+    ws.update_files(["pkg/session.py"])
+    path = ws.root / "pkg/retry.py"
+    path.write_text(path.read_text().replace("backoff_delay", "backoff_seconds"))
+    ws.update_files(["pkg/retry.py"])
+    writer = threading.Thread(target=job.run)
+    writer.start()
+    writer.join()
+    ws.end_flush(job)
+    assert not ws.index.written_elsewhere()
+    # served: every save; on disk: the snapshot (a reader of the files)
+    for name in ("jitter_window", "close_adapters", "backoff_seconds"):
+        assert found(ws.index, name)
+    assert not found(ws.index, "backoff_delay")
+    reader = SearchIndex(ws.state, root=ws.root)
+    assert found(reader, "jitter_window") and found(reader, "backoff_delay")
+    assert not found(reader, "close_adapters")
+    # the served index scores as a fresh build of the same files does
+    copy = tmp_path / "copy"
+    shutil.copytree(ws.root, copy, ignore=shutil.ignore_patterns(".neuralmind"))
+    fresh = Workspace(copy)
+    fresh.build(embed=False)
+    queries = ("backoff seconds attempt", "close adapters", "session send request", "value")
+    served = [_ranking(ws.index, q) for q in queries]
+    assert all(served) and served == [_ranking(fresh.index, q) for q in queries]
+    assert ws.index.unsaved and ws.index.flush()
+    assert found(SearchIndex(ws.state, root=ws.root), "close_adapters")
+
+
+def test_a_flush_job_behind_a_newer_write_writes_nothing(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path / "ws")
+    ws.index.defer_writes = True
+    add_function(ws.root, "pkg/retry.py", "jitter_window")
+    ws.update_files(["pkg/retry.py"])
+    job = ws.begin_flush()
+    assert job is not None
+    add_function(ws.root, "pkg/session.py", "close_adapters")
+    ws.update_files(["pkg/session.py"])
+    assert ws.index.flush()                      # e.g. before a build: all of it, now
+    job.run()
+    ws.end_flush(job)
+    assert job.written is None and not ws.index.unsaved
+    reader = SearchIndex(ws.state, root=ws.root)
+    assert found(reader, "jitter_window") and found(reader, "close_adapters")
+    assert found(ws.index, "close_adapters")

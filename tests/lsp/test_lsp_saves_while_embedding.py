@@ -24,6 +24,7 @@ from typing import Any
 from raw_lsp import SERVER_ENV, RawServer, uri
 from sample_workspace import make_repo
 
+from neuralmind.config import BUILD_EMBED_NICE
 from neuralmind.engine import Workspace
 from neuralmind.graph.store import PAUSE_ENV
 from neuralmind.index.keyword_update import text_hash
@@ -49,6 +50,11 @@ def _stopped(pid: int) -> bool:
     except OSError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] == "T"
+
+
+def _nice(pid: int) -> int:
+    """The process's niceness (its main thread's: /proc/PID/stat field 19)."""
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
 
 
 def _symbols(server: RawServer, name: str) -> list[str]:
@@ -92,6 +98,8 @@ def test_saves_wait_only_for_the_graph_phase_and_survive_the_embedding(tmp_path:
         _poll(server, lambda: "refund_invoice_total" in _symbols(server, "refund_invoice_total"),
               "the save during embedding")
         assert _stopped(child) and _status(server)["indexing"] is not None   # still embedding
+        # it embeds yielding the cores to us
+        assert _nice(child) == min(19, _nice(server.proc.pid) + BUILD_EMBED_NICE)
 
         # the server embeds only the texts the saves changed (each new function, and its
         # file's node, which lists it); the files' other nodes are the child's to embed

@@ -1,0 +1,46 @@
+"""A server's jobs on the search index between saves: a mixin of `Workspace`.
+
+What a save's vectors and an index write do on the engine thread, each split so the slow
+part runs on another thread (kept out of workspace.py, which stays under 500 lines):
+`save_plan` / `store_saved` around the model (index/save_vectors.py), `begin_flush` /
+`end_flush` around the keyword write (index/keyword_flush.py).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from neuralmind import heap
+from neuralmind.index.keyword_flush import KeywordFlush, begin_flush
+
+if TYPE_CHECKING:
+    from neuralmind.graph.store import Graph
+    from neuralmind.index.save_vectors import SavePlan
+    from neuralmind.index.search_index import SearchIndex
+
+
+class IndexJobs:
+    """The index jobs; `graph` and `index` are the Workspace's."""
+
+    graph: Graph
+    index: SearchIndex
+
+    def save_plan(self, node_ids: list[str]) -> SavePlan | None:
+        """The texts of saved nodes (`update_files`) to embed off the engine thread."""
+        return self.index.save_plan(self.graph, node_ids)
+
+    def store_saved(self, plan: SavePlan, vectors: Any) -> int:
+        """Store a plan's vectors (those whose node still has that text)."""
+        return self.index.store_saved(self.graph, plan, vectors)
+
+    def begin_flush(self) -> KeywordFlush | None:
+        """`flush_index` up to the keyword write, which the returned job's `run` does on
+        any thread; `end_flush(job)` then serves what it wrote. None: nothing to write."""
+        job = begin_flush(self.index) if "index" in self.__dict__ else None
+        if job is None:
+            heap.settle_after_saves()
+        return job
+
+    def end_flush(self, job: KeywordFlush) -> None:
+        job.finish()
+        heap.settle_after_saves()
