@@ -207,10 +207,10 @@ FLUSH_IDLE_PER_FLUSH_SECOND = 5.0
 # Saved files' nodes are embedded once saves pause this long: an embedding (~0.1-0.5 s
 # on the engine thread) started between two quick saves made the second one wait for it.
 EMBED_IDLE_SECONDS = 0.3
-# A server's build child embeds at this niceness (every thread of it, from its graph being
-# served on): its model runs on both cores for ~25 min on the Linux kernel, and the
-# server's answers and saves competing with it at equal priority had p95 243-563 ms
-# (BENCHMARKS.md LIVE9, LIVE10). The child only uses what the server leaves.
+# A server's build child lowers every thread's priority by this much more once its graph is
+# served and it embeds (on top of the build's own niceness 10: 19, the lowest): its model
+# runs on both cores for ~25 min on the Linux kernel, and the server's answers competing
+# with it had p95 243-563 ms (BENCHMARKS.md LIVE9, LIVE10).
 BUILD_EMBED_NICE = 10
 
 # --- Freshness (neuralmind/engine/freshness.py, neuralmind/service/worktree.py) ------------

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from neuralmind.config import load_workspace_config
 from neuralmind.lsp.configuration import apply_settings, extract_settings
 from neuralmind.lsp.server import Feature
 from neuralmind.service import EngineService, IndexingState, ServiceListener
@@ -133,6 +134,10 @@ class Lifecycle(Feature):
         @server.feature(types.INITIALIZE)
         def on_initialize(params: types.InitializeParams) -> None:
             server.root = initialize_root(params)
+            # the project's .neuralmind.toml first, the editor's settings over it: the
+            # defaults alone (as before) were also handed to the build child over the toml
+            # (`scale_bench.py lsp --max-embedded 1` embedded toward the default 100k)
+            server.config = load_workspace_config(server.root)
             settings = extract_settings(params.initialization_options)
             server.init_problems = apply_settings(server.config, settings)
             server.initialize_features()

@@ -29,6 +29,7 @@ from neuralmind.engine import Workspace
 from neuralmind.graph.store import PAUSE_ENV
 from neuralmind.index.keyword_update import text_hash
 from neuralmind.index.node_text import graph_texts
+from neuralmind.service.build_worker import NICENESS
 
 TIMEOUT_S = 120
 
@@ -99,7 +100,7 @@ def test_saves_wait_only_for_the_graph_phase_and_survive_the_embedding(tmp_path:
               "the save during embedding")
         assert _stopped(child) and _status(server)["indexing"] is not None   # still embedding
         # it embeds yielding the cores to us
-        assert _nice(child) == min(19, _nice(server.proc.pid) + BUILD_EMBED_NICE)
+        assert _nice(child) == min(19, _nice(server.proc.pid) + NICENESS + BUILD_EMBED_NICE)
 
         # the server embeds only the texts the saves changed (each new function, and its
         # file's node, which lists it); the files' other nodes are the child's to embed
