@@ -80,6 +80,7 @@ class BM25Index:
         self._entries = 0
         self._subset_stats: dict[Callable[[str], bool], tuple[int, int]] = {}
         self._since: set[str] | None = None   # docs changed since a `snapshot` (being written)
+        self.snapshots = 0
 
     def __len__(self) -> int:
         return self._base_n + len(self._docs)
@@ -370,6 +371,7 @@ class BM25Index:
                     for t, p in self._postings.items()]
         subsets = list(self._base_masks)
         self._since = set()
+        self.snapshots += 1         # `adopt` takes only the latest snapshot's base
 
         def write(path: Path) -> WrittenBase:
             merged = merge(base, alive, ids, lengths, iter(postings))
@@ -382,11 +384,15 @@ class BM25Index:
             return WrittenBase(mapped, numbers, masks)
         return write
 
-    def adopt(self, written: WrittenBase | None) -> bool:
+    def adopt(self, written: WrittenBase | None, snapshot: int) -> bool:
         """Serve the base a `snapshot` job wrote, with the documents changed since the
         snapshot applied again from the overlay (a few saves' worth: the overlay stays
         small). False (nothing changed) when a merge made another base meanwhile, or
-        `written` is None (the job wrote nothing: a newer state was on disk)."""
+        `written` is None (the job wrote nothing: a newer state was on disk), or another
+        snapshot was taken after this one (`snapshot`: the `snapshots` count it was taken
+        at; the documents changed in between are only in the overlay served now)."""
+        if snapshot != self.snapshots:
+            return False
         since, self._since = self._since, None
         if since is None or written is None:
             return False

@@ -9,8 +9,9 @@ a few saves' worth, the metadata's three containers copied in ~0.1 s), another t
 merges and writes it (`KeywordFlush.run`, atomic replaces as before: a process killed
 mid-write loses nothing), and the engine thread takes the written base in
 (`KeywordFlush.finish`), applying again the documents saves changed meanwhile. One writer
-of the files at a time (`SearchIndex._write_lock`); a synchronous `flush` that wrote a newer
-state first makes the job write nothing.
+of the files at a time (`SearchIndex._write_lock`, taken by the jobs and a synchronous
+`flush`, never by `begin_flush`): a job behind a newer write writes nothing, and only the
+latest snapshot's base is taken in.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ class KeywordFlush:
         self.bm25 = index._bm25
         self.version = index._keyword_version
         self._job = index._bm25.snapshot()
+        self.snapshot = index._bm25.snapshots
         self._meta = (dict(index._names), dict(index._kw_hash), set(index._pending))
         self.written: WrittenBase | None = None
 
@@ -58,7 +60,7 @@ class KeywordFlush:
         index = self.index
         with index._lock:
             if index._bm25 is self.bm25:
-                self.bm25.adopt(self.written)
+                self.bm25.adopt(self.written, self.snapshot)
             if index._keyword_version == self.version and self.written is not None:
                 index._unsaved["keyword"] = False
 
@@ -67,7 +69,7 @@ def begin_flush(index: SearchIndex) -> KeywordFlush | None:
     """What `flush` does, with the keyword side left to the returned job (None: nothing
     left to write). Another process's generation is loaded first, as `flush` does; the
     vectors, when they are ours to write, are written here."""
-    with index._write_lock, index._lock:
+    with index._lock:   # (not the write lock: a job writing holds it for seconds)
         if index.defer_writes and index.unsaved:
             index.reload_if_changed()
         if index._unsaved["vectors"] and not index.handoff.active:

@@ -139,3 +139,30 @@ def test_a_flush_job_behind_a_newer_write_writes_nothing(tmp_path: Path) -> None
     reader = SearchIndex(ws.state, root=ws.root)
     assert found(reader, "jitter_window") and found(reader, "close_adapters")
     assert found(ws.index, "close_adapters")
+
+
+def test_overlapping_flush_jobs_serve_every_save_and_write_the_latest(tmp_path: Path) -> None:
+    """Two flushes in flight (a pause's and the build's end): the older job writes nothing
+    once the newer has, and only the newer snapshot's base is taken in."""
+    ws = make_workspace(tmp_path / "ws")
+    ws.index.defer_writes = True
+    add_function(ws.root, "pkg/retry.py", "jitter_window")
+    ws.update_files(["pkg/retry.py"])
+    older = ws.begin_flush()
+    add_function(ws.root, "pkg/session.py", "close_adapters")
+    ws.update_files(["pkg/session.py"])
+    newer = ws.begin_flush()
+    add_function(ws.root, "pkg/retry.py", "max_attempts")
+    ws.update_files(["pkg/retry.py"])
+    assert older is not None and newer is not None
+    newer.run()
+    older.run()
+    ws.end_flush(older)
+    ws.end_flush(newer)
+    assert older.written is None and newer.written is not None
+    for name in ("jitter_window", "close_adapters", "max_attempts"):
+        assert found(ws.index, name)
+    reader = SearchIndex(ws.state, root=ws.root)
+    assert found(reader, "close_adapters") and not found(reader, "max_attempts")
+    assert ws.index.unsaved and ws.index.flush()
+    assert found(SearchIndex(ws.state, root=ws.root), "max_attempts")
