@@ -24,6 +24,7 @@ class IndexJobs:
 
     graph: Graph
     index: SearchIndex
+    last_write_s = 0.0      # the last keyword write's seconds (a server's flush pacing)
 
     def save_plan(self, node_ids: list[str]) -> SavePlan | None:
         """The texts of saved nodes (`update_files`) to embed off the engine thread."""
@@ -43,4 +44,5 @@ class IndexJobs:
 
     def end_flush(self, job: KeywordFlush) -> None:
         job.finish()
+        self.last_write_s = job.seconds
         heap.settle_after_saves()

@@ -16,6 +16,7 @@ latest snapshot's base is taken in.
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 from neuralmind.index.bm25 import WrittenBase
@@ -38,10 +39,12 @@ class KeywordFlush:
         self.snapshot = index._bm25.snapshots
         self._meta = (dict(index._names), dict(index._kw_hash), set(index._pending))
         self.written: WrittenBase | None = None
+        self.seconds = 0.0          # how long `run` took
 
     def run(self) -> None:
         """Merge and write the snapshot (unless a newer state is on disk already)."""
         index, paths = self.index, self.index._paths()
+        t0 = time.perf_counter()
         with index._write_lock:
             if index._keyword_written >= self.version:
                 return
@@ -53,6 +56,7 @@ class KeywordFlush:
             finally:
                 index._stamps.update({n: index._stamp(paths[n]) for n in (BM25_FILE, META_FILE)})
                 index._writing.clear()
+        self.seconds = time.perf_counter() - t0
         self._meta = ({}, {}, set())
 
     def finish(self) -> None:
