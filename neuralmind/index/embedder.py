@@ -429,11 +429,6 @@ class Embedder:
     def embed_one(self, text: str) -> np.ndarray:
         return self.embed([text])[0]
 
-    def has_question(self, text: str) -> bool:
-        """Whether `text`'s vector is kept (`embed_question` returns it without the model)."""
-        with _questions_lock:
-            return (self.model_id, text) in _questions
-
     def embed_question(self, text: str) -> np.ndarray:
         """One question's vector, kept for the next QUESTION_CACHE questions: memory recall
         and the code search it asks embed the same question (an agent's prompt hook and

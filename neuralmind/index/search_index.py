@@ -25,7 +25,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -85,20 +84,6 @@ class SearchResult:
 
 
 _hash = text_hash
-
-
-_question_pool: ThreadPoolExecutor | None = None
-_question_pool_lock = threading.Lock()
-
-
-def _question_thread() -> ThreadPoolExecutor:
-    """The one thread new questions are embedded on, beside the caller's keyword work; its
-    own, so a question never waits behind a bulk embedding's batches."""
-    global _question_pool
-    with _question_pool_lock:
-        if _question_pool is None:
-            _question_pool = ThreadPoolExecutor(1, thread_name_prefix="nm-question")
-        return _question_pool
 
 
 class SearchIndex:
@@ -455,18 +440,15 @@ class SearchIndex:
         if self.follow_writers:
             self.reload_if_changed()
         q, name = parse_question(query), lookup_name(query)
-        # 1. evidence: node BM25, nearest node vectors, exact names, whole-file BM25. A new
-        #    question's embedding and vector search run on another thread (onnxruntime and
-        #    usearch release the GIL) while this one gathers the keyword evidence: the same
-        #    lists, ~1-2 ms less per first ask on the 20k subset (BENCHMARKS.md LAT10).
-        embedder, notice = self._question_embedder(mode)
-        with self._lock:    # held until the nearest list is in: no writer in between
-            meaning = self._nearest_ahead(embedder, q.text)
+        # 1. evidence: node BM25, nearest node vectors, exact names, whole-file BM25
+        qv, notice = self._question_vector(q, mode)
+        with self._lock:
             node_bm25 = self._bm25.search_terms(q.keyword_terms, CANDIDATES)
             file_bm25 = self._bm25.search_terms(q.keyword_terms, MAX_RANKED_FILES,
                                                 subset=is_file_id, b=FILE_BM25_B)
+            nearest = (self._vectors.search(qv, max(CANDIDATES, FILE_DENSE_CANDIDATES))
+                       if qv is not None else [])
             exact = self._exact_matches(query, name)
-            qv, nearest = meaning.result() if isinstance(meaning, Future) else meaning
         # 2. symbols: RRF of the node lists, exact names first, file evidence fused back
         hits = self._rank_symbols(q, node_bm25, nearest[:CANDIDATES], exact)
         # 3. files: the symbol ranking, whole-file keywords and meaning, with the priors
@@ -485,9 +467,8 @@ class SearchIndex:
         return SearchResult(hits, "hybrid" if qv is not None else "keyword", notice, files,
                             lead)
 
-    def _question_embedder(self, mode: str) -> tuple[Embedder | None, str]:
-        """The embedder a question is embedded with (None: keyword-only) and any notice
-        about the mode."""
+    def _question_vector(self, q: Question, mode: str) -> tuple[np.ndarray | None, str]:
+        """The question's vector (None: keyword-only) and any notice about the mode."""
         if mode != "hybrid":
             return None, ""
         embedder = self.embedder(question=True)
@@ -496,25 +477,8 @@ class SearchIndex:
         if len(self._vectors) == 0:
             return None, ("keyword-only: embeddings are not ready yet"
                           + (f" ({self.pending} nodes pending)" if self._pending else ""))
-        return embedder, (f"{self.pending} nodes still waiting for embeddings"
-                          if self._pending else "")
-
-    def _nearest(self, embedder: Embedder | None, text: str,
-                 ) -> tuple[np.ndarray | None, list[tuple[str, float]]]:
-        """The question's vector and its nearest nodes (None and [] keyword-only)."""
-        if embedder is None:
-            return None, []
-        qv = embedder.embed_question(text)
-        return qv, self._vectors.search(qv, max(CANDIDATES, FILE_DENSE_CANDIDATES))
-
-    def _nearest_ahead(self, embedder: Embedder | None, text: str,
-                       ) -> Future[tuple[np.ndarray | None, list[tuple[str, float]]]] | tuple[
-                           np.ndarray | None, list[tuple[str, float]]]:
-        """`_nearest`, started on the question thread when the model has to run (a
-        question asked before, or keyword-only, is answered here: a hop costs more)."""
-        if embedder is None or embedder.has_question(text):
-            return self._nearest(embedder, text)
-        return _question_thread().submit(self._nearest, embedder, text)
+        notice = f"{self.pending} nodes still waiting for embeddings" if self._pending else ""
+        return embedder.embed_question(q.text), notice
 
     def _rank_symbols(self, q: Question, bm25_hits: list[tuple[str, float]],
                       vector_hits: list[tuple[str, float]], exact: set[str]) -> list[Hit]:

@@ -293,35 +293,3 @@ def test_exact_name_map_patched_by_saves_equals_a_rebuilt_one(
     assert patched == {k: sorted(v) for k, v in (index._by_name or {}).items()}
     assert patched["fetch_token"] == [twin] and "backoff_delay" not in patched
     assert patched["retry_delay"] == [renamed_id]
-
-
-def test_a_new_question_is_embedded_beside_the_keyword_work_with_the_same_answer(
-        project: tuple[Path, FakeGraph], embedder: Embedder,
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """A question whose vector is not kept is embedded (and its vector search run) on the
-    question thread while the caller gathers the keyword evidence; asked again, its kept
-    vector is used inline. Both give the same hits, files and scores."""
-    import threading
-
-    root, graph = project
-    index = SearchIndex(root / ".neuralmind", root, embedder=embedder)
-    index.update(graph)
-    where: list[str] = []
-    real = embedder.embed_question
-
-    def spy(text: str):
-        where.append(threading.current_thread().name)
-        return real(text)
-
-    monkeypatch.setattr(embedder, "embed_question", spy)
-    question = f"how long to back off before retrying, asked {id(index)}"   # never kept
-    assert not embedder.has_question(question)
-    first = index.search(question)
-    assert where and where[0].startswith("nm-question")
-    assert embedder.has_question(question)
-    again = index.search(question)
-    assert where[1] == threading.current_thread().name       # kept: no hop
-    assert first.files[0].file == "net/retry.py"
-    assert [(h.id, h.score, h.vector_rank, h.bm25_rank) for h in first.hits] == [
-        (h.id, h.score, h.vector_rank, h.bm25_rank) for h in again.hits]
-    assert [(f.file, f.score) for f in first.files] == [(f.file, f.score) for f in again.files]
