@@ -5,8 +5,9 @@ returned and the time it was given. Answers and the opens and changes of files (
 documents, saves, files changed on disk or by an agent) wait on the loop and are drained
 onto the engine thread in one go (answers first), where the uses credit the answers of
 the last USE_WINDOW_SECONDS; answers alone wait for the engine to be idle
-(USE_RECORD_IDLE_SECONDS), so recording one never delays the next request. A HEAD move that is a commit (the new
-HEAD's first parent is the old one) says which touched files were kept. Every
+(USE_RECORD_IDLE_SECONDS), so recording one never delays the next request. A HEAD move
+that is a commit (the new HEAD's first parent is the old one) says which touched files
+were kept. Every
 USE_SETTLE_SECONDS the answers whose use is known settle (and teach the synapse layer),
 and the codebase's token count is brought up to date a slice at a time, between requests;
 the status's savings summary is then taken from the engine's report, which is only read
