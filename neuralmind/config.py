@@ -238,6 +238,13 @@ USE_RETURNED_FILES = 10        # files of an answer kept for scoring (best first
 USE_UNUSED_TOP = 5             # of those, the best ones that count as unused when not used
 USE_UNUSED_ABOVE_USED = True   # only those ranked above the first used file count as unused
 USE_SETTLE_SECONDS = 60.0      # how often a server settles answers whose window closed
+# A server records its answers (usage.db, on the engine thread) once no answer has been given
+# for USE_RECORD_IDLE_SECONDS, or USE_RECORD_MAX_WAIT_SECONDS after the first one waiting: recorded
+# right after each answer, they sat in the engine's queue ahead of the next request (0.4-0.8 ms
+# per ask through the server, BENCHMARKS.md LAT10). Each answer keeps the time it was given, and
+# the drain records answers before uses, so what is recorded is the same.
+USE_RECORD_IDLE_SECONDS = 0.05
+USE_RECORD_MAX_WAIT_SECONDS = 1.0
 # A file an earlier similar question's answer returned above what the work used, and that the
 # work did not use, takes this much off that file's question -> file association (per question,
 # as a file the question led to adds 1), down to no association: weakened, never a penalty below

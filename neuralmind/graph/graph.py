@@ -344,10 +344,10 @@ def assign_node_communities(graph: Graph) -> None:
 # --- the database ------------------------------------------------------------------------
 
 
-def extracted_lines(graph: Any, root: Path, rel: str) -> list[str] | None:
+def extracted_lines(graph: Graph, root: Path, rel: str) -> list[str] | None:
     """`rel`'s lines as `graph` extracted them: an unsaved editor buffer's when the graph
     holds one, else the file on disk (None when it cannot be read)."""
-    buffered = graph.buffer_lines(rel) if hasattr(graph, "buffer_lines") else None
+    buffered = graph.buffer_lines(rel)
     if buffered is not None:
         return buffered
     try:

@@ -89,6 +89,7 @@ class RankedFile:
     file: str
     score: float
     reasons: list[str] = field(default_factory=list)
+    learned: bool = False     # scored by `learned_rank`: on its scale, not the fused one
 
     def to_json(self) -> dict[str, object]:
         return {"file": self.file, "score": round(self.score, 6), "reasons": self.reasons}
@@ -338,7 +339,7 @@ def learned_rank(ranked: Sequence[RankedFile], lists: Mapping[str, Sequence[str]
     before = {rf.file: rf for rf in ranked}
     order = sorted(range(len(cand)), key=lambda i: (-sc[i], cand[i]))
     out = [RankedFile(cand[i], float(sc[i]),
-                      [*before[cand[i]].reasons] if cand[i] in before else [])
+                      [*before[cand[i]].reasons] if cand[i] in before else [], learned=True)
            for i in order]
     for rf in out:
         rf.reasons.append(LEARNED_REASON)
@@ -352,7 +353,7 @@ def learned_rank(ranked: Sequence[RankedFile], lists: Mapping[str, Sequence[str]
 
 def learned(files: Sequence[RankedFile]) -> bool:
     """Whether the learned step ranked these files (its scores are on its own scale)."""
-    return bool(files) and LEARNED_REASON in files[0].reasons
+    return bool(files) and files[0].learned
 
 
 H = TypeVar("H")

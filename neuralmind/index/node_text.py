@@ -12,9 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from neuralmind.graph.graph import extracted_lines
+from neuralmind.graph.graph import Graph, extracted_lines
 from neuralmind.graph.model import Node, file_of
 from neuralmind.index.tokens import code_tokens
 
@@ -94,20 +93,16 @@ def keyword_text(node: Node, lines: list[str] | None = None,
     return "\n".join(p for p in parts if p)
 
 
-def file_children(graph: Any, ids: Iterable[str] | None = None) -> dict[str, list[str]]:
+def file_children(graph: Graph, ids: Iterable[str] | None = None) -> dict[str, list[str]]:
     """file -> the names of its top-level symbols (a file node's text lists them).
-    `ids`: only for the files of these node ids (a save), read per file when the graph has
-    `nodes_by_file`: every node of the Linux kernel (835k) took ~0.4 s of each save."""
+    `ids`: only for the files of these node ids (a save), read per file: walking every node
+    of the Linux kernel (835k) took ~0.4 s of each save."""
     files = None if ids is None else {file_of(i) for i in ids}
-    per_file = getattr(graph, "nodes_by_file", None) if files is not None else None
     nodes: Iterable[Node]
-    if per_file is not None and files is not None:
-        nodes = [n for f in dict.fromkeys(files) for n in per_file(f)]
+    if files is not None:
+        nodes = [n for f in dict.fromkeys(files) for n in graph.nodes_by_file(f)]
     else:
-        wanted = None if files is None else set(files)
-        ordered = graph.node_ids() if hasattr(graph, "node_ids") else list(graph.nodes)
-        nodes = (n for n in map(graph.nodes.__getitem__, ordered)
-                 if wanted is None or n.file in wanted)
+        nodes = map(graph.nodes.__getitem__, graph.node_ids())
     children: dict[str, list[str]] = {}
     for n in nodes:
         if n.kind != "file" and n.qualname and "." not in n.qualname:
@@ -115,7 +110,7 @@ def file_children(graph: Any, ids: Iterable[str] | None = None) -> dict[str, lis
     return children
 
 
-def graph_texts(graph: Any, root: Path, ids: Iterable[str], opts: NodeTextOptions = DEFAULT_TEXT,
+def graph_texts(graph: Graph, root: Path, ids: Iterable[str], opts: NodeTextOptions = DEFAULT_TEXT,
                 keyword: bool = True, children: dict[str, list[str]] | None = None,
                 ) -> dict[str, tuple[str, str, str]]:
     """id -> (lowercased name, keyword text, embedded text) for the ids present in the

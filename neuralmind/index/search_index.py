@@ -27,7 +27,6 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
 
 import numpy as np
 
@@ -44,7 +43,7 @@ from neuralmind.config import (
     UPDATE_CHUNK,
     VECTOR_SAVE_SECONDS,
 )
-from neuralmind.graph.model import Node
+from neuralmind.graph.graph import Graph
 from neuralmind.heap import no_gc
 from neuralmind.index.bm25 import BM25Index
 from neuralmind.index.embed_order import EmbedOrder, choose
@@ -73,10 +72,6 @@ log = logging.getLogger("neuralmind.index")
 BM25_FILE = "bm25.bin"          # flat postings (postings.py)
 VECTORS_FILE = "vectors.npz"
 META_FILE = "search_meta.json"
-
-
-class GraphLike(Protocol):
-    nodes: Mapping[str, Node]
 
 
 ProgressFn = Callable[[int, int], None]
@@ -286,13 +281,13 @@ class SearchIndex(SaveVectors):
         return "loaded" if self._embedder is not None else "not_loaded"
 
     # --- building ------------------------------------------------------------------------
-    def _texts(self, graph: GraphLike, ids: Iterable[str], keyword: bool = True,
+    def _texts(self, graph: Graph, ids: Iterable[str], keyword: bool = True,
                children: dict[str, list[str]] | None = None) -> dict[str, tuple[str, str, str]]:
         """`children`: `file_children(graph)` when the caller asks for many slices of one
         graph (each call would walk every node again to make it)."""
         return graph_texts(graph, self.root, ids, self.text_options, keyword, children)
 
-    def update(self, graph: GraphLike, changed_node_ids: Iterable[str] | None = None,
+    def update(self, graph: Graph, changed_node_ids: Iterable[str] | None = None,
                embed: bool = True, progress: ProgressFn | None = None,
                before: Mapping[str, str] | None = None) -> int:
         """Bring the index up to date with `graph`; returns how many texts were embedded.
@@ -302,7 +297,7 @@ class SearchIndex(SaveVectors):
         embedded-text hashes before it (`file_level`: nodes it did not change stay there)."""
         with self._embed_lock:
             if changed_node_ids is None:
-                targets = graph.node_ids() if hasattr(graph, "node_ids") else list(graph.nodes)
+                targets = graph.node_ids()
                 gone = [i for i in self._kw_hash if i not in graph.nodes]
             else:
                 wanted = list(changed_node_ids)
@@ -373,7 +368,7 @@ class SearchIndex(SaveVectors):
             self._vectors.remove([i for i in ids if i not in self._kw_hash])
             self._pending.difference_update(hashes)
 
-    def embed_pending(self, graph: GraphLike, *, attention: Callable[[], Sequence[str]] = tuple,
+    def embed_pending(self, graph: Graph, *, attention: Callable[[], Sequence[str]] = tuple,
                       limit: int | None = None,
                       importance: Callable[[str], float] | None = None,
                       progress: ProgressFn | None = None,

@@ -199,6 +199,9 @@ class EngineService(DecisionRequests, MemoryRequests, AttentionRequests, AgentHo
         await self.indexing.stop()
         self.freshness.stop()
         self.buffers.stop()
+        with contextlib.suppress(Exception):     # the answers waiting for an idle engine
+            await asyncio.wait_for(self.use.flush(),
+                                   timeout=max(0.05, deadline - time.monotonic()))
         self.use.stop()
         with contextlib.suppress(Exception):
             await self.team.stop(max(0.05, deadline - time.monotonic()))

@@ -4,8 +4,10 @@ Every answer the server gives (context, search, recall) is recorded with the fil
 returned and the time it was given. Answers and the opens and changes of files (editor
 documents, saves, files changed on disk or by an agent) wait on the loop and are drained
 onto the engine thread in one go (answers first), where the uses credit the answers of
-the last USE_WINDOW_SECONDS. A HEAD move that is a commit (the new
-HEAD's first parent is the old one) says which touched files were kept. Every
+the last USE_WINDOW_SECONDS; answers alone wait for the engine to be idle
+(USE_RECORD_IDLE_SECONDS), so recording one never delays the next request. A HEAD move
+that is a commit (the new HEAD's first parent is the old one) says which touched files
+were kept. Every
 USE_SETTLE_SECONDS the answers whose use is known settle (and teach the synapse layer),
 and the codebase's token count is brought up to date a slice at a time, between requests;
 the status's savings summary is then taken from the engine's report, which is only read
@@ -21,7 +23,12 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from neuralmind.config import CODEBASE_SLICE_SECONDS, USE_SETTLE_SECONDS
+from neuralmind.config import (
+    CODEBASE_SLICE_SECONDS,
+    USE_RECORD_IDLE_SECONDS,
+    USE_RECORD_MAX_WAIT_SECONDS,
+    USE_SETTLE_SECONDS,
+)
 from neuralmind.errors import EngineError
 from neuralmind.repo.git import diff_names, run_git
 
@@ -60,6 +67,8 @@ class UseTracking:
         self._answers: list[tuple[str, str | None, str, dict[str, Any], float]] = []
         self._task: asyncio.Task[None] | None = None
         self._timer: asyncio.TimerHandle | None = None
+        self._record_timer: asyncio.TimerHandle | None = None
+        self._waiting_since: float | None = None    # the first answer not recorded yet
         self.answers = 0
         self.commits = 0
         self.summary: dict[str, Any] | None = None     # the savings report, as last made
@@ -69,8 +78,9 @@ class UseTracking:
         self._timer = self._thread.restart_timer(self._timer, USE_SETTLE_SECONDS, self._tick)
 
     def stop(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
+        for timer in (self._timer, self._record_timer):
+            if timer is not None:
+                timer.cancel()
 
     # --- what happened ------------------------------------------------------------------
     def answered(self, kind: str, session: str | None, question: str,
@@ -78,7 +88,19 @@ class UseTracking:
         """An answer was given now (recorded with this time, before any use after it)."""
         self.answers += 1
         self._answers.append((kind, session, question, out, time.time()))
-        self._wake()
+        self._record_later()
+
+    def _record_later(self) -> None:
+        """Record the answers once the engine is idle (config USE_RECORD_IDLE_SECONDS): not
+        in the engine's queue ahead of the next request."""
+        now = time.monotonic()
+        if self._waiting_since is None:
+            self._waiting_since = now
+        if now - self._waiting_since >= USE_RECORD_MAX_WAIT_SECONDS:
+            self._wake()
+        else:
+            self._record_timer = self._thread.restart_timer(
+                self._record_timer, USE_RECORD_IDLE_SECONDS, self._wake)
 
     def used(self, kind: str, rel: str) -> None:
         """A file was opened ("open") or changed ("edit") now."""
@@ -88,6 +110,9 @@ class UseTracking:
         self._wake()
 
     def _wake(self) -> None:
+        if self._record_timer is not None:
+            self._record_timer.cancel()
+            self._record_timer = None
         if self._task is None or self._task.done():
             self._task = self._thread.spawn(self._drain(), "answer-use")
 
@@ -121,6 +146,7 @@ class UseTracking:
         this order loses nothing."""
         while self._queue or self._answers:
             answers, self._answers = self._answers, []
+            self._waiting_since = None
             queued, self._queue = self._queue, {}
             events = [(kind, rel, t) for (kind, rel), times in queued.items()
                       for t in dict.fromkeys(times)]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_search_index import FakeGraph, make_graph
+from test_search_index import make_graph
 
 from neuralmind.index.embed_order import EmbedOrder, choose
 from neuralmind.index.embedder import Embedder, load_embedder
@@ -61,7 +61,7 @@ def test_embed_pending_serves_attention_first_and_leaves_the_rest_at_file_level(
         tmp_path: Path, embedder: Embedder) -> None:
     root = tmp_path / "proj"
     root.mkdir()
-    graph: FakeGraph = make_graph(root)
+    graph = make_graph(root)
     state = root / ".neuralmind"
     writer = SearchIndex(state, root, embedder=embedder)
     writer.update(graph, embed=False)

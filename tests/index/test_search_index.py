@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
+from neuralmind.graph.graph import Graph
 from neuralmind.graph.model import Node, node_id
 from neuralmind.index.embedder import Embedder, load_embedder
 from neuralmind.index.node_text import keyword_text, node_text
@@ -63,15 +63,16 @@ def backoff_delay(attempt):
 }
 
 
-@dataclass
-class FakeGraph:
-    """What SearchIndex reads from a graph: `.nodes`."""
+def next_generation(graph: Graph) -> Graph:
+    """A new graph with `graph`'s nodes as they are now: a save makes a new generation, and
+    a graph's per-file views are read once per generation."""
+    g = Graph()
+    g.nodes = dict(graph.nodes)
+    return g
 
-    nodes: dict[str, Node] = field(default_factory=dict)
 
-
-def make_graph(root: Path) -> FakeGraph:
-    g = FakeGraph()
+def make_graph(root: Path) -> Graph:
+    g = Graph()
 
     def add(path: str, kind: str, qual: str, start: int, end: int, sig: str = "",
             doc: str = "") -> None:
@@ -113,7 +114,7 @@ def embedder() -> Embedder:
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> tuple[Path, FakeGraph]:
+def project(tmp_path: Path) -> tuple[Path, Graph]:
     root = tmp_path / "proj"
     root.mkdir()
     return root, make_graph(root)
@@ -128,7 +129,7 @@ def top_files(index: SearchIndex, query: str, k: int = 5) -> list[str]:
     return files[:k]
 
 
-def test_hybrid_search_answers_prose_questions(project: tuple[Path, FakeGraph],
+def test_hybrid_search_answers_prose_questions(project: tuple[Path, Graph],
                                                embedder: Embedder) -> None:
     root, graph = project
     index = SearchIndex(root / ".neuralmind", root, embedder=embedder)
@@ -143,7 +144,7 @@ def test_hybrid_search_answers_prose_questions(project: tuple[Path, FakeGraph],
     assert top_files(index, "where are cookies kept between requests")[0] == "net/session.py"
 
 
-def test_exact_identifier_beats_semantic_neighbours(project: tuple[Path, FakeGraph],
+def test_exact_identifier_beats_semantic_neighbours(project: tuple[Path, Graph],
                                                     embedder: Embedder) -> None:
     root, graph = project
     index = SearchIndex(root / ".neuralmind", root, embedder=embedder)
@@ -161,7 +162,7 @@ def test_exact_identifier_beats_semantic_neighbours(project: tuple[Path, FakeGra
     assert query_identifiers("how are cookies kept between requests") == set()
 
 
-def test_tests_are_down_weighted_unless_asked_for(project: tuple[Path, FakeGraph],
+def test_tests_are_down_weighted_unless_asked_for(project: tuple[Path, Graph],
                                                   embedder: Embedder) -> None:
     root, graph = project
     index = SearchIndex(root / ".neuralmind", root, embedder=embedder)
@@ -177,7 +178,7 @@ def test_tests_are_down_weighted_unless_asked_for(project: tuple[Path, FakeGraph
 
 
 def test_only_changed_texts_are_re_embedded_and_state_persists(
-        project: tuple[Path, FakeGraph], embedder: Embedder) -> None:
+        project: tuple[Path, Graph], embedder: Embedder) -> None:
     root, graph = project
     state = root / ".neuralmind"
     index = SearchIndex(state, root, embedder=embedder)
@@ -185,9 +186,11 @@ def test_only_changed_texts_are_re_embedded_and_state_persists(
     assert index.update(graph) == 0
     nid = "net/retry.py::backoff_delay"
     graph.nodes[nid].docstring = "Jittered pause before reconnecting a websocket."
+    graph = next_generation(graph)
     assert index.update(graph, changed_node_ids=[nid]) == 1
     assert index.search("reconnect websocket jitter").hits[0].id == nid
     del graph.nodes["net/auth.py::fetch_token"]
+    graph = next_generation(graph)
     index.update(graph, changed_node_ids=["net/auth.py::fetch_token"])
     assert all(h.id != "net/auth.py::fetch_token" for h in index.search("fetch_token").hits)
     # a new process on the same state dir needs no embedding and answers the same
@@ -199,7 +202,7 @@ def test_only_changed_texts_are_re_embedded_and_state_persists(
 
 
 def test_keyword_first_then_hybrid_and_readers_see_new_generations(
-        project: tuple[Path, FakeGraph], embedder: Embedder) -> None:
+        project: tuple[Path, Graph], embedder: Embedder) -> None:
     root, graph = project
     state = root / ".neuralmind"
     reader = SearchIndex(state, root, embedder=embedder)
@@ -220,7 +223,7 @@ def test_keyword_first_then_hybrid_and_readers_see_new_generations(
 
 
 def test_missing_model_falls_back_to_keyword_search(
-        project: tuple[Path, FakeGraph], tmp_path: Path,
+        project: tuple[Path, Graph], tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
     root, graph = project
     empty = tmp_path / "no-model"
@@ -236,7 +239,7 @@ def test_missing_model_falls_back_to_keyword_search(
 
 
 def test_node_text_carries_name_path_signature_and_docstring(
-        project: tuple[Path, FakeGraph]) -> None:
+        project: tuple[Path, Graph]) -> None:
     _, graph = project
     text = node_text(graph.nodes["net/session.py::Session.send"])
     for piece in ("method Session.send", "net/session.py", "def send(self, request):",
@@ -244,7 +247,7 @@ def test_node_text_carries_name_path_signature_and_docstring(
         assert piece in text
 
 
-def test_keyword_text_holds_bodies_and_whole_files(project: tuple[Path, FakeGraph]) -> None:
+def test_keyword_text_holds_bodies_and_whole_files(project: tuple[Path, Graph]) -> None:
     root, graph = project
     lines = (root / "net/retry.py").read_text(encoding="utf-8").splitlines()
     file_text = keyword_text(graph.nodes["net/retry.py"], lines)
@@ -256,7 +259,7 @@ def test_keyword_text_holds_bodies_and_whole_files(project: tuple[Path, FakeGrap
 
 
 def test_a_top_source_files_own_test_file_ranks_just_below_it(
-        project: tuple[Path, FakeGraph]) -> None:
+        project: tuple[Path, Graph]) -> None:
     root, graph = project
     index = SearchIndex(root / ".neuralmind", root)
     index.update(graph, embed=False)
@@ -269,7 +272,7 @@ def test_a_top_source_files_own_test_file_ranks_just_below_it(
 
 
 def test_exact_name_map_patched_by_saves_equals_a_rebuilt_one(
-        project: tuple[Path, FakeGraph], embedder: Embedder) -> None:
+        project: tuple[Path, Graph], embedder: Embedder) -> None:
     """Saves patch the name -> ids map instead of rebuilding it (a 42k-name rebuild per save
     stalled the server's loop); after removals, renames and additions it must equal a map
     built from scratch, and exact-name hits must follow."""
@@ -285,6 +288,7 @@ def test_exact_name_map_patched_by_saves_equals_a_rebuilt_one(
     twin = "net/session.py::fetch_token"
     graph.nodes[twin] = Node(twin, "function", "fetch_token", "fetch_token", "net/session.py",
                              18, 19, "python", "def fetch_token(cache):")
+    graph = next_generation(graph)
     index.update(graph, embed=False, changed_node_ids=[
         "net/auth.py::fetch_token", "net/retry.py::backoff_delay", renamed_id, twin])
     patched = {k: sorted(v) for k, v in (index._by_name or {}).items()}

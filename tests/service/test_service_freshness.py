@@ -5,7 +5,6 @@ parser, the real background build for a big checkout)."""
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -13,8 +12,8 @@ import pytest
 import pytest_asyncio
 from sample_workspace import eventually, git, make_repo
 
-from neuralmind import heap
 from neuralmind.config import CHECKOUT_INLINE_MAX_FILES
+from neuralmind.engine.fresh_answers import FreshAnswers
 from neuralmind.service.engine_service import EngineService
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -146,16 +145,15 @@ async def test_a_pass_of_buffer_extractions_settles_the_heap(
     saves) follows it: each pass settles once, after its last buffer (RSS8: the first pass
     after saves otherwise left up to ~75 MB free but resident on rich)."""
     settles: list[int] = []
-    real = heap.settle_after_saves
+    real = FreshAnswers.settle_after_buffers
 
     def counted() -> None:                       # the real settle, with when it ran
-        # only the buffer pass's: an index flush settles the heap too, whenever saves
-        # pause (a flush's settle at 0 once satisfied the wait below before the pass's)
-        if sys._getframe(1).f_code.co_name == "settle_after_buffers":
-            settles.append(service.buffers.extractions)
+        settles.append(service.buffers.extractions)
         real()
 
-    monkeypatch.setattr(heap, "settle_after_saves", counted)
+    # the buffer pass's settle only: an index flush settles the heap too, whenever saves
+    # pause (counting a flush's settle at 0 once satisfied the wait below before the pass's)
+    monkeypatch.setattr(FreshAnswers, "settle_after_buffers", staticmethod(counted))
     before = service.buffers.extractions
     for rel in ("app/billing.py", "app/users.py"):
         await service.did_open(rel, text=(repo / rel).read_text())

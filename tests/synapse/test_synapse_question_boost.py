@@ -30,7 +30,8 @@ def _taught(layer) -> None:
 
 def _ranking(learned_step: bool) -> list[RankedFile]:
     reasons = [LEARNED_REASON] if learned_step else []
-    return [RankedFile("lexer.py", 5.0, list(reasons)), RankedFile("parser.py", 4.0, list(reasons))]
+    return [RankedFile("lexer.py", 5.0, list(reasons), learned=learned_step),
+            RankedFile("parser.py", 4.0, list(reasons), learned=learned_step)]
 
 
 @pytest.mark.parametrize("learned_step", [False, True])
