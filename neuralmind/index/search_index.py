@@ -318,14 +318,13 @@ class SearchIndex:
             embedded: dict[str, str] = {}       # the texts themselves, when embedding now
             seen: list[str] = []
             children = file_children(graph, None if changed_node_ids is None else targets)
-            stored = len(self._vectors)     # a node now left without a vector drops its own
             for start in range(0, len(targets), UPDATE_CHUNK):
                 texts = self._texts(graph, targets[start:start + UPDATE_CHUNK],
                                     children=children)
                 with self._lock:
                     dirty |= apply_texts(texts, self._bm25, self._kw_hash, self._names,
                                          self._vectors, by_name, todo,
-                                         embedded if embed else None)
+                                         embedded if embed else None, gone)
                 seen.extend(texts)
                 del texts
             with self._lock:
@@ -337,10 +336,9 @@ class SearchIndex:
                     pending.difference_update(drop)
                     pending.update(todo)
                     self.handoff.record(self._vectors, seen, todo, gone)
-            dropped = len(self._vectors) != stored
             # rewriting ~29 MB for nothing would stall every reader (and the GIL)
-            if dirty or bool(gone) or dropped:
-                self._save(keyword=True, vectors=bool(gone) or dropped)
+            if dirty or bool(gone):
+                self._save(keyword=True, vectors=bool(gone))
             if not embed or not todo:
                 return 0
             embedder = self.embedder()
