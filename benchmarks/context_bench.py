@@ -16,6 +16,7 @@ files (a file counts once, at its first occurrence).
     python benchmarks/context_bench.py --sets hist-test --warm                 # replay history first
     python benchmarks/context_bench.py --sets symbols --no-learning            # synapse layer off
     python benchmarks/context_bench.py --sets h2-test --rows out.jsonl         # every row, for diffs
+    NM_BENCH_WORK=/tmp/x python benchmarks/context_bench.py --embed-members none   # EMBED10
 
 Protocols are those of /work/shared/bench/README.md, history/README.md and
 history2/README.md: public sets index `<sdist_root>/<subdir>`, history indexes the
@@ -228,11 +229,18 @@ def main() -> None:
     ap.add_argument("--with-questions", action="store_true",
                     help="warm variant that asks each history question before its session")
     ap.add_argument("--no-learning", action="store_true", help="synapse layer off")
+    ap.add_argument("--embed-members", choices=["all", "documented", "none"],
+                    help="which members get a vector in the builds (default: config "
+                         "EMBED_MEMBERS); use a fresh NM_BENCH_WORK per choice")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--rows", type=Path, help="write every question's result here (JSONL)")
     ap.add_argument("-v", "--verbose", action="store_true", help="list every miss")
     args = ap.parse_args()
     args.warm = args.warm or args.with_questions
+    if args.embed_members:      # the engine's default options, for every build below
+        from neuralmind.index.node_text import DEFAULT_TEXT
+
+        DEFAULT_TEXT.embed_members = args.embed_members
     results = {name: run_set(name, args) for name in args.sets}
     if args.rows:
         with args.rows.open("w", encoding="utf-8") as f:

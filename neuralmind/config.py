@@ -159,6 +159,13 @@ NEXT_FILE_MIX = {"transition": 0.1, "coactivation": 0.88, "popularity": 0.02}  #
 # by their file's vector and by keyword search. ~20 min of embedding at ~80 texts/s on 2
 # cores and ~75 MB of float16 vectors; whole Django (42,572 nodes) fits under it entirely.
 MAX_EMBEDDED_NODES = 100_000
+# Which members (a method, a nested function: a qualified name with a dot) get a vector of
+# their own: "all", "documented" (only those with a docstring) or "none". A member without
+# one is still found by name and keyword, and its file ranks by the file's own vector and
+# its other nodes'. "documented" embeds 0.72x the word pieces, "none" 0.49x (the 14 bench
+# projects); on today's ranking (the learned file step) each loses quality on a history set
+# (BENCHMARKS EMBED10), so every member keeps its vector.
+EMBED_MEMBERS = "all"
 # glibc malloc arenas the embedding threads share (heap.limit_malloc_arenas): one arena per
 # thread kept each thread's last batch activations, +230-290 MB of build peak RSS on requests
 # and rich; one shared arena measured no slower (BENCHMARKS.md "Cold index time").

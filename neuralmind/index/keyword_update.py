@@ -21,9 +21,11 @@ def text_hash(text: str) -> str:
 def apply_texts(texts: dict[str, tuple[str, str, str]], bm25: BM25Index,
                 kw_hash: dict[str, str], names: dict[str, str], vectors: Any,
                 by_name: dict[str, list[str]] | None, todo: dict[str, str],
-                embedded: dict[str, str] | None) -> bool:
+                embedded: dict[str, str] | None, dropped: list[str]) -> bool:
     """Index each (name, keyword text, embedded text) whose keyword text changed; nodes
-    whose vector is missing or stale go to `todo` (their text to `embedded` when given).
+    whose vector is missing or stale go to `todo` (their text to `embedded` when given);
+    an empty embedded text means no vector (a stored one is removed, its id added to
+    `dropped`: the caller's removed ids, whose vectors it then writes).
     True when the keyword side changed."""
     dirty = False
     for node_id, (name, kw, text) in texts.items():
@@ -37,6 +39,11 @@ def apply_texts(texts: dict[str, tuple[str, str, str]], bm25: BM25Index,
             dirty = True
             rename(by_name, node_id, old, name)
         names[node_id] = name
+        if not text:     # a node left without a vector (NodeTextOptions.embed_members)
+            if node_id in vectors:
+                vectors.remove([node_id])
+                dropped.append(node_id)
+            continue
         th = text_hash(text)
         if vectors.text_hash(node_id) != th:
             todo[node_id] = th

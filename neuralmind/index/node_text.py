@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from neuralmind.config import EMBED_MEMBERS
 from neuralmind.graph.graph import Graph, extracted_lines
 from neuralmind.graph.model import Node, file_of
 from neuralmind.index.tokens import code_tokens
@@ -28,9 +29,19 @@ class NodeTextOptions:
     keyword_body_lines: int = -1  # the same for the keyword text (-1: the whole body)
     humanize: bool = False        # also spell identifiers as words ("case insensitive dict")
     file_keyword_body: bool = True    # a file node's keyword text is the whole file
+    embed_members: str = EMBED_MEMBERS  # which members get a vector: all, documented, none
 
 
 DEFAULT_TEXT = NodeTextOptions()
+
+
+def gets_vector(node: Node, opts: NodeTextOptions = DEFAULT_TEXT) -> bool:
+    """Whether the node is embedded (`embed_members`): every file and top-level symbol is;
+    a member (a dotted qualified name: a method, a nested function) per the option. Why an
+    option: members are half the word pieces a build embeds (BENCHMARKS EMBED10)."""
+    if opts.embed_members == "all" or node.kind == "file" or "." not in (node.qualname or ""):
+        return True
+    return opts.embed_members == "documented" and bool(node.docstring)
 
 
 def humanize(identifier: str) -> str:
@@ -114,7 +125,8 @@ def graph_texts(graph: Graph, root: Path, ids: Iterable[str], opts: NodeTextOpti
                 keyword: bool = True, children: dict[str, list[str]] | None = None,
                 ) -> dict[str, tuple[str, str, str]]:
     """id -> (lowercased name, keyword text, embedded text) for the ids present in the
-    graph (`keyword=False`: the keyword text is "" and no file is read for it);
+    graph (`keyword=False`: the keyword text is "" and no file is read for it; the
+    embedded text is "" for a node that `gets_vector` leaves without one);
     `children`: `file_children(graph)`, made here when not given."""
     nodes: Mapping[str, Node] = graph.nodes
     if children is None:
@@ -135,5 +147,5 @@ def graph_texts(graph: Graph, root: Path, ids: Iterable[str], opts: NodeTextOpti
         kids = children.get(node.file, []) if node.kind == "file" else []
         out[node_id] = (node.name.lower(),
                         keyword_text(node, lines, opts, kids) if keyword else "",
-                        node_text(node, lines, opts, kids))
+                        node_text(node, lines, opts, kids) if gets_vector(node, opts) else "")
     return out

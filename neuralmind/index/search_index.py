@@ -326,7 +326,7 @@ class SearchIndex(SaveVectors):
                 with self._lock:
                     dirty |= apply_texts(texts, self._bm25, self._kw_hash, self._names,
                                          self._vectors, by_name, todo,
-                                         embedded if embed else None)
+                                         embedded if embed else None, gone)
                 seen.extend(texts)
                 del texts
             with self._lock:
