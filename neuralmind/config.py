@@ -214,11 +214,6 @@ FLUSH_IDLE_PER_FLUSH_SECOND = 5.0
 # Saved files' nodes are embedded once saves pause this long: an embedding (~0.1-0.5 s
 # on the engine thread) started between two quick saves made the second one wait for it.
 EMBED_IDLE_SECONDS = 0.3
-# A server's build child lowers every thread's priority by this much more once its graph is
-# served and it embeds (on top of the build's own niceness 10: 19, the lowest): its model
-# runs on both cores for ~25 min on the Linux kernel, and the server's answers competing
-# with it had p95 243-563 ms (BENCHMARKS.md LIVE9, LIVE10).
-BUILD_EMBED_NICE = 10
 
 # --- Freshness (neuralmind/engine/freshness.py, neuralmind/service/worktree.py) ------------
 FRESHNESS_MAX_FILES = 20       # files listed per kind in an answer's stamp: an agent reads them

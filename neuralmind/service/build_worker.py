@@ -35,12 +35,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from neuralmind.config import BUILD_EMBED_NICE, load_workspace_config
+from neuralmind.config import load_workspace_config
 from neuralmind.errors import EngineError
 from neuralmind.log import setup_logging
 
 PROGRESS_INTERVAL_S = 0.1  # at most ten progress lines a second per phase
 NICENESS = 10              # the build yields the CPU to the editor and its server
+# ...and every thread of it this much more once its graph is served and it embeds (19, the
+# lowest): its model runs on both cores for ~25 min on the Linux kernel, and the server's
+# answers competing with it had p95 243-563 ms (BENCHMARKS.md LIVE9; LIVE10: no change seen)
+BUILD_EMBED_NICE = 10
 
 
 class _Emitter:

@@ -24,12 +24,11 @@ from typing import Any
 from raw_lsp import SERVER_ENV, RawServer, uri
 from sample_workspace import make_repo
 
-from neuralmind.config import BUILD_EMBED_NICE
 from neuralmind.engine import Workspace
 from neuralmind.graph.store import PAUSE_ENV
 from neuralmind.index.keyword_update import text_hash
 from neuralmind.index.node_text import graph_texts
-from neuralmind.service.build_worker import NICENESS
+from neuralmind.service.build_worker import BUILD_EMBED_NICE, NICENESS
 
 TIMEOUT_S = 120
 
