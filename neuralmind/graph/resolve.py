@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import bisect
 import logging
+from array import array
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -74,7 +75,7 @@ log = logging.getLogger("neuralmind.graph")
 # Above this many edges to insert or remove, one sort beats binary-search insertion.
 _PATCH_LIMIT = 2000
 _NO_DEPS: tuple[Any, ...] = ()
-_USERS_LIST = 32        # files holding one dependency key: a list up to this many, then a set
+_USERS_LIST = 32        # files holding one dependency key: a list up to this many, then numbers
 _BASE_KINDS = ("inherits", "implements")
 
 
@@ -109,6 +110,7 @@ class Resolver:
         # by scanning every file's keys (55k files on the kernel, ~0.08 s a save)
         self.base_users: tuple[dict[Any, Any], ...] = ({}, {})
         self.call_users: dict[Any, Any] = {}
+        self.files = FileNumbers()           # the numbers those tables' long lists hold
         self.vids: dict[str, int] = {}       # file -> id of the visible table it reads
         self.out: dict[str, list[Edge]] = {}
         self._keys: dict[Any, Any] = {}
@@ -176,7 +178,8 @@ class Resolver:
                         self.base_edges[path] = []
                     self.class_bases[stage][path] = {}
                     if self.track:
-                        _set_deps(self.base_deps[stage], self.base_users[stage], path, _NO_DEPS)
+                        _set_deps(self.base_deps[stage], self.base_users[stage], path, _NO_DEPS,
+                                  self.files)
                     continue
                 fe, deps, scope = self._begin_file(path)
                 acc: dict[tuple[str, str, str], list[int]] = {}
@@ -193,7 +196,7 @@ class Resolver:
                 self.class_bases[stage][path] = found_bases
                 if deps is not None:
                     _set_deps(self.base_deps[stage], self.base_users[stage], path,
-                              self._shared(deps))
+                              self._shared(deps), self.files)
         finally:
             index.bases, index.read_bases, index.deps = known, True, None
             index.forget()
@@ -216,7 +219,8 @@ class Resolver:
                         add_edge(acc, key[0], found[0], "calls", found[1])
                 self.call_edges[path] = edges_of(acc)
                 if deps is not None:
-                    _set_deps(self.call_deps, self.call_users, path, self._shared(deps))
+                    _set_deps(self.call_deps, self.call_users, path, self._shared(deps),
+                              self.files)
         finally:
             index.deps = None
             index.forget()
@@ -237,16 +241,15 @@ class Resolver:
         them, which deps hold as bare names), found through `users` (a dependency table
         reversed: key -> files): time proportional to the changed keys' files, where a
         scan of every file's keys was 0.08 s a save on the kernel's 55k files."""
-        extracts, vids = self.extracts, self.vids
+        extracts, vids, files = self.extracts, self.vids, self.files
         found: set[str] = set()
         for k in keys:
             if (held := users.get(k)) is not None:
-                found.update((held,) if type(held) is str else held)
+                found.update(users_of(held, files))
         for vid, names in seen.items():
             for name in names:
                 if (held := users.get(name)) is not None:
-                    found.update(p for p in ((held,) if type(held) is str else held)
-                                 if vids.get(p, -1) == vid)
+                    found.update(p for p in users_of(held, files) if vids.get(p, -1) == vid)
         return {p for p in found if p in extracts}
 
     def adopt(self, edges: list[Edge]) -> bool:
@@ -273,8 +276,10 @@ class Resolver:
                       self.import_edges, self.base_edges, self.call_edges, self.out,
                       self.class_bases[0], self.class_bases[1], index.quals, index.by_name,
                       index.bindings, index.wildcards, index.implicit, index._vis_tables,
-                      index._vis_readers, index._memo, self.extracts, self._keys):
+                      index._vis_readers, index._memo, self.extracts, self._keys,
+                      self.files.number):
             release_dict(table)
+        self.files.paths = []
         self.edges = []
         self.source = {}
 
@@ -380,7 +385,7 @@ class Resolver:
         for deps, users in ((self.base_deps[0], self.base_users[0]),
                             (self.base_deps[1], self.base_users[1]),
                             (self.call_deps, self.call_users)):
-            _drop_deps(deps, users, path)
+            _drop_deps(deps, users, path, self.files)
 
     def _rebind(self, path: str, keys: set[Any]) -> bool:
         """Resolve the file's imports again; add the keys of bindings that changed.
@@ -443,13 +448,46 @@ class Resolver:
         return sorted(changed)
 
 
+class FileNumbers:
+    """A number per file path, for the reversed dependency tables' long user lists (4 bytes
+    a file in an `array`, where a set of paths was ~30-60 bytes a member). A number is never
+    reused for another path: a removed file keeps its number, and gets it back if re-added."""
+
+    __slots__ = ("number", "paths")
+
+    def __init__(self) -> None:
+        self.number: dict[str, int] = {}
+        self.paths: list[str] = []
+
+    def of(self, path: str) -> int:
+        n = self.number.get(path)
+        if n is None:
+            n = self.number[path] = len(self.paths)
+            self.paths.append(path)
+        return n
+
+
+def users_of(held: Any, files: FileNumbers) -> tuple[str, ...] | list[str]:
+    """The files of one entry of a reversed dependency table (see `_set_deps`)."""
+    if type(held) is str:
+        return (held,)
+    if type(held) is list:
+        return held
+    paths = files.paths
+    return [paths[n] for n in held]
+
+
 def _set_deps(table: dict[str, tuple[Any, ...]], users: dict[Any, Any], path: str,
-              deps: tuple[Any, ...]) -> None:
+              deps: tuple[Any, ...], files: FileNumbers) -> None:
     """`table[path] = deps`, with `users` (key -> files) kept the same table reversed: a
-    path for one file, a list for a few, a set past _USERS_LIST (a name most files call,
-    `kfree` on the kernel, would make each removal a scan of thousands)."""
-    _drop_deps(table, users, path)
+    path for one file, a list for a few, past _USERS_LIST the files' numbers (`files`) in
+    a sorted int32 array: a name most files call (`kfree` on the kernel: thousands) is
+    found, added and removed by bisection, and holds 4 bytes a file. The kernel's
+    reversed call table held most of its ~10^7 (key, file) pairs in such keys, as sets
+    of paths at ~30-60 bytes a member."""
+    _drop_deps(table, users, path, files)
     table[path] = deps
+    number = -1
     for k in deps:
         held = users.get(k)
         if held is None:
@@ -460,21 +498,33 @@ def _set_deps(table: dict[str, tuple[Any, ...]], users: dict[Any, Any], path: st
             if len(held) < _USERS_LIST:
                 held.append(path)
             else:
-                users[k] = {*held, path}
+                grown = array("i", sorted(files.of(p) for p in held))
+                if number < 0:
+                    number = files.of(path)
+                bisect.insort(grown, number)
+                users[k] = grown
         else:
-            held.add(path)
+            if number < 0:
+                number = files.of(path)
+            bisect.insort(held, number)
 
 
-def _drop_deps(table: dict[str, tuple[Any, ...]], users: dict[Any, Any], path: str) -> None:
+def _drop_deps(table: dict[str, tuple[Any, ...]], users: dict[Any, Any], path: str,
+               files: FileNumbers) -> None:
     """`table.pop(path)`, with `users` kept the same table reversed."""
     for k in table.pop(path, _NO_DEPS):
         held = users[k]
         if type(held) is str:
             del users[k]
-        else:
+        elif type(held) is list:
             held.remove(path)
             if len(held) == 1:
-                users[k] = next(iter(held))
+                users[k] = held[0]
+        else:
+            number = files.number[path]
+            del held[bisect.bisect_left(held, number)]
+            if len(held) == 1:
+                users[k] = files.paths[held[0]]
 
 
 def resolve(extracts: Mapping[str, FileExtract]) -> list[Edge]:
