@@ -11,7 +11,7 @@ import hashlib
 from typing import Any
 
 from neuralmind.index.bm25 import BM25Index
-from neuralmind.index.symbol_rank import rename
+from neuralmind.index.symbol_rank import add_name, name_ids, rename
 
 
 def text_hash(text: str) -> str:
@@ -20,7 +20,7 @@ def text_hash(text: str) -> str:
 
 def apply_texts(texts: dict[str, tuple[str, str, str]], bm25: BM25Index,
                 kw_hash: dict[str, str], names: dict[str, str], vectors: Any,
-                by_name: dict[str, list[str]] | None, todo: dict[str, str],
+                by_name: dict[str, str | list[str]] | None, todo: dict[str, str],
                 embedded: dict[str, str] | None) -> bool:
     """Index each (name, keyword text, embedded text) whose keyword text changed; nodes
     whose vector is missing or stale go to `todo` (their text to `embedded` when given).
@@ -43,3 +43,20 @@ def apply_texts(texts: dict[str, tuple[str, str, str]], bm25: BM25Index,
             if embedded is not None:
                 embedded[node_id] = text
     return dirty
+
+
+def name_map(names: dict[str, str]) -> dict[str, str | list[str]]:
+    """The exact-name map of `names` (id -> lowercased name): name -> id(s)."""
+    by_name: dict[str, str | list[str]] = {}
+    for node_id, node_name in names.items():
+        add_name(by_name, node_name, node_id)
+    return by_name
+
+
+def exact_ids(by_name: dict[str, str | list[str]], wanted: set[str], most: int) -> set[str]:
+    """The ids named by any of `wanted`, leaving out names held by more than `most` nodes."""
+    found: set[str] = set()
+    for w in wanted:
+        if (held := by_name.get(w)) is not None and len(ids := name_ids(held)) <= most:
+            found.update(ids)
+    return found

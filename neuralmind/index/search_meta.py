@@ -22,6 +22,9 @@ def read_meta(path: Path) -> tuple[dict[str, str], dict[str, str], set[str]]:
     names: dict[str, str] = {}
     kw_hash: dict[str, str] = {}
     pending: set[str] = set()
+    # one string per distinct name (the exact-name map's keys are these too): JSON decodes
+    # a string per node, and the Linux kernel's 835k nodes share far fewer names
+    shared: dict[str, str] = {}
     try:
         fmt = None
         for key, value in members(read_slices(path), stream=frozenset({"nodes"})):
@@ -32,7 +35,7 @@ def read_meta(path: Path) -> tuple[dict[str, str], dict[str, str], set[str]]:
             elif key == "nodes" and fmt == FORMAT_VERSION:
                 for k, v in value:
                     k = sys.intern(k)
-                    names[k], kw_hash[k] = v[0], v[1]
+                    names[k], kw_hash[k] = shared.setdefault(v[0], v[0]), v[1]
             elif key == "nodes":
                 break
         if fmt == FORMAT_VERSION:
