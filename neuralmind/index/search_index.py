@@ -110,7 +110,7 @@ class SearchIndex:
         self._names: dict[str, str] = {}         # id -> lowercased name
         # lowercased name -> its id, or its ids (a list) when several: on first exact lookup
         self._by_name: dict[str, str | list[str]] | None = None
-        self._kw_hash: dict[str, str] = {}       # id -> hash of its keyword text
+        self._kw_hash: dict[str, bytes] = {}     # id -> hash of its keyword text (sha1)
         self._pending: set[str] = set()          # nodes whose vectors are not computed yet
         # A long-lived writer (the LSP server) sets this: `_save` then only marks what is
         # unsaved and `flush()` writes it when the editor is idle; in memory it is current.
