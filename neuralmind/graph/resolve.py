@@ -95,6 +95,10 @@ class Resolver:
         self.source: Mapping[str, FileExtract] = extracts
         self.index = SymbolIndex(self.extracts)
         self.rules = ImportRules(self.extracts)
+        # Per file, the edges of each kind resolved in the pass under way (a save's, or the
+        # first): emptied when it ends. A file's edges of a kind not resolved again are
+        # read back from `out` (`_kind_edges`): three more lists per file were ~45 MB on the
+        # Linux kernel, for a server's life.
         self.import_edges: dict[str, list[Edge]] = {}
         self.base_edges: dict[str, list[Edge]] = {}
         self.call_edges: dict[str, list[Edge]] = {}
@@ -124,6 +128,7 @@ class Resolver:
         self._resolve_calls(paths)
         for path in paths:
             self.out[path] = self._merge(path)
+        self._end_pass()
         self.edges = [e for path in paths for e in self.out[path]]
         if any(edge_key(self.out[a][-1]) > edge_key(self.out[b][0])
                for a, b in zip(paths, paths[1:], strict=False) if self.out[a] and self.out[b]):
@@ -257,16 +262,28 @@ class Resolver:
         if edges != self.edges:
             return False
         mine = {edge_key(e): e for e in edges}
-        for table in (self.import_edges, self.base_edges, self.call_edges, self.out):
-            for path, rows in table.items():
-                table[path] = [mine[edge_key(e)] for e in rows]
+        for path, rows in self.out.items():
+            self.out[path] = [mine[edge_key(e)] for e in rows]
         self.edges = edges
         return True
 
+    def _kind_edges(self, table: dict[str, list[Edge]], path: str,
+                    kinds: tuple[str, ...]) -> list[Edge]:
+        """`path`'s edges of `kinds`: as resolved in this pass, else from its merged ones."""
+        found = table.get(path)
+        if found is None:
+            found = [e for e in self.out.get(path, ()) if e.kind in kinds]
+        return found
+
     def _merge(self, path: str) -> list[Edge]:
-        edges = self.import_edges[path] + self.base_edges[path] + self.call_edges[path]
+        edges = (self._kind_edges(self.import_edges, path, ("imports",))
+                 + self._kind_edges(self.base_edges, path, _BASE_KINDS)
+                 + self._kind_edges(self.call_edges, path, ("calls",)))
         edges.sort(key=edge_key)
         return edges
+
+    def _end_pass(self) -> None:
+        self.import_edges, self.base_edges, self.call_edges = {}, {}, {}
 
     def release(self) -> None:
         """Empty the state piece by piece (see Graph.release)."""
@@ -333,8 +350,10 @@ class Resolver:
                 redone.update(base_redo)
         call_redo = sorted(redo | self._stale(self.call_users, keys, seen))
         self._resolve_calls(call_redo)
-        return self._patch_edges(redone | set(call_redo),
-                                 [p for p in touched if p not in self.extracts])
+        changed = self._patch_edges(redone | set(call_redo),
+                                    [p for p in touched if p not in self.extracts])
+        self._end_pass()
+        return changed
 
     def _replace_symbols(self, path: str, old: FileExtract | None, new: FileExtract | None,
                          keys: set[Any]) -> None:
@@ -392,8 +411,9 @@ class Resolver:
         True when anything the file's own resolution reads from its imports changed."""
         index = self.index
         old_bindings = index.bindings.get(path, {})
+        # its import edges as `out` holds them (in edge order; nothing reads their order)
         old = (old_bindings, index.wildcards.get(path), index.implicit.get(path),
-               self.import_edges.get(path))
+               [e for e in self.out[path] if e.kind == "imports"] if path in self.out else None)
         self._resolve_imports(path)
         new_bindings = index.bindings[path]
         for alias in old_bindings.keys() | new_bindings.keys():
@@ -402,7 +422,7 @@ class Resolver:
         if old[1] != index.wildcards[path]:
             keys.add((path, "", "w"))
         return old != (new_bindings, index.wildcards[path], index.implicit[path],
-                       self.import_edges[path])
+                       sorted(self.import_edges[path], key=edge_key))
 
     def _patch_edges(self, redone: set[str], gone: list[str]) -> list[str]:
         changed: list[str] = []

@@ -117,13 +117,16 @@ PY = {
 
 def test_adding_a_symbol_patches_only_what_looked_it_up() -> None:
     ws = Workspace(PY)
-    untouched = ws.resolver.call_edges["pkg/shapes.py"]
+    resolved: list[str] = []            # the files whose calls a save resolves again
+    calls = ws.resolver._resolve_calls
+    ws.resolver._resolve_calls = lambda paths: (resolved.extend(paths), calls(paths))[1]
     # a second `unique_helper`: app/use.py's guess is no longer unique
     assert ("app/use.py::Thing.go", "lib/helpers.py::unique_helper", "calls") in ws.edge_set()
     changed = ws.edit("pkg/core.py", PY["pkg/core.py"] + "\n\ndef unique_helper():\n    return 0\n")
     assert ("app/use.py::Thing.go", "lib/helpers.py::unique_helper", "calls") not in ws.edge_set()
     assert changed == ["app/use.py"]
-    assert ws.resolver.call_edges["pkg/shapes.py"] is untouched     # not resolved again
+    assert "pkg/shapes.py" not in resolved and "app/use.py" in resolved
+    assert not ws.resolver.call_edges, "the pass's per-kind lists are dropped when it ends"
     # a method on the base: Child.again's self.run() finds it through two bases
     ws.edit("pkg/models.py", PY["pkg/models.py"] + "\n    def run(self):\n        return 3\n")
     assert ("app/more.py::Child.again", "pkg/models.py::Model.run", "calls") in ws.edge_set()
