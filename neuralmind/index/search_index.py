@@ -51,7 +51,7 @@ from neuralmind.index.embed_order import EmbedOrder, choose
 from neuralmind.index.embed_stream import embed_slices
 from neuralmind.index.embedder import Embedder, ModelUnavailable, load_embedder
 from neuralmind.index.file_rank import FileRankParams, RankedFile, interleave, rank_question_files
-from neuralmind.index.keyword_update import apply_texts, text_hash
+from neuralmind.index.keyword_update import apply_texts, exact_ids, name_map, text_hash
 from neuralmind.index.node_text import DEFAULT_TEXT, NodeTextOptions, file_children, graph_texts
 from neuralmind.index.query import Question, lookup_name, parse_question, query_identifiers
 from neuralmind.index.search_meta import read_meta, write_meta
@@ -103,8 +103,9 @@ class SearchIndex:
         self._bm25 = BM25Index()
         self._vectors = VectorStore()
         self._names: dict[str, str] = {}         # id -> lowercased name
-        self._by_name: dict[str, list[str]] | None = None   # built on first exact lookup
-        self._kw_hash: dict[str, str] = {}       # id -> hash of its keyword text
+        # lowercased name -> its id, or its ids (a list) when several: on first exact lookup
+        self._by_name: dict[str, str | list[str]] | None = None
+        self._kw_hash: dict[str, bytes] = {}     # id -> hash of its keyword text (sha1)
         self._pending: set[str] = set()          # nodes whose vectors are not computed yet
         # A long-lived writer (the LSP server) sets this: `_save` then only marks what is
         # unsaved and `flush()` writes it when the editor is idle; in memory it is current.
@@ -486,10 +487,6 @@ class SearchIndex:
         if not wanted:
             return set()
         if self._by_name is None:
-            by_name: dict[str, list[str]] = {}
-            for node_id, node_name in self._names.items():
-                by_name.setdefault(node_name, []).append(node_id)
-            self._by_name = by_name
-        return {i for w in wanted for i in self._by_name.get(w, ())
-                if len(self._by_name[w]) <= EXACT_MAX_NODES}
+            self._by_name = name_map(self._names)
+        return exact_ids(self._by_name, wanted, EXACT_MAX_NODES)
 
