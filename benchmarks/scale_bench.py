@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ctypes
 import json
 import os
 import shutil
@@ -244,6 +245,79 @@ def rss_mb() -> float:
         return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:")) / 1024
 
 
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
+        "fordblks", "keepcost")]
+
+
+def heap_mb(pid: str = "self") -> dict[str, int]:
+    """Where a process's RSS is (MB): anonymous pages (the heap, arrays) against file pages
+    (memory-mapped files such as bm25.bin and the libraries: clean, the kernel reclaims
+    them under pressure). For this process also glibc's view (mallinfo2): bytes malloc
+    hands out (`malloc_used`: live objects, pymalloc's arenas included) and bytes it holds
+    free (`malloc_free`: fragmentation, what malloc_trim could not return)."""
+    out: dict[str, int] = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, rest = line.partition(":")
+        if key in ("VmRSS", "RssAnon", "RssFile", "RssShmem", "VmHWM"):
+            out[key] = int(rest.split()[0]) // 1024
+    if pid == "self":
+        try:
+            libc = ctypes.CDLL("libc.so.6")
+            libc.mallinfo2.restype = _MallInfo2
+            info = libc.mallinfo2()
+            out["malloc_used"] = (info.uordblks + info.hblkhd) >> 20
+            out["malloc_free"] = info.fordblks >> 20
+        except (OSError, AttributeError):
+            pass
+        out.update(pymalloc_mb())
+    return out
+
+
+def file_pages_mb(pid: str, top: int = 8) -> dict[str, int]:
+    """Resident MB per mapped file of a process (/proc/PID/smaps), largest first: which
+    files' pages make its RssFile (a mapped index read or written is counted in RSS)."""
+    sizes: dict[str, int] = {}
+    name = ""
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        head = line.split()
+        if head and "-" in head[0] and ":" not in head[0]:
+            name = head[5] if len(head) > 5 and head[5].startswith("/") else ""
+        elif line.startswith("Rss:") and name:
+            sizes[name] = sizes.get(name, 0) + int(head[1])
+    return {k: v >> 10 for k, v in sorted(sizes.items(), key=lambda kv: -kv[1])[:top]}
+
+
+def pymalloc_mb() -> dict[str, int]:
+    """CPython's small-object allocator (objects up to 512 B: most of a graph), which maps
+    its own 1 MB arenas outside malloc: MB in its arenas, in live blocks, and free inside
+    them (blocks and pools free but not returned: its fragmentation)."""
+    import re
+    import tempfile
+    fields = {"arenas": r"# arenas allocated current\s*=\s*([\d,]+)",
+              "blocks": r"# bytes in allocated blocks\s*=\s*([\d,]+)",
+              "free_blocks": r"# bytes in available blocks\s*=\s*([\d,]+)",
+              "free_pools": r"\d+ unused pools \* \d+ bytes\s*=\s*([\d,]+)"}
+    with tempfile.TemporaryFile() as tmp:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        try:
+            os.dup2(tmp.fileno(), 2)
+            sys._debugmallocstats()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        tmp.seek(0)
+        text = tmp.read().decode("utf-8", "replace")
+    out: dict[str, int] = {}
+    for key, pattern in fields.items():
+        if (m := re.search(pattern, text)):
+            value = int(m.group(1).replace(",", ""))
+            out[f"pymalloc_{key}"] = value if key == "arenas" else value >> 20
+    return out
+
+
 def _deep(obj: Any, seen: set[int], shared: tuple[type, ...] = ()) -> int:
     """Bytes of `obj` and what it holds (str, tuples, lists, sets, dicts, slotted objects),
     each object counted once (interned strings shared between nodes count where first seen);
@@ -390,9 +464,11 @@ def cmd_saves(args: argparse.Namespace) -> None:
     t = time.perf_counter()
     ws = Workspace.open_for_serving(root, WorkspaceConfig())
     figures["open_s"], figures["rss_open_mb"] = round(time.perf_counter() - t, 1), round(rss_mb())
+    figures["heap"] = {"open": heap_mb()}
     t = time.perf_counter()
     ws.warm_up()
     figures["warm_up_s"], figures["rss_warm_mb"] = round(time.perf_counter() - t, 1), round(rss_mb())
+    figures["heap"]["warm"] = heap_mb()
     for label, ask in (("search", lambda q: ws.search(q, k=10)),
                        ("context", lambda q: ws.query(q, budget=1000))):
         ms = []
@@ -402,6 +478,7 @@ def cmd_saves(args: argparse.Namespace) -> None:
             ms.append((time.perf_counter() - t) * 1000)
         figures[label] = {"first_ms": round(ms[0]), "p50_ms": round(pct(ms, 50)),
                           "p95_ms": round(pct(ms, 95)), "rss_mb": round(rss_mb())}
+        figures["heap"][label] = heap_mb()
     saves: list[float] = []
     originals = {rel: (root / rel).read_bytes() for rel in SAVE_FILES}
     try:
@@ -420,10 +497,12 @@ def cmd_saves(args: argparse.Namespace) -> None:
                     "save_p95_ms": round(pct(saves, 95) * 1000),
                     "save_ms": [round(x * 1000) for x in saves],
                     "rss_after_saves_mb": round(rss_mb())})
+    figures["heap"]["saves"] = heap_mb()
     t = time.perf_counter()
     ws.flush_index()          # what the server does once saves pause (index written, heap settled)
     figures.update({"flush_s": round(time.perf_counter() - t, 1),
                     "rss_settled_mb": round(rss_mb()), "load_at_end": load_average()})
+    figures["heap"]["settled"] = heap_mb()
     print(json.dumps(figures, indent=2))
     if args.json:
         Path(args.json).write_text(json.dumps(figures))
@@ -581,8 +660,10 @@ async def lsp_run(args: argparse.Namespace, holder: dict[str, Any]) -> dict[str,
         await asyncio.sleep(2)
     out["graph_served_s"] = round(time.perf_counter() - t_spawn)
     print(json.dumps(out), flush=True)
+    out["server_heap"] = {"graph served": heap_mb(str(client.proc.pid))}
     step[0] = "saves"
     out["saves"] = await timed_saves(client, root, args.saves, 0)
+    out["server_heap"]["saves"] = heap_mb(str(client.proc.pid))
     print(json.dumps(out), flush=True)
     step[0] = "answers"
     out["answers_after_saves"] = await keyword_answers(client, args.queries)
@@ -611,6 +692,8 @@ async def lsp_run(args: argparse.Namespace, holder: dict[str, Any]) -> dict[str,
     step[0] = "idle"
     await asyncio.sleep(10 * args.settle)        # RSS steady: sampled while idle
     sampler.cancel()
+    out["server_heap"]["idle"] = heap_mb(str(client.proc.pid))
+    out["server_files_idle"] = file_pages_mb(str(client.proc.pid))
     out["rss_mb"] = rss            # (seconds, server MB, build child MB, step)
     out["rss_server_max_mb"] = max(r[1] for r in rss)
     out["rss_server_after_saves_mb"] = [r[1] for r in rss if r[3] not in (

@@ -47,6 +47,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from neuralmind.graph.dep_tables import _NO_DEPS, FileNumbers, _drop_deps, _set_deps, users_of
 from neuralmind.graph.import_rules import Binding, ImportRules
 from neuralmind.graph.languages import family_of
 from neuralmind.graph.lookup import (
@@ -73,8 +74,6 @@ log = logging.getLogger("neuralmind.graph")
 
 # Above this many edges to insert or remove, one sort beats binary-search insertion.
 _PATCH_LIMIT = 2000
-_NO_DEPS: tuple[Any, ...] = ()
-_USERS_LIST = 32        # files holding one dependency key: a list up to this many, then a set
 _BASE_KINDS = ("inherits", "implements")
 
 
@@ -94,6 +93,10 @@ class Resolver:
         self.source: Mapping[str, FileExtract] = extracts
         self.index = SymbolIndex(self.extracts)
         self.rules = ImportRules(self.extracts)
+        # Per file, the edges of each kind resolved in the pass under way (a save's, or the
+        # first): emptied when it ends. A file's edges of a kind not resolved again are
+        # read back from `out` (`_kind_edges`): three more lists per file were ~45 MB on the
+        # Linux kernel, for a server's life.
         self.import_edges: dict[str, list[Edge]] = {}
         self.base_edges: dict[str, list[Edge]] = {}
         self.call_edges: dict[str, list[Edge]] = {}
@@ -109,6 +112,7 @@ class Resolver:
         # by scanning every file's keys (55k files on the kernel, ~0.08 s a save)
         self.base_users: tuple[dict[Any, Any], ...] = ({}, {})
         self.call_users: dict[Any, Any] = {}
+        self.files = FileNumbers()           # the numbers those tables' long lists hold
         self.vids: dict[str, int] = {}       # file -> id of the visible table it reads
         self.out: dict[str, list[Edge]] = {}
         self._keys: dict[Any, Any] = {}
@@ -122,6 +126,7 @@ class Resolver:
         self._resolve_calls(paths)
         for path in paths:
             self.out[path] = self._merge(path)
+        self._end_pass()
         self.edges = [e for path in paths for e in self.out[path]]
         if any(edge_key(self.out[a][-1]) > edge_key(self.out[b][0])
                for a, b in zip(paths, paths[1:], strict=False) if self.out[a] and self.out[b]):
@@ -176,7 +181,8 @@ class Resolver:
                         self.base_edges[path] = []
                     self.class_bases[stage][path] = {}
                     if self.track:
-                        _set_deps(self.base_deps[stage], self.base_users[stage], path, _NO_DEPS)
+                        _set_deps(self.base_deps[stage], self.base_users[stage], path, _NO_DEPS,
+                                  self.files)
                     continue
                 fe, deps, scope = self._begin_file(path)
                 acc: dict[tuple[str, str, str], list[int]] = {}
@@ -193,7 +199,7 @@ class Resolver:
                 self.class_bases[stage][path] = found_bases
                 if deps is not None:
                     _set_deps(self.base_deps[stage], self.base_users[stage], path,
-                              self._shared(deps))
+                              self._shared(deps), self.files)
         finally:
             index.bases, index.read_bases, index.deps = known, True, None
             index.forget()
@@ -216,7 +222,8 @@ class Resolver:
                         add_edge(acc, key[0], found[0], "calls", found[1])
                 self.call_edges[path] = edges_of(acc)
                 if deps is not None:
-                    _set_deps(self.call_deps, self.call_users, path, self._shared(deps))
+                    _set_deps(self.call_deps, self.call_users, path, self._shared(deps),
+                              self.files)
         finally:
             index.deps = None
             index.forget()
@@ -237,16 +244,15 @@ class Resolver:
         them, which deps hold as bare names), found through `users` (a dependency table
         reversed: key -> files): time proportional to the changed keys' files, where a
         scan of every file's keys was 0.08 s a save on the kernel's 55k files."""
-        extracts, vids = self.extracts, self.vids
+        extracts, vids, files = self.extracts, self.vids, self.files
         found: set[str] = set()
         for k in keys:
             if (held := users.get(k)) is not None:
-                found.update((held,) if type(held) is str else held)
+                found.update(users_of(held, files))
         for vid, names in seen.items():
             for name in names:
                 if (held := users.get(name)) is not None:
-                    found.update(p for p in ((held,) if type(held) is str else held)
-                                 if vids.get(p, -1) == vid)
+                    found.update(p for p in users_of(held, files) if vids.get(p, -1) == vid)
         return {p for p in found if p in extracts}
 
     def adopt(self, edges: list[Edge]) -> bool:
@@ -254,16 +260,28 @@ class Resolver:
         if edges != self.edges:
             return False
         mine = {edge_key(e): e for e in edges}
-        for table in (self.import_edges, self.base_edges, self.call_edges, self.out):
-            for path, rows in table.items():
-                table[path] = [mine[edge_key(e)] for e in rows]
+        for path, rows in self.out.items():
+            self.out[path] = [mine[edge_key(e)] for e in rows]
         self.edges = edges
         return True
 
+    def _kind_edges(self, table: dict[str, list[Edge]], path: str,
+                    kinds: tuple[str, ...]) -> list[Edge]:
+        """`path`'s edges of `kinds`: as resolved in this pass, else from its merged ones."""
+        found = table.get(path)
+        if found is None:
+            found = [e for e in self.out.get(path, ()) if e.kind in kinds]
+        return found
+
     def _merge(self, path: str) -> list[Edge]:
-        edges = self.import_edges[path] + self.base_edges[path] + self.call_edges[path]
+        edges = (self._kind_edges(self.import_edges, path, ("imports",))
+                 + self._kind_edges(self.base_edges, path, _BASE_KINDS)
+                 + self._kind_edges(self.call_edges, path, ("calls",)))
         edges.sort(key=edge_key)
         return edges
+
+    def _end_pass(self) -> None:
+        self.import_edges, self.base_edges, self.call_edges = {}, {}, {}
 
     def release(self) -> None:
         """Empty the state piece by piece (see Graph.release)."""
@@ -273,8 +291,10 @@ class Resolver:
                       self.import_edges, self.base_edges, self.call_edges, self.out,
                       self.class_bases[0], self.class_bases[1], index.quals, index.by_name,
                       index.bindings, index.wildcards, index.implicit, index._vis_tables,
-                      index._vis_readers, index._memo, self.extracts, self._keys):
+                      index._vis_readers, index._memo, self.extracts, self._keys,
+                      self.files.number):
             release_dict(table)
+        self.files.paths = []
         self.edges = []
         self.source = {}
 
@@ -328,8 +348,10 @@ class Resolver:
                 redone.update(base_redo)
         call_redo = sorted(redo | self._stale(self.call_users, keys, seen))
         self._resolve_calls(call_redo)
-        return self._patch_edges(redone | set(call_redo),
-                                 [p for p in touched if p not in self.extracts])
+        changed = self._patch_edges(redone | set(call_redo),
+                                    [p for p in touched if p not in self.extracts])
+        self._end_pass()
+        return changed
 
     def _replace_symbols(self, path: str, old: FileExtract | None, new: FileExtract | None,
                          keys: set[Any]) -> None:
@@ -380,15 +402,16 @@ class Resolver:
         for deps, users in ((self.base_deps[0], self.base_users[0]),
                             (self.base_deps[1], self.base_users[1]),
                             (self.call_deps, self.call_users)):
-            _drop_deps(deps, users, path)
+            _drop_deps(deps, users, path, self.files)
 
     def _rebind(self, path: str, keys: set[Any]) -> bool:
         """Resolve the file's imports again; add the keys of bindings that changed.
         True when anything the file's own resolution reads from its imports changed."""
         index = self.index
         old_bindings = index.bindings.get(path, {})
+        # its import edges as `out` holds them (in edge order; nothing reads their order)
         old = (old_bindings, index.wildcards.get(path), index.implicit.get(path),
-               self.import_edges.get(path))
+               [e for e in self.out[path] if e.kind == "imports"] if path in self.out else None)
         self._resolve_imports(path)
         new_bindings = index.bindings[path]
         for alias in old_bindings.keys() | new_bindings.keys():
@@ -397,7 +420,7 @@ class Resolver:
         if old[1] != index.wildcards[path]:
             keys.add((path, "", "w"))
         return old != (new_bindings, index.wildcards[path], index.implicit[path],
-                       self.import_edges[path])
+                       sorted(self.import_edges[path], key=edge_key))
 
     def _patch_edges(self, redone: set[str], gone: list[str]) -> list[str]:
         changed: list[str] = []
@@ -441,40 +464,6 @@ class Resolver:
                 bisect.insort(edges, e, key=edge_key)
         self.edges = edges
         return sorted(changed)
-
-
-def _set_deps(table: dict[str, tuple[Any, ...]], users: dict[Any, Any], path: str,
-              deps: tuple[Any, ...]) -> None:
-    """`table[path] = deps`, with `users` (key -> files) kept the same table reversed: a
-    path for one file, a list for a few, a set past _USERS_LIST (a name most files call,
-    `kfree` on the kernel, would make each removal a scan of thousands)."""
-    _drop_deps(table, users, path)
-    table[path] = deps
-    for k in deps:
-        held = users.get(k)
-        if held is None:
-            users[k] = path
-        elif type(held) is str:
-            users[k] = [held, path]
-        elif type(held) is list:
-            if len(held) < _USERS_LIST:
-                held.append(path)
-            else:
-                users[k] = {*held, path}
-        else:
-            held.add(path)
-
-
-def _drop_deps(table: dict[str, tuple[Any, ...]], users: dict[Any, Any], path: str) -> None:
-    """`table.pop(path)`, with `users` kept the same table reversed."""
-    for k in table.pop(path, _NO_DEPS):
-        held = users[k]
-        if type(held) is str:
-            del users[k]
-        else:
-            held.remove(path)
-            if len(held) == 1:
-                users[k] = next(iter(held))
 
 
 def resolve(extracts: Mapping[str, FileExtract]) -> list[Edge]:

@@ -34,6 +34,7 @@ import numpy as np
 from neuralmind.config import KEYWORD_OVERLAY_ENTRIES
 from neuralmind.index.postings import (
     DamagedPostings,
+    DocNumbers,
     FlatPostings,
     OtherVersion,
     empty,
@@ -68,7 +69,7 @@ class BM25Index:
         self.overlay_entries = overlay_entries
         self._base: FlatPostings = empty()
         self._alive: np.ndarray | None = None      # base documents still live (None: all)
-        self._base_num: dict[str, int] | None = None   # base id -> number, made on first need
+        self._base_num: DocNumbers | None = None   # base id -> number, made on first need
         self._base_n = 0                           # live base documents
         self._base_total = 0                       # and their summed lengths
         self._base_masks: dict[Callable[[str], bool], np.ndarray] = {}
@@ -160,7 +161,7 @@ class BM25Index:
         flush makes a new base. On the Linux kernel's 835k documents it is ~0.4 s, which the
         first save after a load or a pause paid."""
         if self._base_n and self._base_num is None:
-            self._base_num = {d: i for i, d in enumerate(self._base.ids)}
+            self._base_num = DocNumbers(self._base.ids)
 
     def _base_number(self, doc_id: str) -> int | None:
         """The live base document's number (None: not a live base document)."""
@@ -168,7 +169,7 @@ class BM25Index:
             return None
         numbers = self._base_num
         if numbers is None:
-            numbers = self._base_num = {d: i for i, d in enumerate(self._base.ids)}
+            numbers = self._base_num = DocNumbers(self._base.ids)
         num = numbers.get(doc_id)
         if num is None or (self._alive is not None and not self._alive[num]):
             return None

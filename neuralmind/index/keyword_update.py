@@ -11,16 +11,23 @@ import hashlib
 from typing import Any
 
 from neuralmind.index.bm25 import BM25Index
-from neuralmind.index.symbol_rank import rename
+from neuralmind.index.symbol_rank import add_name, name_ids, rename
 
 
 def text_hash(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8")).hexdigest()
 
 
+def keyword_digest(text: str) -> bytes:
+    """A keyword text's hash as kept in memory: `text_hash`'s 20 bytes, not its 40 hex
+    characters (53 bytes a node, not 89: ~30 MB on the Linux kernel's 835k nodes, for a
+    server's life). `search_meta.json` stores the hex."""
+    return hashlib.sha1(text.encode("utf-8")).digest()
+
+
 def apply_texts(texts: dict[str, tuple[str, str, str]], bm25: BM25Index,
-                kw_hash: dict[str, str], names: dict[str, str], vectors: Any,
-                by_name: dict[str, list[str]] | None, todo: dict[str, str],
+                kw_hash: dict[str, bytes], names: dict[str, str], vectors: Any,
+                by_name: dict[str, str | list[str]] | None, todo: dict[str, str],
                 embedded: dict[str, str] | None, dropped: list[str]) -> bool:
     """Index each (name, keyword text, embedded text) whose keyword text changed; nodes
     whose vector is missing or stale go to `todo` (their text to `embedded` when given);
@@ -29,7 +36,7 @@ def apply_texts(texts: dict[str, tuple[str, str, str]], bm25: BM25Index,
     True when the keyword side changed."""
     dirty = False
     for node_id, (name, kw, text) in texts.items():
-        h = text_hash(kw)
+        h = keyword_digest(kw)
         if kw_hash.get(node_id) != h:
             bm25.add(node_id, kw)
             kw_hash[node_id] = h
@@ -50,3 +57,20 @@ def apply_texts(texts: dict[str, tuple[str, str, str]], bm25: BM25Index,
             if embedded is not None:
                 embedded[node_id] = text
     return dirty
+
+
+def name_map(names: dict[str, str]) -> dict[str, str | list[str]]:
+    """The exact-name map of `names` (id -> lowercased name): name -> id(s)."""
+    by_name: dict[str, str | list[str]] = {}
+    for node_id, node_name in names.items():
+        add_name(by_name, node_name, node_id)
+    return by_name
+
+
+def exact_ids(by_name: dict[str, str | list[str]], wanted: set[str], most: int) -> set[str]:
+    """The ids named by any of `wanted`, leaving out names held by more than `most` nodes."""
+    found: set[str] = set()
+    for w in wanted:
+        if (held := by_name.get(w)) is not None and len(ids := name_ids(held)) <= most:
+            found.update(ids)
+    return found

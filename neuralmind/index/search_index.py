@@ -34,6 +34,7 @@ from neuralmind.config import (
     ATTENTION_SAVE_SECONDS,
     CANDIDATES,
     EMBED_SLICE,
+    EXACT_MAX_NODES,
     FILE_BM25_B,
     FILE_DENSE_CANDIDATES,
     MAX_RANKED_FILES,
@@ -50,20 +51,12 @@ from neuralmind.index.embed_order import EmbedOrder, choose
 from neuralmind.index.embed_stream import embed_slices
 from neuralmind.index.embedder import Embedder, ModelUnavailable, load_embedder
 from neuralmind.index.file_rank import FileRankParams, RankedFile, interleave, rank_question_files
-from neuralmind.index.keyword_update import apply_texts, text_hash
+from neuralmind.index.keyword_update import apply_texts, exact_ids, name_map, text_hash
 from neuralmind.index.node_text import DEFAULT_TEXT, NodeTextOptions, file_children, graph_texts
 from neuralmind.index.query import Question, lookup_name, parse_question, query_identifiers
 from neuralmind.index.save_vectors import SaveVectors
 from neuralmind.index.search_meta import read_meta, write_meta
-from neuralmind.index.symbol_rank import (
-    Hit,
-    exact_matches,
-    is_file_id,
-    names_index,
-    node_path,
-    rank_symbols,
-    rename,
-)
+from neuralmind.index.symbol_rank import Hit, is_file_id, node_path, rank_symbols, rename
 from neuralmind.index.vector_handoff import VectorHandoff
 from neuralmind.index.vectors import VectorStore
 
@@ -108,8 +101,9 @@ class SearchIndex(SaveVectors):
         self._bm25 = BM25Index()
         self._vectors = VectorStore()
         self._names: dict[str, str] = {}         # id -> lowercased name
-        self._by_name: dict[str, list[str]] | None = None   # built on first exact lookup
-        self._kw_hash: dict[str, str] = {}       # id -> hash of its keyword text
+        # lowercased name -> its id, or its ids (a list) when several: on first exact lookup
+        self._by_name: dict[str, str | list[str]] | None = None
+        self._kw_hash: dict[str, bytes] = {}     # id -> hash of its keyword text (sha1)
         self._pending: set[str] = set()          # nodes whose vectors are not computed yet
         # A long-lived writer (the LSP server) sets this: `_save` then only marks what is
         # unsaved and `flush()` writes it when the editor is idle; in memory it is current.
@@ -488,7 +482,9 @@ class SearchIndex(SaveVectors):
     def _exact_matches(self, query: str, name: str | None = None) -> set[str]:
         """Nodes named by an identifier in the question, or by `name` (a bare-name question)."""
         wanted = {w.lower() for w in query_identifiers(query)} | ({name} if name else set())
-        if wanted and self._by_name is None:
-            self._by_name = names_index(self._names)
-        return exact_matches(wanted, self._by_name or {})
+        if not wanted:
+            return set()
+        if self._by_name is None:
+            self._by_name = name_map(self._names)
+        return exact_ids(self._by_name, wanted, EXACT_MAX_NODES)
 

@@ -16,12 +16,15 @@ from neuralmind.index.jsonstream import members, read_slices, write_object
 FORMAT_VERSION = 1
 
 
-def read_meta(path: Path) -> tuple[dict[str, str], dict[str, str], set[str]]:
-    """(id -> lowercased name, id -> keyword-text hash, pending ids); all empty when the
-    file is absent, damaged or of another format (the index is then rebuilt)."""
+def read_meta(path: Path) -> tuple[dict[str, str], dict[str, bytes], set[str]]:
+    """(id -> lowercased name, id -> keyword-text hash as bytes, pending ids); all empty
+    when the file is absent, damaged or of another format (the index is then rebuilt)."""
     names: dict[str, str] = {}
-    kw_hash: dict[str, str] = {}
+    kw_hash: dict[str, bytes] = {}
     pending: set[str] = set()
+    # one string per distinct name (the exact-name map's keys are these too): JSON decodes
+    # a string per node, and the Linux kernel's 835k nodes share far fewer names
+    shared: dict[str, str] = {}
     try:
         fmt = None
         for key, value in members(read_slices(path), stream=frozenset({"nodes"})):
@@ -32,7 +35,7 @@ def read_meta(path: Path) -> tuple[dict[str, str], dict[str, str], set[str]]:
             elif key == "nodes" and fmt == FORMAT_VERSION:
                 for k, v in value:
                     k = sys.intern(k)
-                    names[k], kw_hash[k] = v[0], v[1]
+                    names[k], kw_hash[k] = shared.setdefault(v[0], v[0]), bytes.fromhex(v[1])
             elif key == "nodes":
                 break
         if fmt == FORMAT_VERSION:
@@ -42,9 +45,9 @@ def read_meta(path: Path) -> tuple[dict[str, str], dict[str, str], set[str]]:
     return {}, {}, set()
 
 
-def write_meta(path: Path, names: dict[str, str], kw_hash: dict[str, str],
+def write_meta(path: Path, names: dict[str, str], kw_hash: dict[str, bytes],
                pending: set[str]) -> None:
     head = json.dumps({"format": FORMAT_VERSION, "pending": sorted(pending)},
                       separators=(",", ":"), ensure_ascii=False)
     write_object(path, head[:-1] + ',"nodes":',
-                 ((i, [names[i], h]) for i, h in kw_hash.items()))
+                 ((i, [names[i], h.hex()]) for i, h in kw_hash.items()))

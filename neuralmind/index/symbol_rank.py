@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from neuralmind.config import EXACT_BOOST, EXACT_MAX_NODES, FILE_GROUP_WEIGHT, SYMBOL_TEST_FACTOR
+from neuralmind.config import EXACT_BOOST, FILE_GROUP_WEIGHT, SYMBOL_TEST_FACTOR
 from neuralmind.index.fusion import group_rrf, rrf
 from neuralmind.index.pairing import is_test_path
 
@@ -71,28 +71,35 @@ def rank_symbols(bm25_hits: list[tuple[str, float]], vector_hits: list[tuple[str
     return hits
 
 
-def rename(by_name: dict[str, list[str]] | None, node_id: str, old: str | None,
+def name_ids(held: str | list[str]) -> tuple[str, ...] | list[str]:
+    """The ids of one entry of the exact-name map: one id is held bare, several in a list."""
+    return (held,) if type(held) is str else held
+
+
+def add_name(by_name: dict[str, str | list[str]], name: str, node_id: str) -> None:
+    """Add `node_id` under `name` in the exact-name map. Most names are one node's (the
+    Linux kernel: ~600k of its names), held as the bare id: a list each was ~45 MB."""
+    held = by_name.get(name)
+    if held is None:
+        by_name[name] = node_id
+    elif type(held) is str:
+        by_name[name] = [held, node_id]
+    else:
+        held.append(node_id)
+
+
+def rename(by_name: dict[str, str | list[str]] | None, node_id: str, old: str | None,
            new: str | None) -> None:
     """Move `node_id` from name `old` to name `new` in the exact-name map (None: absent)."""
     if by_name is None:
         return
-    if old is not None and node_id in (ids := by_name.get(old, ())):
-        ids.remove(node_id)
-        if not ids:
+    if old is not None:
+        held = by_name.get(old)
+        if held == node_id:
             del by_name[old]
+        elif type(held) is list and node_id in held:
+            held.remove(node_id)
+            if len(held) == 1:
+                by_name[old] = held[0]
     if new is not None:
-        by_name.setdefault(new, []).append(node_id)
-
-
-def names_index(names: Mapping[str, str]) -> dict[str, list[str]]:
-    """Lowercased name -> the node ids of that name (made on the first exact lookup)."""
-    by_name: dict[str, list[str]] = {}
-    for node_id, node_name in names.items():
-        by_name.setdefault(node_name, []).append(node_id)
-    return by_name
-
-
-def exact_matches(wanted: set[str], by_name: Mapping[str, list[str]]) -> set[str]:
-    """The nodes of the `wanted` names, except names shared by more than EXACT_MAX_NODES."""
-    return {i for w in wanted for i in by_name.get(w, ())
-            if len(by_name[w]) <= EXACT_MAX_NODES}
+        add_name(by_name, new, node_id)

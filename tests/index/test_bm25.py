@@ -6,6 +6,7 @@ import random
 from pathlib import Path
 
 from neuralmind.index.bm25 import BM25Index
+from neuralmind.index.postings import DocNumbers
 from neuralmind.index.symbol_rank import is_file_id
 
 DOCS = {
@@ -153,7 +154,7 @@ def test_document_numbers_made_ahead_serve_the_next_save(tmp_path: Path) -> None
     assert ahead._base_num is None
     ahead.number_documents()
     numbers = ahead._base_num
-    assert numbers is not None and set(numbers) == set(DOCS)
+    assert numbers is not None and set(numbers.ids) == set(DOCS)
     for index in (ahead, lazy):
         index.add("auth.py::HTTPDigestAuth", "digest nonce nonce")
         assert index.remove("cookies.py::RequestsCookieJar")
@@ -163,4 +164,20 @@ def test_document_numbers_made_ahead_serve_the_next_save(tmp_path: Path) -> None
     ahead.save(path)                       # a flush: a new base, numbered again ahead
     assert ahead._base_num is None
     ahead.number_documents()
-    assert ahead._base_num == {d: i for i, d in enumerate(ahead._base.ids)}
+    assert ahead._base_num is not None
+    assert [ahead._base_num.get(d) for d in ahead._base.ids] == list(range(len(ahead._base.ids)))
+    assert ahead._base_num.get("cookies.py::RequestsCookieJar") is None
+
+
+class _Colliding(str):
+    """An id whose hash is another's: the numbers compare the ids themselves."""
+
+    def __hash__(self) -> int:
+        return 7
+
+
+def test_document_numbers_tell_ids_with_one_hash_apart() -> None:
+    ids = [_Colliding(f"a.py::f{i}") for i in range(5)] + ["b.py", "c.py::g"]
+    numbers = DocNumbers(ids)
+    assert [numbers.get(i) for i in ids] == list(range(len(ids)))
+    assert numbers.get(_Colliding("a.py::absent")) is None and numbers.get("absent") is None

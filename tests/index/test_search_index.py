@@ -12,6 +12,7 @@ from neuralmind.index.embedder import Embedder, load_embedder
 from neuralmind.index.node_text import keyword_text, node_text
 from neuralmind.index.query import query_identifiers
 from neuralmind.index.search_index import SearchIndex
+from neuralmind.index.symbol_rank import name_ids
 
 FILES = {
     "net/session.py": '''"""HTTP sessions."""
@@ -291,9 +292,9 @@ def test_exact_name_map_patched_by_saves_equals_a_rebuilt_one(
     graph = next_generation(graph)
     index.update(graph, embed=False, changed_node_ids=[
         "net/auth.py::fetch_token", "net/retry.py::backoff_delay", renamed_id, twin])
-    patched = {k: sorted(v) for k, v in (index._by_name or {}).items()}
+    patched = {k: sorted(name_ids(v)) for k, v in (index._by_name or {}).items()}
     index._by_name = None
     index.search("fetch_token")                       # rebuilds the map from every name
-    assert patched == {k: sorted(v) for k, v in (index._by_name or {}).items()}
+    assert patched == {k: sorted(name_ids(v)) for k, v in (index._by_name or {}).items()}
     assert patched["fetch_token"] == [twin] and "backoff_delay" not in patched
     assert patched["retry_delay"] == [renamed_id]
