@@ -15,17 +15,21 @@ from __future__ import annotations
 import ctypes
 import gc
 import json
-import os
 import re
 import sys
-import tempfile
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from scale_bench import LSP_QUESTIONS, _MallInfo2, heap_mb, load_average  # noqa: E402
+from scale_bench import (  # noqa: E402
+    LSP_QUESTIONS,
+    _MallInfo2,
+    heap_mb,
+    load_average,
+    pymalloc_stats,
+)
 
 from neuralmind.config import WorkspaceConfig  # noqa: E402
 from neuralmind.engine.workspace import Workspace  # noqa: E402
@@ -36,17 +40,7 @@ _libc.mallinfo2.restype = _MallInfo2
 
 def live_mb() -> float:
     """MB in live pymalloc blocks plus malloc's bytes in use (mmapped chunks included)."""
-    with tempfile.TemporaryFile() as tmp:
-        saved = os.dup(2)
-        os.dup2(tmp.fileno(), 2)
-        try:
-            sys._debugmallocstats()
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-        tmp.seek(0)
-        text = tmp.read().decode("utf-8", "replace")
-    m = re.search(r"# bytes in allocated blocks\s*=\s*([\d,]+)", text)
+    m = re.search(r"# bytes in allocated blocks\s*=\s*([\d,]+)", pymalloc_stats())
     blocks = int(m.group(1).replace(",", "")) if m else 0
     info = _libc.mallinfo2()
     return (blocks + info.uordblks + info.hblkhd) / 2**20

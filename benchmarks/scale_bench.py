@@ -289,16 +289,9 @@ def file_pages_mb(pid: str, top: int = 8) -> dict[str, int]:
     return {k: v >> 10 for k, v in sorted(sizes.items(), key=lambda kv: -kv[1])[:top]}
 
 
-def pymalloc_mb() -> dict[str, int]:
-    """CPython's small-object allocator (objects up to 512 B: most of a graph), which maps
-    its own 1 MB arenas outside malloc: MB in its arenas, in live blocks, and free inside
-    them (blocks and pools free but not returned: its fragmentation)."""
-    import re
+def pymalloc_stats() -> str:
+    """What `sys._debugmallocstats` prints (to the C stderr, so read back through a file)."""
     import tempfile
-    fields = {"arenas": r"# arenas allocated current\s*=\s*([\d,]+)",
-              "blocks": r"# bytes in allocated blocks\s*=\s*([\d,]+)",
-              "free_blocks": r"# bytes in available blocks\s*=\s*([\d,]+)",
-              "free_pools": r"\d+ unused pools \* \d+ bytes\s*=\s*([\d,]+)"}
     with tempfile.TemporaryFile() as tmp:
         sys.stderr.flush()
         saved = os.dup(2)
@@ -309,7 +302,19 @@ def pymalloc_mb() -> dict[str, int]:
             os.dup2(saved, 2)
             os.close(saved)
         tmp.seek(0)
-        text = tmp.read().decode("utf-8", "replace")
+        return tmp.read().decode("utf-8", "replace")
+
+
+def pymalloc_mb() -> dict[str, int]:
+    """CPython's small-object allocator (objects up to 512 B: most of a graph), which maps
+    its own 1 MB arenas outside malloc: MB in its arenas, in live blocks, and free inside
+    them (blocks and pools free but not returned: its fragmentation)."""
+    import re
+    fields = {"arenas": r"# arenas allocated current\s*=\s*([\d,]+)",
+              "blocks": r"# bytes in allocated blocks\s*=\s*([\d,]+)",
+              "free_blocks": r"# bytes in available blocks\s*=\s*([\d,]+)",
+              "free_pools": r"\d+ unused pools \* \d+ bytes\s*=\s*([\d,]+)"}
+    text = pymalloc_stats()
     out: dict[str, int] = {}
     for key, pattern in fields.items():
         if (m := re.search(pattern, text)):

@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 
 from neuralmind.engine import Workspace
+from neuralmind.index.keyword_flush import KeywordFlush
 from neuralmind.index.postings import FlatPostings
 from neuralmind.index.search_index import BM25_FILE, SearchIndex
 
@@ -83,16 +84,22 @@ def _ranking(index: SearchIndex, query: str) -> list[tuple[str, float]]:
         return [(i, round(s, 9)) for i, s in index._bm25.search_terms(query.split(), 50)]
 
 
-def test_a_flush_written_off_the_engine_thread_keeps_the_saves_made_meanwhile(
-        tmp_path: Path) -> None:
-    """`begin_flush` snapshots, `KeywordFlush.run` writes (any thread), `end_flush` serves
-    the written base with the saves made between snapshot and write applied again."""
+def _flush_begun(tmp_path: Path) -> tuple[Workspace, KeywordFlush]:
+    """A workspace whose index writes are deferred, a save made, and its flush snapshotted."""
     ws = make_workspace(tmp_path / "ws")
     ws.index.defer_writes = True
     add_function(ws.root, "pkg/retry.py", "jitter_window")
     ws.update_files(["pkg/retry.py"])
     job = ws.begin_flush()
     assert job is not None
+    return ws, job
+
+
+def test_a_flush_written_off_the_engine_thread_keeps_the_saves_made_meanwhile(
+        tmp_path: Path) -> None:
+    """`begin_flush` snapshots, `KeywordFlush.run` writes (any thread), `end_flush` serves
+    the written base with the saves made between snapshot and write applied again."""
+    ws, job = _flush_begun(tmp_path)
     # saves while it is written: a function added, one renamed away
     add_function(ws.root, "pkg/session.py", "close_adapters")
     ws.update_files(["pkg/session.py"])
@@ -124,12 +131,7 @@ def test_a_flush_written_off_the_engine_thread_keeps_the_saves_made_meanwhile(
 
 
 def test_a_flush_job_behind_a_newer_write_writes_nothing(tmp_path: Path) -> None:
-    ws = make_workspace(tmp_path / "ws")
-    ws.index.defer_writes = True
-    add_function(ws.root, "pkg/retry.py", "jitter_window")
-    ws.update_files(["pkg/retry.py"])
-    job = ws.begin_flush()
-    assert job is not None
+    ws, job = _flush_begun(tmp_path)
     add_function(ws.root, "pkg/session.py", "close_adapters")
     ws.update_files(["pkg/session.py"])
     assert ws.index.flush()                      # e.g. before a build: all of it, now
