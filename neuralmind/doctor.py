@@ -24,6 +24,7 @@ from pathlib import Path
 from neuralmind.discovery import pid_alive, read_discovery
 from neuralmind.graph.store import load_graph
 from neuralmind.graph.validate import validate_graph
+from neuralmind.index.state_files import BM25_FILE, META_FILE, VECTORS_FILE
 from neuralmind.memory import schema as decision_schema
 from neuralmind.memory.decisions.hook import BEGIN
 from neuralmind.memory.git import Git, GitError
@@ -37,9 +38,6 @@ OK, WARNING, ERROR = "ok", "warning", "error"
 GRAPH_FILE = "graph.db"
 SYNAPSES_FILE = "synapses.db"
 MEMORY_FILE = "memory.db"
-VECTORS_FILE = "vectors.npz"
-BM25_FILE = "bm25.bin"
-SEARCH_META_FILE = "search_meta.json"
 DISCOVERY_FILE = "mcp.json"
 CORRUPT_MARK = ".corrupt-"
 
@@ -193,10 +191,10 @@ class Doctor:
                          "rebuilt", build)
         meta_count = self._search_meta_count()
         if meta_count is None:
-            return Check(name, WARNING, f"{SEARCH_META_FILE} is missing or damaged", build)
+            return Check(name, WARNING, f"{META_FILE} is missing or damaged", build)
         if meta_count != len(docs):
             return Check(name, WARNING, f"{len(docs)} documents but {meta_count} in "
-                         f"{SEARCH_META_FILE}: it will be rebuilt", build)
+                         f"{META_FILE}: it will be rebuilt", build)
         if self.graph_nodes is not None and self.graph_nodes != len(docs):
             return Check(name, WARNING, f"{len(docs)} documents for {self.graph_nodes} graph "
                          "nodes: stale", build)
@@ -204,7 +202,7 @@ class Doctor:
 
     def _search_meta_count(self) -> int | None:
         try:
-            meta = json.loads((self.state / SEARCH_META_FILE).read_text(encoding="utf-8"))
+            meta = json.loads((self.state / META_FILE).read_text(encoding="utf-8"))
             return len(meta["nodes"])
         except (OSError, ValueError, KeyError, TypeError):
             return None
@@ -229,7 +227,7 @@ class Doctor:
             return Check(name, ERROR, f"{path} is damaged ({e}); it will be moved aside and "
                          "the vectors recomputed", build)
         try:
-            pending = len(json.loads((self.state / SEARCH_META_FILE).read_text("utf-8"))
+            pending = len(json.loads((self.state / META_FILE).read_text("utf-8"))
                           .get("pending", []))
         except (OSError, ValueError, AttributeError):
             pending = 0

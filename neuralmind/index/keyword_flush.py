@@ -21,11 +21,10 @@ from typing import TYPE_CHECKING
 
 from neuralmind.index.bm25 import WrittenBase
 from neuralmind.index.search_meta import write_meta
+from neuralmind.index.state_files import BM25_FILE, META_FILE, VECTORS_FILE
 
 if TYPE_CHECKING:
     from neuralmind.index.search_index import SearchIndex
-
-BM25_FILE, VECTORS_FILE, META_FILE = "bm25.bin", "vectors.npz", "search_meta.json"
 
 
 class KeywordFlush:

@@ -56,15 +56,13 @@ from neuralmind.index.node_text import DEFAULT_TEXT, NodeTextOptions, file_child
 from neuralmind.index.query import Question, lookup_name, parse_question, query_identifiers
 from neuralmind.index.save_vectors import SaveVectors
 from neuralmind.index.search_meta import read_meta, write_meta
+from neuralmind.index.state_files import BM25_FILE, META_FILE, VECTORS_FILE
 from neuralmind.index.symbol_rank import Hit, is_file_id, node_path, rank_symbols, rename
 from neuralmind.index.vector_handoff import VectorHandoff
 from neuralmind.index.vectors import VectorStore
 
 log = logging.getLogger("neuralmind.index")
 
-BM25_FILE = "bm25.bin"          # flat postings (postings.py)
-VECTORS_FILE = "vectors.npz"
-META_FILE = "search_meta.json"
 
 
 ProgressFn = Callable[[int, int], None]

@@ -1,0 +1,7 @@
+"""The search index's files in a workspace's state directory, named once: the index writes
+them, the flush job writes two of them off the engine thread, and `doctor` and team
+snapshots read them without loading the index."""
+
+BM25_FILE = "bm25.bin"            # flat postings (postings.py)
+VECTORS_FILE = "vectors.npz"
+META_FILE = "search_meta.json"
