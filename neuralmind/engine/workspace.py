@@ -97,15 +97,21 @@ class Workspace(FreshAnswers, IndexJobs, ObservatoryViews, WorkspaceMemory, Work
         import structure, git co-change, an optional bundle); seeding fails open.
         """
         from neuralmind.graph.build import GraphBuilder  # ~50 ms: a cold query needs none
+        from neuralmind.index.save_journal import SaveJournal  # (with the index, first use)
         before = self.graph if changed is not None else None
         if before is None:
             sweep_stale_temps(self.state, STALE_TEMP_SECONDS)
+            SaveJournal(self.state).clear()     # the full update below repairs any lag
+        else:       # caught up first: the update below looks at `changed` only
+            self.index.journal.clear()
         report = GraphBuilder(self.root, self.config).build(changed=changed, progress=progress,
                                                             previous=self._graph)
         self._graph = report.graph
         embed_progress = (lambda done, total: progress("embed", done, total)) if progress else None
         if before is None:
             self._seed_synapses(report.graph, bootstrap)
+            if "index" not in self.__dict__:    # not opened yet: no catch-up to pay twice
+                self.__dict__["index"] = self._open_index(catch_up=False)
             self.index.update(report.graph, embed=False)
             if embed:
                 coverage.embed_pending(report.graph, self.index, self.config, embed_progress)
@@ -138,10 +144,17 @@ class Workspace(FreshAnswers, IndexJobs, ObservatoryViews, WorkspaceMemory, Work
     # --- retrieval -----------------------------------------------------------------------
     @functools.cached_property
     def index(self) -> SearchIndex:
-        # components are imported on first use: a command pays only for what it uses
+        return self._open_index(catch_up=True)
+
+    def _open_index(self, catch_up: bool) -> SearchIndex:
+        """The index, caught up in memory with the stored graph (`index/generation.py`)."""
+        from neuralmind.index import generation  # (imported on first use, as below)
         from neuralmind.index.search_index import SearchIndex  # ~0.23 s (numpy, usearch)
 
-        return SearchIndex(self.state, root=self.root, threads=self.config.embed_threads)
+        index = SearchIndex(self.state, root=self.root, threads=self.config.embed_threads)
+        if catch_up:
+            generation.catch_up(index, stored_token(self.state), lambda: self.graph)
+        return index
 
     def ensure_built(self, progress: ProgressFn | None = None) -> None:
         """Build on first use, so `query` on a fresh folder just works."""
@@ -307,6 +320,7 @@ class Workspace(FreshAnswers, IndexJobs, ObservatoryViews, WorkspaceMemory, Work
         from neuralmind.graph.build import GraphBuilder  # with the first save (see build)
         if stored_token(self.state) not in (None, self.graph.token):
             self.swap_in()  # another process wrote a generation: graph and index together
+        self.index.journal.before_commit(paths, deferred=self.index.defer_writes)
         for p in paths:
             if not texts or p not in texts:
                 self._buffers.pop(p, None)

@@ -34,9 +34,11 @@ class KeywordFlush:
         self.index = index
         self.bm25 = index._bm25
         self.version = index._keyword_version
+        self.journal_seq = index.journal.last    # the saves this snapshot holds
         self._job = index._bm25.snapshot()
         self.snapshot = index._bm25.snapshots
-        self._meta = (dict(index._names), dict(index._kw_hash), set(index._pending))
+        self._meta = (dict(index._names), dict(index._kw_hash), set(index._pending),
+                      index.graph_token or "")
         self.written: WrittenBase | None = None
         self.seconds = 0.0          # how long `run` took
 
@@ -56,7 +58,7 @@ class KeywordFlush:
                 index._stamps.update({n: index._stamp(paths[n]) for n in (BM25_FILE, META_FILE)})
                 index._writing.clear()
         self.seconds = time.perf_counter() - t0
-        self._meta = ({}, {}, set())
+        self._meta = ({}, {}, set(), "")
 
     def finish(self) -> None:
         """Serve the written base (the saves made since applied again on it)."""
@@ -66,6 +68,8 @@ class KeywordFlush:
                 self.bm25.adopt(self.written, self.snapshot)
             if index._keyword_version == self.version and self.written is not None:
                 index._unsaved["keyword"] = False
+            if self.written is not None:
+                index.journal.drop_through(self.journal_seq)
 
 
 def begin_flush(index: SearchIndex) -> KeywordFlush | None:

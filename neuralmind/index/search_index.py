@@ -54,6 +54,7 @@ from neuralmind.index.file_rank import FileRankParams, RankedFile, interleave, r
 from neuralmind.index.keyword_update import apply_texts, exact_ids, name_map, text_hash
 from neuralmind.index.node_text import DEFAULT_TEXT, NodeTextOptions, file_children, graph_texts
 from neuralmind.index.query import Question, lookup_name, parse_question, query_identifiers
+from neuralmind.index.save_journal import SaveJournal
 from neuralmind.index.save_vectors import SaveVectors
 from neuralmind.index.search_meta import read_meta, write_meta
 from neuralmind.index.state_files import BM25_FILE, META_FILE, VECTORS_FILE
@@ -103,6 +104,8 @@ class SearchIndex(SaveVectors):
         self._by_name: dict[str, str | list[str]] | None = None
         self._kw_hash: dict[str, bytes] = {}     # id -> hash of its keyword text (sha1)
         self._pending: set[str] = set()          # nodes whose vectors are not computed yet
+        # the graph generation the keyword side was last brought up to (index/generation.py)
+        self.graph_token: str | None = None
         # A long-lived writer (the LSP server) sets this: `_save` then only marks what is
         # unsaved and `flush()` writes it when the editor is idle; in memory it is current.
         self.defer_writes = False
@@ -113,6 +116,7 @@ class SearchIndex(SaveVectors):
         self._write_lock, self._writing = threading.RLock(), set[str]()   # (KeywordFlush)
         self._keyword_version, self._keyword_written = 0, -1   # _save()s; the one on disk
         self.handoff = VectorHandoff()   # a build child writing vectors.npz while we serve
+        self.journal = SaveJournal(state_dir)   # a server's saves not written yet
         self._load()
 
     # --- persistence ---------------------------------------------------------------------
@@ -134,12 +138,13 @@ class SearchIndex(SaveVectors):
         paths = self._paths()
         bm25 = BM25Index.load(paths[BM25_FILE])
         vectors = VectorStore.load(paths[VECTORS_FILE])
-        names, kw_hash, pending = read_meta(paths[META_FILE])
+        names, kw_hash, pending, graph_token = read_meta(paths[META_FILE])
         dropped = None
         with self._lock:
             if bm25 is not None and len(bm25) == len(kw_hash):
                 dropped = self._bm25
                 self._bm25, self._names, self._kw_hash = bm25, names, kw_hash
+                self.graph_token = graph_token
             self._vectors = vectors if vectors is not None else VectorStore()
             self._pending = pending
             self.handoff.expected.clear()     # another writer's generation: ours is gone
@@ -169,8 +174,10 @@ class SearchIndex(SaveVectors):
             vectors = self._unsaved["vectors"] and not self.handoff.active   # the child's file
             if keyword:
                 self._bm25.save(paths[BM25_FILE])
-                write_meta(paths[META_FILE], self._names, self._kw_hash, self._pending)
+                write_meta(paths[META_FILE], self._names, self._kw_hash, self._pending,
+                           self.graph_token or "")
                 self._keyword_written = self._keyword_version
+                self.journal.drop_through(self.journal.last)
             if vectors:
                 self._vectors.save(paths[VECTORS_FILE])
             self._unsaved = {"keyword": False, "vectors": self._unsaved["vectors"] and not vectors}
@@ -179,6 +186,9 @@ class SearchIndex(SaveVectors):
             if self.defer_writes:       # a server's idle time (warm-up, saves paused)
                 self._bm25.number_documents()
             return keyword or vectors
+
+    def node_ids(self) -> list[str]:
+        return list(self._kw_hash)      # (one C-level copy: atomic under the GIL)
 
     @property
     def unsaved(self) -> bool:
@@ -322,6 +332,8 @@ class SearchIndex(SaveVectors):
                 seen.extend(texts)
                 del texts
             with self._lock:
+                dirty |= self.graph_token != graph.token
+                self.graph_token = graph.token
                 if before is not None:
                     self.file_level(todo, before)
                 if changed_node_ids is None:

@@ -1,4 +1,5 @@
-"""`search_meta.json`: each indexed node's name and keyword-text hash, and the pending list.
+"""`search_meta.json`: each indexed node's name and keyword-text hash, the pending list,
+and the token of the graph generation the keyword side was written for (`index/generation.py`).
 
 Read and written member by member (`jsonstream.py`): 148 MB on the Linux kernel, and a
 reloading server keeps serving meanwhile. Node ids are interned, shared with the graph
@@ -16,12 +17,14 @@ from neuralmind.index.jsonstream import members, read_slices, write_object
 FORMAT_VERSION = 1
 
 
-def read_meta(path: Path) -> tuple[dict[str, str], dict[str, bytes], set[str]]:
-    """(id -> lowercased name, id -> keyword-text hash as bytes, pending ids); all empty
-    when the file is absent, damaged or of another format (the index is then rebuilt)."""
+def read_meta(path: Path) -> tuple[dict[str, str], dict[str, bytes], set[str], str | None]:
+    """(id -> lowercased name, id -> keyword-text hash as bytes, pending ids, graph token);
+    all empty when the file is absent, damaged or of another format (the index is then
+    rebuilt). The token is None in files written before it was kept."""
     names: dict[str, str] = {}
     kw_hash: dict[str, bytes] = {}
     pending: set[str] = set()
+    graph_token: str | None = None
     # one string per distinct name (the exact-name map's keys are these too): JSON decodes
     # a string per node, and the Linux kernel's 835k nodes share far fewer names
     shared: dict[str, str] = {}
@@ -32,6 +35,8 @@ def read_meta(path: Path) -> tuple[dict[str, str], dict[str, bytes], set[str]]:
                 fmt = value
             elif key == "pending":
                 pending = set(value)
+            elif key == "graph":
+                graph_token = str(value)
             elif key == "nodes" and fmt == FORMAT_VERSION:
                 for k, v in value:
                     k = sys.intern(k)
@@ -39,15 +44,15 @@ def read_meta(path: Path) -> tuple[dict[str, str], dict[str, bytes], set[str]]:
             elif key == "nodes":
                 break
         if fmt == FORMAT_VERSION:
-            return names, kw_hash, pending
+            return names, kw_hash, pending, graph_token
     except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
         pass
-    return {}, {}, set()
+    return {}, {}, set(), None
 
 
 def write_meta(path: Path, names: dict[str, str], kw_hash: dict[str, bytes],
-               pending: set[str]) -> None:
-    head = json.dumps({"format": FORMAT_VERSION, "pending": sorted(pending)},
+               pending: set[str], graph_token: str) -> None:
+    head = json.dumps({"format": FORMAT_VERSION, "pending": sorted(pending), "graph": graph_token},
                       separators=(",", ":"), ensure_ascii=False)
     write_object(path, head[:-1] + ',"nodes":',
                  ((i, [names[i], h.hex()]) for i, h in kw_hash.items()))

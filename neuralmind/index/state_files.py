@@ -5,3 +5,4 @@ snapshots read them without loading the index."""
 BM25_FILE = "bm25.bin"            # flat postings (postings.py)
 VECTORS_FILE = "vectors.npz"
 META_FILE = "search_meta.json"
+JOURNAL_FILE = "saves.journal"    # files saved since the keyword side was written (generation.py)
