@@ -113,8 +113,8 @@ class FileLines(tuple[str, ...]):
         if kept is not None and kept[0] == first and kept[1] == last:
             return kept[2]
         text = "\n".join(self[first - 1:last])
-        # lowercasing may change a non-ASCII line's length: then line by line, as the
-        # lines are searched
+        # non-ASCII: line by line, as each line is searched (a Greek capital sigma
+        # lowercases by the letters around it)
         text = text.lower() if text.isascii() else "\n".join(
             line.lower() for line in self[first - 1:last])
         self._span = (first, last, text)
