@@ -157,7 +157,8 @@ def rank_files(lists: Mapping[str, Sequence[str]], pairs: Mapping[str, Sequence[
 def rank_question_files(lists: Mapping[str, Sequence[str]], pairs: Mapping[str, Sequence[str]],
                         q: Question, bare_name: bool, hits: Sequence[Hit],
                         nearest: Sequence[tuple[str, float]], exact: Iterable[str],
-                        bm25: BM25Index, params: FileRankParams | None = None
+                        bm25: BM25Index, params: FileRankParams | None = None,
+                        keywords: Sequence[tuple[str, float]] | None = None
                         ) -> list[RankedFile]:
     """A question's files: `rank_files`, then, for a change request, `learned_rank`.
 
@@ -166,13 +167,15 @@ def rank_question_files(lists: Mapping[str, Sequence[str]], pairs: Mapping[str, 
     the learned step's hub features push down (BENCHMARKS RETR7/RETR8). So does a
     keyword-only search (no `nearest` nodes): the weights were fitted with meaning. The
     learned step reads whole-file BM25 deeper than the fused list and the files' sizes
-    from `bm25` (the caller holds the index's lock)."""
+    from `bm25` (the caller holds the index's lock); `keywords`: that whole-file BM25 when
+    the caller scored it already, at least `LEARNED_KEYWORD_DEPTH` deep."""
     files = rank_files(lists, pairs, about_tests=q.about_tests, about_docs=q.about_docs,
                        params=params)
     if not LEARNED_FILE_WEIGHTS or q.locate or bare_name or not nearest:
         return files
-    keywords = bm25.search_terms(q.keyword_terms, LEARNED_KEYWORD_DEPTH, subset=is_file_id,
-                                 b=FILE_BM25_B)
+    keywords = (bm25.search_terms(q.keyword_terms, LEARNED_KEYWORD_DEPTH, subset=is_file_id,
+                                  b=FILE_BM25_B) if keywords is None
+                else bm25.best(keywords, LEARNED_KEYWORD_DEPTH))
     ev = FileEvidence([(node_path(h.id), h.score) for h in hits[:SYMBOL_LIST_DEPTH]],
                       keywords, [(node_path(i), c) for i, c in nearest],
                       frozenset(map(node_path, exact)), frozenset(q.keyword_terms), bm25.length)

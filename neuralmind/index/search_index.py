@@ -37,6 +37,7 @@ from neuralmind.config import (
     EXACT_MAX_NODES,
     FILE_BM25_B,
     FILE_DENSE_CANDIDATES,
+    LEARNED_KEYWORD_DEPTH,
     MAX_RANKED_FILES,
     RRF_K,
     RRF_WEIGHTS,
@@ -62,6 +63,8 @@ from neuralmind.index.vector_handoff import VectorHandoff
 from neuralmind.index.vectors import VectorStore
 
 log = logging.getLogger("neuralmind.index")
+# whole-file BM25 is scored once a question, as deep as the learned file step reads it
+FILE_KEYWORDS_READ = max(MAX_RANKED_FILES, LEARNED_KEYWORD_DEPTH)
 
 
 
@@ -440,8 +443,9 @@ class SearchIndex(SaveVectors):
         qv, notice = self._question_vector(q, mode)
         with self._lock:
             node_bm25 = self._bm25.search_terms(q.keyword_terms, CANDIDATES)
-            file_bm25 = self._bm25.search_terms(q.keyword_terms, MAX_RANKED_FILES,
+            file_deep = self._bm25.search_terms(q.keyword_terms, FILE_KEYWORDS_READ,
                                                 subset=is_file_id, b=FILE_BM25_B)
+            file_bm25 = self._bm25.best(file_deep, MAX_RANKED_FILES)
             nearest = (self._vectors.search(qv, max(CANDIDATES, FILE_DENSE_CANDIDATES))
                        if qv is not None else [])
             exact = self._exact_matches(query, name)
@@ -454,7 +458,7 @@ class SearchIndex(SaveVectors):
                  "meaning": [node_path(i) for i, _ in nearest]}
         with self._lock:    # a change request's learned step reads whole files (file_rank.py)
             files = rank_question_files(lists, pairs or {}, q, name is not None, hits, nearest,
-                                        exact, self._bm25, file_params)
+                                        exact, self._bm25, file_params, file_deep)
         # 4. the hits follow the file ranking (a file with no symbol hit: the file), led by
         #    the symbols a question that is only a name names
         lead = frozenset(i for i in exact if self._names.get(i) == name)
