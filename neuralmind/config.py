@@ -66,6 +66,7 @@ MAX_RANKED_FILES = 20          # files an answer ranks (and whose best symbol le
 # (benchmarks/learn_rank_lab.py --gate; BENCHMARKS.md RETR8: the fit and its LORO).
 LEARNED_CANDIDATE_DEPTH = 30   # each list's first files that become candidates (RETR7)
 LEARNED_KEYWORD_DEPTH = 100    # whole-file BM25 scores read for the features (RETR7)
+PATH_TERMS_KEPT = 4096         # candidate paths' words the learned step keeps (~1 MB; they recur)
 LEARNED_FILE_WEIGHTS: dict[str, float] = {  # every feature group, L2 1e-3, no added
     #   rr_fused, no protected files: the best of a 36-point grid on all ten projects, and the
     #   choice of 4 of 10 nested leave-one-repository-out folds (the other six: the same

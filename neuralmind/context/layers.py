@@ -68,12 +68,14 @@ class FileLines(tuple[str, ...]):
     of a new question's time on rich, and their token sets 3.3 MB of these caches
     (RSS9). A symbol's lines are searched within its own span: most hits are methods and
     classes in files far longer than they are (rich's first asks: 131 symbols spanning
-    13k lines of files 124k lines long). A repeated question's words are a dict lookup."""
+    13k lines of files 124k lines long), and only the span is lowercased (`_span_text`):
+    lowercasing the whole file and numbering its lines in Python, on the first search of
+    any span in it, was most of L3's time on a new question's files (ASK11). A repeated
+    question's words are a dict lookup."""
 
-    _lower: str | None = None
-    _starts: list[int] | None = None
     _found: dict[str, list[int]] | None = None
     _spans: dict[tuple[str, int, int], list[int]] | None = None
+    _span: tuple[int, int, str] | None = None
 
     def lines_with(self, token: str, first: int = 1, last: int | None = None) -> list[int]:
         """1-based numbers, ascending, of the lines from `first` to `last` (inclusive; the
@@ -104,30 +106,36 @@ class FileLines(tuple[str, ...]):
                 self._spans[span] = found
         return found
 
+    def _span_text(self, first: int, last: int) -> str:
+        """Lines `first` to `last` lowercased, joined by newlines; the last span's is kept
+        (`relevant_lines` asks for each of a question's words in the same span)."""
+        kept = self._span
+        if kept is not None and kept[0] == first and kept[1] == last:
+            return kept[2]
+        text = "\n".join(self[first - 1:last])
+        # non-ASCII: line by line, as each line is searched (a Greek capital sigma
+        # lowercases by the letters around it)
+        text = text.lower() if text.isascii() else "\n".join(
+            line.lower() for line in self[first - 1:last])
+        self._span = (first, last, text)
+        return text
+
     def _candidates(self, key: str, first: int, last: int) -> Iterable[int]:
         """Each line (1-based) from `first` to `last` whose lowercased text contains `key`,
         once, ascending."""
-        if self._lower is None:
-            lowered = [line.lower() for line in self]
-            starts, at = [], 0
-            for line in lowered:
-                starts.append(at)
-                at += len(line) + 1
-            self._lower, self._starts = "\n".join(lowered), starts
-        text, starts = self._lower, self._starts
-        assert starts is not None
         if not key:
             yield from range(first, last + 1)
             return
-        pos = text.find(key, starts[first - 1])
+        text = self._span_text(first, last)
+        line, counted = first, 0         # the line at text[counted]
+        pos = text.find(key)
         while pos >= 0:
-            ln = bisect.bisect_right(starts, pos)
-            if ln > last:
+            line += text.count("\n", counted, pos)
+            yield line
+            counted = text.find("\n", pos)
+            if counted < 0:
                 return
-            yield ln
-            if ln >= len(starts):
-                return
-            pos = text.find(key, starts[ln])
+            pos = text.find(key, counted)
 
 
 def _text_key(token: str) -> str:

@@ -25,7 +25,7 @@ import heapq
 import logging
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -310,6 +310,14 @@ class BM25Index:
         if base_scores is not None:
             scores.update(self._base_best(base_scores, k))
         best = heapq.nlargest(k, scores.items(), key=lambda kv: (kv[1], kv[0]))
+        return sorted(best, key=lambda kv: (-kv[1], kv[0]))
+
+    @staticmethod
+    def best(found: Sequence[tuple[str, float]], k: int) -> list[tuple[str, float]]:
+        """`search_terms(..., k)` from what `search_terms(..., K)` found, for any K >= k:
+        the same selection (best by score, then id) and order, so one scoring pass serves
+        both depths (the learned file step reads whole-file BM25 deeper than the ranking)."""
+        best = heapq.nlargest(k, found, key=lambda kv: (kv[1], kv[0]))
         return sorted(best, key=lambda kv: (-kv[1], kv[0]))
 
     def _base_best(self, base_scores: np.ndarray, k: int) -> dict[str, float]:

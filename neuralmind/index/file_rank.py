@@ -36,6 +36,7 @@ of each ranked file first, in file order, then the rest by score.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -57,10 +58,11 @@ from neuralmind.config import (
     PAIR_FOLLOW_POSITION,
     PAIR_FOLLOW_SOURCES,
     PAIR_SHARE,
+    PATH_TERMS_KEPT,
     SYMBOL_LIST_DEPTH,
 )
 from neuralmind.index.bm25 import BM25Index
-from neuralmind.index.pairing import is_test_path
+from neuralmind.index.pairing import is_test_path, pair_index
 from neuralmind.index.query import Question
 from neuralmind.index.symbol_rank import Hit, is_file_id, node_path
 from neuralmind.index.tokens import code_tokens
@@ -134,7 +136,9 @@ def rank_files(lists: Mapping[str, Sequence[str]], pairs: Mapping[str, Sequence[
     own_order = sorted(scored.values(), key=lambda r: (-r.score, r.file))
     own_rank = {rf.file: i for i, rf in enumerate(own_order, 1)}
     if p.pair_share:
-        for test, sources in pairs.items():
+        index = pair_index(pairs)
+        for test in pairs if index.chained else index.tests_of(list(scored)):
+            sources = pairs[test]
             best = max((scored[s] for s in sources if s in scored), key=lambda r: r.score,
                        default=None)
             if best is None:
@@ -153,7 +157,8 @@ def rank_files(lists: Mapping[str, Sequence[str]], pairs: Mapping[str, Sequence[
 def rank_question_files(lists: Mapping[str, Sequence[str]], pairs: Mapping[str, Sequence[str]],
                         q: Question, bare_name: bool, hits: Sequence[Hit],
                         nearest: Sequence[tuple[str, float]], exact: Iterable[str],
-                        bm25: BM25Index, params: FileRankParams | None = None
+                        bm25: BM25Index, params: FileRankParams | None = None,
+                        keywords: Sequence[tuple[str, float]] | None = None
                         ) -> list[RankedFile]:
     """A question's files: `rank_files`, then, for a change request, `learned_rank`.
 
@@ -162,13 +167,15 @@ def rank_question_files(lists: Mapping[str, Sequence[str]], pairs: Mapping[str, 
     the learned step's hub features push down (BENCHMARKS RETR7/RETR8). So does a
     keyword-only search (no `nearest` nodes): the weights were fitted with meaning. The
     learned step reads whole-file BM25 deeper than the fused list and the files' sizes
-    from `bm25` (the caller holds the index's lock)."""
+    from `bm25` (the caller holds the index's lock); `keywords`: that whole-file BM25 when
+    the caller scored it already, at least `LEARNED_KEYWORD_DEPTH` deep."""
     files = rank_files(lists, pairs, about_tests=q.about_tests, about_docs=q.about_docs,
                        params=params)
     if not LEARNED_FILE_WEIGHTS or q.locate or bare_name or not nearest:
         return files
-    keywords = bm25.search_terms(q.keyword_terms, LEARNED_KEYWORD_DEPTH, subset=is_file_id,
-                                 b=FILE_BM25_B)
+    keywords = (bm25.search_terms(q.keyword_terms, LEARNED_KEYWORD_DEPTH, subset=is_file_id,
+                                  b=FILE_BM25_B) if keywords is None
+                else bm25.best(keywords, LEARNED_KEYWORD_DEPTH))
     ev = FileEvidence([(node_path(h.id), h.score) for h in hits[:SYMBOL_LIST_DEPTH]],
                       keywords, [(node_path(i), c) for i, c in nearest],
                       frozenset(map(node_path, exact)), frozenset(q.keyword_terms), bm25.length)
@@ -184,10 +191,7 @@ def follow_sources(ranked: list[RankedFile], own_rank: Mapping[str, int],
     pairing, ranked it there). A test already above its source stays where it is. Moved
     tests' scores are rewritten between their new neighbours', so the list stays best
     first (the learned boost re-sorts by score)."""
-    tests_of: dict[str, list[str]] = {}
-    for test, sources in pairs.items():
-        if sources:
-            tests_of.setdefault(sources[0], []).append(test)
+    tests_of = pair_index(pairs).first_source
     by_file = {rf.file: rf for rf in ranked}
     out: list[RankedFile] = []
     placed: set[str] = set()
@@ -246,7 +250,10 @@ def _z(v: np.ndarray) -> np.ndarray:
     return (v - v.mean()) / sd if sd > 1e-9 else np.zeros_like(v)
 
 
+@functools.lru_cache(maxsize=PATH_TERMS_KEPT)
 def _path_terms(path: str) -> frozenset[str]:
+    """A path's words, for `path_match`: the same few hundred candidates come back
+    question after question (~0.3 ms of a change request's answer at Django's 20k)."""
     return frozenset(code_tokens(path.replace("/", " ").replace(".", " ")))
 
 
@@ -267,8 +274,9 @@ def candidate_features(ranked: Sequence[RankedFile], fused: Mapping[str, RankedF
     cand = list(dict.fromkeys([*sym_files, *kw_top, *list(best_cos)[:depth],
                                *(rf.file for rf in ranked)]))
     have = set(cand)
-    for test, sources in pairs.items():
-        if test not in have and any(x in have for x in sources):
+    index = pair_index(pairs)
+    for test in pairs if index.chained else index.tests_of(cand):
+        if test not in have and any(x in have for x in pairs[test]):
             cand.append(test)
             have.add(test)
     best_fused = max((rf.score for rf in fused.values()), default=0.0) or 1.0

@@ -37,6 +37,7 @@ from neuralmind.config import (
     EXACT_MAX_NODES,
     FILE_BM25_B,
     FILE_DENSE_CANDIDATES,
+    LEARNED_KEYWORD_DEPTH,
     MAX_RANKED_FILES,
     RRF_K,
     RRF_WEIGHTS,
@@ -63,7 +64,7 @@ from neuralmind.index.vector_handoff import VectorHandoff
 from neuralmind.index.vectors import VectorStore
 
 log = logging.getLogger("neuralmind.index")
-
+FILE_KEYWORDS_READ = max(MAX_RANKED_FILES, LEARNED_KEYWORD_DEPTH)  # once a question (ASK11)
 
 
 ProgressFn = Callable[[int, int], None]
@@ -94,8 +95,7 @@ class SearchIndex(SaveVectors):
         self._embedder = embedder
         self.one_shot = False      # set by a one-question process: see `embedder()`
         self.model_error: str | None = None      # why the model is unavailable
-        self._lock = threading.RLock()
-        self._embed_lock = threading.Lock()
+        self._lock, self._embed_lock = threading.RLock(), threading.Lock()
         self._stamps: dict[str, tuple[int, int]] = {}
         self._bm25 = BM25Index()
         self._vectors = VectorStore()
@@ -104,8 +104,7 @@ class SearchIndex(SaveVectors):
         self._by_name: dict[str, str | list[str]] | None = None
         self._kw_hash: dict[str, bytes] = {}     # id -> hash of its keyword text (sha1)
         self._pending: set[str] = set()          # nodes whose vectors are not computed yet
-        # the graph generation the keyword side was last brought up to (index/generation.py)
-        self.graph_token: str | None = None
+        self.graph_token: str | None = None      # the graph it reflects (generation.py)
         # A long-lived writer (the LSP server) sets this: `_save` then only marks what is
         # unsaved and `flush()` writes it when the editor is idle; in memory it is current.
         self.defer_writes = False
@@ -163,9 +162,9 @@ class SearchIndex(SaveVectors):
                 self.flush()
 
     def flush(self) -> bool:
-        """Write what `_save` left unsaved (a server: once saves pause; ~29 MB on Django);
-        True when it wrote. Never over a generation another process wrote meanwhile (loaded
-        instead). A server's flush also numbers the keyword base for its next save."""
+        """Write what `_save` left unsaved (a server: once saves pause); True when it wrote.
+        Never over another process's newer generation (loaded instead); a server's flush
+        also numbers the keyword base for its next save, and trims its saves' journal."""
         paths = self._paths()
         with self._write_lock, self._lock:
             if self.defer_writes and self.unsaved:
@@ -452,8 +451,9 @@ class SearchIndex(SaveVectors):
         qv, notice = self._question_vector(q, mode)
         with self._lock:
             node_bm25 = self._bm25.search_terms(q.keyword_terms, CANDIDATES)
-            file_bm25 = self._bm25.search_terms(q.keyword_terms, MAX_RANKED_FILES,
+            file_deep = self._bm25.search_terms(q.keyword_terms, FILE_KEYWORDS_READ,
                                                 subset=is_file_id, b=FILE_BM25_B)
+            file_bm25 = self._bm25.best(file_deep, MAX_RANKED_FILES)
             nearest = (self._vectors.search(qv, max(CANDIDATES, FILE_DENSE_CANDIDATES))
                        if qv is not None else [])
             exact = self._exact_matches(query, name)
@@ -466,7 +466,7 @@ class SearchIndex(SaveVectors):
                  "meaning": [node_path(i) for i, _ in nearest]}
         with self._lock:    # a change request's learned step reads whole files (file_rank.py)
             files = rank_question_files(lists, pairs or {}, q, name is not None, hits, nearest,
-                                        exact, self._bm25, file_params)
+                                        exact, self._bm25, file_params, file_deep)
         # 4. the hits follow the file ranking (a file with no symbol hit: the file), led by
         #    the symbols a question that is only a name names
         lead = frozenset(i for i in exact if self._names.get(i) == name)

@@ -80,3 +80,47 @@ def test_lines_with_a_span_is_the_whole_files_lines_within_it() -> None:
             assert fresh.lines_with(token, a, b) == want, (token, a, b)
             assert whole_first.lines_with(token, a, b) == want, (token, a, b)
         assert fresh.lines_with(token) == found
+
+
+def test_span_searches_follow_each_span_and_length_changing_lowercase() -> None:
+    """One FileLines asked span after span (the last span's lowercased text is kept): spans
+    that share their first line or their last give each their own lines, also after a line
+    whose lowercase is longer than itself ('İ' -> 'i̇')."""
+    lines = ["İİİ entries = cookie_entries()  # İ", *TEXT.splitlines(), "İ entry", "x = 1"]
+    index = _tokenised(lines)
+    n = len(lines)
+    spans = [(2, n), (2, 6), (2, 12), (5, 12), (9, 12), (1, n), (1, 3), (n - 1, n), (2, 6)]
+    fl = FileLines(lines)
+    for token, found in sorted(index.items()):
+        for a, b in spans:
+            assert fl.lines_with(token, a, b) == [ln for ln in found if a <= ln <= b], (
+                token, a, b)
+
+
+def test_a_changed_file_is_searched_again(tmp_path: Path) -> None:
+    """L3 keeps a file's lines and their searches per path and modification time: the same
+    question after the file changed shows the changed lines (real files, workspace, model)."""
+    import os
+
+    from sample_workspace import built_workspace
+
+    ws = built_workspace(tmp_path, {"billing/invoice.py": '''
+        """Invoices and their totals."""
+
+
+        def invoice_total(items):
+            """The total of an invoice's items."""
+            subtotal = sum(item.amount for item in items)
+            rounded = round(subtotal, 2)
+            return rounded
+    '''})
+    question = "invoice total discount"
+    assert "discount" not in ws.query(question).context
+    path = tmp_path / "billing/invoice.py"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("rounded = round(subtotal, 2)",
+                                 "rounded = round(subtotal * discount_rate, 2)"),
+                    encoding="utf-8")
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 2_000_000_000))
+    assert "rounded = round(subtotal * discount_rate, 2)" in ws.query(question).context

@@ -181,3 +181,20 @@ def test_document_numbers_tell_ids_with_one_hash_apart() -> None:
     numbers = DocNumbers(ids)
     assert [numbers.get(i) for i in ids] == list(range(len(ids)))
     assert numbers.get(_Colliding("a.py::absent")) is None and numbers.get("absent") is None
+
+
+def test_best_of_a_deeper_search_is_the_shallower_search(tmp_path: Path) -> None:
+    """`BM25Index.best(search_terms(q, K), k)` is `search_terms(q, k)` for K >= k, ties at
+    the edge included (the files subset is scored once a question, read at two depths), on
+    the flat base and its overlay."""
+    docs = _documents(1500)
+    index = BM25Index(overlay_entries=300)
+    for doc_id, text in docs.items():
+        index.add(doc_id, text)
+    index.save(tmp_path / "bm25.bin")
+    index.add("m1.py", "w1 w5 new_term")            # the overlay beside the mapped base
+    for q in ("w1 w2 w3", "w5", "w7 w7 w8 w100", "new_term w1", "w3"):
+        for subset, b in ((None, None), (is_file_id, 0.9)):
+            for k, deep in ((3, 20), (20, 100), (7, 7), (100, 500)):
+                assert BM25Index.best(index.search_terms(q.split(), deep, subset, b), k) == (
+                    index.search_terms(q.split(), k, subset, b)), (q, subset, k, deep)

@@ -295,3 +295,65 @@ def test_pairs_are_kept_across_a_body_save_and_follow_a_new_test(tmp_path: Path)
     # read from the resolved edges by file: the new graph's whole edge index (most of the
     # pairs' cost after a structural save on a large graph) is never built for them
     assert ws.graph._out is None
+
+
+def test_rankings_read_pairs_by_source_as_a_scan_of_every_pair_would() -> None:
+    """The file ranking reads `pairs` per ranked source (`pairing.PairIndex`), or scans every
+    pair in order when a test's source is another test: the same files, scores and reasons
+    both ways (random lists; two pairs the lists never reach make `pairs` chained)."""
+    import random
+
+    from neuralmind.index.pairing import pair_index
+
+    rng = random.Random(11)
+    sources = [f"pkg/m{i}.py" for i in range(40)]
+    tests = [f"tests/test_m{i}.py" for i in range(40)]
+    inert = {"tests/test_x1.py": ["tests/test_x2.py"], "tests/test_x2.py": ["nowhere.py"]}
+    for _ in range(60):
+        pairs = {t: rng.sample(sources, rng.randint(1, 3)) for t in rng.sample(tests, 25)}
+        chained = {**pairs, **inert}
+        assert not pair_index(pairs).chained and pair_index(chained).chained
+        pool = sources + tests
+        lists = {name: rng.sample(pool, 20) for name in ("symbols", "keywords", "meaning")}
+        ev = FileEvidence(symbols=[(f, rng.random()) for f in lists["symbols"]],
+                          keywords=[(f, 10 * rng.random()) for f in lists["keywords"]],
+                          meaning=[(f, rng.random()) for f in lists["meaning"]],
+                          terms=frozenset({"m1", "pkg"}), length=lambda f: len(f) * 40)
+        out = []
+        for p in (pairs, chained):
+            ranked = rank_files(lists, p)
+            learned = learned_rank(ranked, lists, p, ev)
+            out.append([(r.file, r.score, r.reasons) for r in (*ranked, *learned)])
+        assert out[0] == out[1]
+
+
+def test_a_saved_test_file_is_paired_at_the_next_answer(tmp_path: Path) -> None:
+    """The pairs read per source are made again for a new graph's pairs: a test file added
+    by a save is lifted below its source at the next change request (real workspace)."""
+    ws = built_workspace(tmp_path, {
+        "billing/invoice.py": '''
+            """Invoices and their totals."""
+
+
+            def invoice_total(items):
+                """The total of an invoice's line items, rounded to cents."""
+                return round(sum(item.amount for item in items), 2)
+        ''',
+        "mail/sender.py": '''
+            """Outgoing email."""
+
+
+            def send_email(address, body):
+                """Send `body` to `address`."""
+                return address, body
+        '''})
+    question = "round the invoice total of line items"
+    before = ws.query(question, budget=1000)
+    assert before.files[0].file == "billing/invoice.py"
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests/test_invoice.py").write_text(
+        "from billing.invoice import invoice_total\n\n\n"
+        "def test_empty():\n    assert invoice_total([]) == 0\n", encoding="utf-8")
+    ws.update_files(["tests/test_invoice.py"])
+    after = {f.file: f.reasons for f in ws.query(question, budget=1000).files}
+    assert any(r.startswith("test of billing/invoice.py") for r in after["tests/test_invoice.py"])
