@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from neuralmind import heap
+from neuralmind.config import FLUSH_EXPECTED_BYTES_PER_SECOND
 from neuralmind.index.keyword_flush import KeywordFlush, begin_flush
 
 if TYPE_CHECKING:
@@ -33,6 +34,13 @@ class IndexJobs:
     def store_saved(self, plan: SavePlan, vectors: Any) -> int:
         """Store a plan's vectors (those whose node still has that text)."""
         return self.index.store_saved(self.graph, plan, vectors)
+
+    def expected_write_s(self) -> float:
+        """How long the next keyword write should take: the last one's, or before any, the
+        index's size on disk at config's rate (the Linux kernel's first write took ~10 s)."""
+        if self.last_write_s or "index" not in self.__dict__:
+            return self.last_write_s
+        return self.index.keyword_bytes() / FLUSH_EXPECTED_BYTES_PER_SECOND
 
     def begin_flush(self) -> KeywordFlush | None:
         """`flush_index` up to the keyword write, which the returned job's `run` does on

@@ -180,6 +180,11 @@ class SearchIndex(SaveVectors):
                 self._bm25.number_documents()
             return keyword or vectors
 
+    def keyword_bytes(self) -> int:
+        """The keyword side's size on disk when last loaded or written (what a flush
+        rewrites whole: a server paces its first write by it)."""
+        return sum(self._stamps.get(n, (0, 0))[1] for n in (BM25_FILE, META_FILE))
+
     @property
     def unsaved(self) -> bool:
         return self._unsaved["keyword"] or self._unsaved["vectors"]
