@@ -1,7 +1,9 @@
 """Every tunable constant in one place, with the reason for its value.
 
 Components import their defaults from here; a workspace may override some of
-them in `.neuralmind.toml` (see `load_workspace_config`).
+them in `.neuralmind.toml` (see `load_workspace_config`). One section per component, each
+constant beside its reason: it reads top to bottom, and splitting it would scatter what
+one place is for.
 """
 
 from __future__ import annotations
