@@ -179,11 +179,13 @@ class Freshness:
                 await asyncio.wait([self._flushing])
             elif (wait := self._flush_idle(ws)) > 0:
                 await asyncio.sleep(wait)
+            elif not ws.index_unsaved:
+                return
             else:
-                break
-        if ws.index_unsaved:
-            self._flushing = self._thread.spawn(self._flush_index(), "index-flush")
-            await asyncio.wait([self._flushing])
+                self._flushing = flushing = self._thread.spawn(self._flush_index(), "index-flush")
+                await asyncio.wait([flushing])
+                if not flushing.cancelled() and flushing.result() is not False:
+                    return      # (False: a save came first, so wait for the pause again)
 
     def _flush_when_idle(self) -> None:
         self._flush_timer = None
@@ -192,15 +194,24 @@ class Freshness:
         if not self._draining():        # else the drain restarts the timer when it ends
             self._flushing = self._thread.spawn(self._flush_index(), "index-flush")
 
-    async def _flush_index(self) -> None:
+    async def _flush_index(self) -> bool:
         """Write the index: the keyword side's merge and write (~10 s on the Linux kernel)
         on a worker thread, so a save arriving meanwhile is applied at once
-        (index/keyword_flush.py); the engine thread takes the snapshot and the result."""
+        (index/keyword_flush.py); the engine thread takes the snapshot and the result.
+        False: a save was applied while the snapshot was queued (the Linux kernel: a build
+        ending as saves began), so the write waits for saves to pause again."""
         ws = await self._workspace()
         try:
             t0 = time.perf_counter()
-            self._unsaved_since = None      # the snapshot holds every save applied so far
+            since, self._unsaved_since = self._unsaved_since, None   # the snapshot has them
+            last = self._last_save
             job = await self._thread.run(ws.begin_flush)
+            if job is not None and self._last_save != last and self._flush_idle(ws) > 0:
+                if since is not None:       # the snapshot is dropped; its saves still wait
+                    self._unsaved_since = min(since, self._unsaved_since or since)
+                self._flush_timer = self._thread.restart_timer(
+                    self._flush_timer, self._flush_idle(ws), self._flush_when_idle)
+                return False
             if job is not None:
                 await asyncio.to_thread(job.run)
                 await self._thread.run(ws.end_flush, job)
@@ -216,5 +227,6 @@ class Freshness:
                 log.exception("writing the search index failed")
             else:
                 log.warning("search index not written: %s", cause)
+        return True
 
 

@@ -94,3 +94,24 @@ async def test_the_write_at_a_builds_end_waits_for_saves_to_pause(
     await asyncio.wait_for(write, 30)
     assert time.monotonic() - last >= 1.9        # it waited for the pause, then wrote
     assert await asyncio.to_thread(on_disk, service.root, "close_ledger_4")
+
+
+async def test_a_write_decided_as_a_save_arrives_waits_for_the_pause(
+        service: EngineService) -> None:
+    """The build ended as saves began (the Linux kernel's start-up build re-embeds a few
+    hundred nodes): the write was decided in a quiet moment, but a save reached the engine
+    thread before its snapshot. It waits for saves to pause instead of writing beside them."""
+    ws = await service.workspace()
+    ws.index.handoff.start()        # a served build's child owned the vectors; it ended:
+    ws.build_ended(True)            # the settled pending list is unsaved (the real calls)
+    path = service.root / "app" / "billing.py"
+    path.write_text(path.read_text() + "\n\ndef void_invoice_late(value):\n    return value\n")
+    write = asyncio.ensure_future(service.freshness.write_when_quiet())   # decided: quiet
+    await service.did_save(str(path))          # applied before the write's snapshot
+    saved = time.monotonic()
+    await asyncio.sleep(1.0)
+    assert not write.done()
+    assert not await asyncio.to_thread(on_disk, service.root, "void_invoice_late")
+    await asyncio.wait_for(write, 30)
+    assert time.monotonic() - saved >= 1.9
+    assert await asyncio.to_thread(on_disk, service.root, "void_invoice_late")
