@@ -184,7 +184,7 @@ class Freshness:
             else:
                 self._flushing = flushing = self._thread.spawn(self._flush_index(), "index-flush")
                 await asyncio.wait([flushing])
-                if not flushing.cancelled() and flushing.result() is not False:
+                if flushing.cancelled() or flushing.result() is not False:
                     return      # (False: a save came first, so wait for the pause again)
 
     def _flush_when_idle(self) -> None:
