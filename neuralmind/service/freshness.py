@@ -65,7 +65,7 @@ class Freshness:
         self._embed_timer: asyncio.TimerHandle | None = None
         self._to_embed: set[str] = set()     # saved nodes whose text changed, not embedded yet
         self._embedding: asyncio.Task[None] | None = None
-        self._flushing: asyncio.Task[None] | None = None
+        self._flushing: asyncio.Task[bool] | None = None
         self._flush_s = 0.0                  # how long the last flush took (its write included)
         self._last_save: float | None = None       # monotonic: the last save applied
         self._unsaved_since: float | None = None   # monotonic: the first save the disk lacks
