@@ -1,7 +1,9 @@
 """Every tunable constant in one place, with the reason for its value.
 
 Components import their defaults from here; a workspace may override some of
-them in `.neuralmind.toml` (see `load_workspace_config`).
+them in `.neuralmind.toml` (see `load_workspace_config`). One section per component, each
+constant beside its reason: it reads top to bottom, and splitting it would scatter what
+one place is for.
 """
 
 from __future__ import annotations
@@ -212,6 +214,17 @@ FLUSH_IDLE_SECONDS = 2.0
 # it (save -> searchable p95 9.7 s through the server). A workspace whose flush is short
 # (whole Django: ~0.3 s) keeps the 2 s.
 FLUSH_IDLE_PER_FLUSH_SECOND = 5.0
+# Before a server has timed a write of its own, a write is expected to take the index's
+# size on disk (keyword base + metadata) at this rate: the Linux kernel's 765 MB took
+# 9.2-18.2 s on a worker thread (LIVE10: 42-83 MB/s on a shared core). Without it the first
+# write was paced at FLUSH_IDLE_SECONDS and overlapped the next saves, which shared the
+# GIL with it (KERN11: saves p95 1,057 ms on the kernel against 465 ms without a write).
+FLUSH_EXPECTED_BYTES_PER_SECOND = 50e6
+# A write waits for saves to pause (above), but never longer than this after the first
+# save the disk lacks: under saves that never pause for long the index is still written
+# (other processes read it; a server killed before the write loses no save, the graph
+# has it and the next build indexes it again, only the vectors the saves embedded).
+FLUSH_MAX_DEFER_SECONDS = 300.0
 # Saved files' nodes are embedded once saves pause this long: an embedding (~0.1-0.5 s
 # on the engine thread) started between two quick saves made the second one wait for it.
 EMBED_IDLE_SECONDS = 0.3

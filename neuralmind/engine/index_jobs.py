@@ -8,10 +8,13 @@ part runs on another thread (kept out of workspace.py, which stays under 500 lin
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, Any
 
 from neuralmind import heap
+from neuralmind.config import FLUSH_EXPECTED_BYTES_PER_SECOND
 from neuralmind.index.keyword_flush import KeywordFlush, begin_flush
+from neuralmind.index.state_files import BM25_FILE, META_FILE
 
 if TYPE_CHECKING:
     from neuralmind.graph.store import Graph
@@ -33,6 +36,17 @@ class IndexJobs:
     def store_saved(self, plan: SavePlan, vectors: Any) -> int:
         """Store a plan's vectors (those whose node still has that text)."""
         return self.index.store_saved(self.graph, plan, vectors)
+
+    def expected_write_s(self) -> float:
+        """How long the next keyword write should take: the last one's, or before any, the
+        index's size on disk at config's rate (the Linux kernel's first write took ~10 s)."""
+        if self.last_write_s or "index" not in self.__dict__:
+            return self.last_write_s
+        written = 0         # what a flush rewrites whole: the keyword base and the metadata
+        for name in (BM25_FILE, META_FILE):
+            with contextlib.suppress(OSError):
+                written += (self.index.state_dir / name).stat().st_size
+        return written / FLUSH_EXPECTED_BYTES_PER_SECOND
 
     def begin_flush(self) -> KeywordFlush | None:
         """`flush_index` up to the keyword write, which the returned job's `run` does on

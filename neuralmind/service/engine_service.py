@@ -103,7 +103,8 @@ class EngineService(DecisionRequests, MemoryRequests, AttentionRequests, AgentHo
         self._thread = EngineThread()
         self.indexing = BackgroundIndexing(self.root, self._thread, self.workspace,
                                            self.config_values, log_file, self._notify,
-                                           self._after_build, lambda: self.freshness.resume())
+                                           self._after_build, lambda: self.freshness.resume(),
+                                           lambda: self.freshness.write_when_quiet())
         self.freshness = Freshness(self._thread, self.workspace,
                                    lambda: self.indexing.graph_phase, self._index_updated)
         self.learning = Learning(self._thread, self.workspace, self.config)

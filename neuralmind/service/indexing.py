@@ -38,7 +38,8 @@ class BackgroundIndexing:
                  workspace: Callable[[], Awaitable[Workspace]],
                  config_values: Callable[[], dict[str, Any]], log_file: str | None,
                  notify: Callable[..., None], after: Callable[[], None],
-                 graph_served: Callable[[], None] = lambda: None) -> None:
+                 graph_served: Callable[[], None],
+                 write_index: Callable[[], Awaitable[None]]) -> None:
         self.root = root
         self._thread = thread
         self._workspace = workspace
@@ -47,6 +48,7 @@ class BackgroundIndexing:
         self._notify = notify
         self._after = after                # every build ended: apply waiting saves, scan
         self._graph_served = graph_served  # the build's graph is served: saves apply now
+        self._write_index = write_index    # the index written once saves pause (Freshness)
         self.graph_phase = False           # a build's graph phase runs: saves wait for it
         self._served = False               # this build's graph is served (it embeds now)
         self.state: IndexingState | None = None
@@ -112,12 +114,10 @@ class BackgroundIndexing:
             if self._served:      # its vectors merged, the pending list settled and written
                 try:              # before "finished", as the child's last write was
                     await self._thread.run(ws.build_ended, outcome.ok)
-                    # the keyword write off the engine thread: on the Linux kernel ~10 s that
-                    # a save arriving at the build's end waited for (LIVE10: 10.9 s)
-                    job = await self._thread.run(ws.begin_flush)
-                    if job is not None:
-                        await asyncio.to_thread(job.run)
-                        await self._thread.run(ws.end_flush, job)
+                    # the keyword write off the engine thread (on the Linux kernel ~10 s that
+                    # a save arriving at the build's end waited for, LIVE10: 10.9 s), once
+                    # saves pause (a write beside saves shares the GIL with them, KERN11)
+                    await self._write_index()
                 except Exception as e:   # e.g. a read-only .neuralmind/: served from memory
                     log.warning("the index after the build not written: %s", e)
             elif outcome.ok:

@@ -173,3 +173,22 @@ def test_npz_written_in_slices_equals_np_savez(rows: int, monkeypatch: pytest.Mo
     with np.load(io.BytesIO(ours.getvalue())) as loaded:
         assert np.array_equal(loaded["vectors"], half.astype(np.float32))
         assert bytes(loaded["meta"]) == bytes(meta)
+
+
+def test_hnsw_hits_name_the_rows_that_removals_moved(
+        data: tuple[list[str], np.ndarray]) -> None:
+    """An HNSW hit is a key; its id is the row holding that key now (a removal moves the
+    last row into the hole, keys with it), looked up by bisection in the sorted keys."""
+    ids, vecs = data
+    store = VectorStore("m", exact_limit=100)
+    store.upsert(ids, vecs, ["h"] * 300)
+    store.search(vecs[0], 1)                     # starts the HNSW build
+    assert store.hnsw_ready(timeout=120)
+    gone = set(ids[0:200:2])
+    store.remove(sorted(gone))                   # 100 holes, filled by the last rows
+    store.upsert(["late.py::added"], vecs[0:1], ["new"])     # a key past the sorted ones
+    kept = [i for i in range(300) if ids[i] not in gone]
+    tops = [store.search(vecs[i], 1)[0][0] for i in kept]
+    assert not gone & set(tops)
+    assert sum(t == ids[i] for t, i in zip(tops, kept, strict=True)) / len(kept) >= 0.9
+    assert "late.py::added" in {h[0] for h in store.search(vecs[0], 3)}

@@ -17,6 +17,7 @@ from reliability_support import CLI, ENV, cli, integrity, store_path
 
 from neuralmind.doctor import ERROR, run_doctor
 from neuralmind.engine.workspace import Workspace
+from neuralmind.index.search_index import SearchIndex
 from neuralmind.memory.decisions.store import DecisionStore
 
 KILL_RUNS = 3
@@ -154,3 +155,53 @@ def test_a_full_build_removes_what_killed_writes_left(tmp_path: Path) -> None:
     assert not stale.exists() and fresh.exists()
     hits, _mode, _notice = Workspace(tmp_path).search("total")
     assert hits[0].node.name == "total"                     # and the build itself went through
+
+
+def _searchable(lsp: LspProcess, name: str) -> bool:
+    hits = lsp.request("neuralmind/search", {"query": name, "k": 5})["result"]["hits"]
+    return any(h["symbol"].endswith(name) for h in hits)
+
+
+def _save_function(lsp: LspProcess, rel: str, name: str) -> None:
+    path = lsp.root / rel
+    path.write_text(path.read_text(encoding="utf-8")
+                    + f"\n\ndef {name}(order):\n    return order\n", encoding="utf-8")
+    lsp.notify("textDocument/didSave", {"textDocument": {"uri": lsp.doc(rel)}})
+    deadline = time.monotonic() + 30
+    while not _searchable(lsp, name):
+        assert time.monotonic() < deadline, f"{name} never became searchable"
+        time.sleep(0.02)
+
+
+def _indexed_on_disk(root: Path, name: str) -> bool:
+    reader = SearchIndex(root / ".neuralmind", root=root)
+    return any(h.id.endswith("::" + name) for h in reader.search(name, mode="keyword").hits)
+
+
+def test_language_server_killed_before_its_index_write_loses_no_save(small_repo: Path) -> None:
+    """A server writes the search index once saves pause, up to FLUSH_MAX_DEFER_SECONDS after
+    a save (longer on a big index, KERN11): killed before that write, it loses no save. The
+    graph holds the saved file, and the next server's start-up build indexes it again."""
+    rel, name = "pkg/mod003.py", "settle_ledger_after_kill"
+    lsp = LspProcess(small_repo)
+    try:
+        lsp.initialize({"mcp": False})
+        lsp.wait_ready()
+        _save_function(lsp, "pkg/mod004.py", "warm_the_save_path")   # the first save's costs
+        time.sleep(4)                   # and its write, once saves paused (2 s here)
+        _save_function(lsp, rel, name)
+    finally:
+        lsp.kill9()
+    # killed before the write (saves pause ≥ 2 s first): the index on disk lacks the save
+    assert not _indexed_on_disk(small_repo, name)
+    lsp = LspProcess(small_repo)
+    try:
+        lsp.initialize({"mcp": False})
+        deadline = time.monotonic() + 90      # its start-up build's graph served
+        while not _searchable(lsp, name):
+            assert time.monotonic() < deadline, "the save was lost"
+            time.sleep(0.1)
+        lsp.wait_ready()
+    finally:
+        lsp.shutdown()
+    assert _indexed_on_disk(small_repo, name)
