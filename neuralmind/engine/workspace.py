@@ -147,7 +147,8 @@ class Workspace(FreshAnswers, IndexJobs, ObservatoryViews, WorkspaceMemory, Work
         return self._open_index(catch_up=True)
 
     def _open_index(self, catch_up: bool) -> SearchIndex:
-        """The index, caught up in memory with the stored graph (`index/generation.py`)."""
+        """The index as stored, caught up in memory with the stored graph when `catch_up`
+        (`index/generation.py`); a full build opens it without, since it writes both."""
         from neuralmind.index import generation  # (imported on first use, as below)
         from neuralmind.index.search_index import SearchIndex  # ~0.23 s (numpy, usearch)
 
