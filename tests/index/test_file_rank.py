@@ -297,6 +297,35 @@ def test_pairs_are_kept_across_a_body_save_and_follow_a_new_test(tmp_path: Path)
     assert ws.graph._out is None
 
 
+def test_a_test_named_after_a_package_pairs_with_the_modules_it_uses(tmp_path: Path) -> None:
+    # uvicorn's layout: tests/protocols/test_http.py is named after the package
+    # protocols/http, whose __init__.py is empty; the modules it imports are what it tests
+    ws = built_workspace(tmp_path, {
+        "srv/__init__.py": "",
+        "srv/protocols/__init__.py": "",
+        "srv/protocols/http/__init__.py": "",
+        "srv/protocols/http/h11_impl.py": "class H11Protocol:\n    def data_received(self, data):\n"
+                                          "        return data\n",
+        "srv/protocols/http/fast_impl.py": "class FastProtocol:\n    def data_received(self, d):\n"
+                                           "        return d\n",
+        "srv/protocols/http/flow.py": "def pause():\n    return 1\n",
+        "tests/protocols/test_http.py":
+            "from srv.protocols.http.h11_impl import H11Protocol\n"
+            "from srv.protocols.http.fast_impl import FastProtocol\n\n\n"
+            "def test_h11():\n    assert H11Protocol().data_received(b'x')\n\n\n"
+            "def test_h11_twice():\n    assert H11Protocol().data_received(b'y')\n\n\n"
+            "def test_fast():\n    assert FastProtocol().data_received(b'x')\n",
+        "tests/test_flow.py": "def test_nothing():\n    pass\n"})
+    pairs = source_pairs(ws.graph)
+    # most referenced first; the empty marker file and the unreferenced module are left out
+    assert pairs["tests/protocols/test_http.py"] == ["srv/protocols/http/h11_impl.py",
+                                                     "srv/protocols/http/fast_impl.py"]
+    assert pairs["tests/test_flow.py"] == ["srv/protocols/http/flow.py"]   # names still first
+    # a package test that references none of the package's modules keeps its marker file
+    files = ["pkg/http/__init__.py", "pkg/http/impl.py", "tests/test_http.py"]
+    assert pair_tests(files)["tests/test_http.py"] == ["pkg/http/__init__.py"]
+
+
 def test_rankings_read_pairs_by_source_as_a_scan_of_every_pair_would() -> None:
     """The file ranking reads `pairs` per ranked source (`pairing.PairIndex`), or scans every
     pair in order when a test's source is another test: the same files, scores and reasons
