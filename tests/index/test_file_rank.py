@@ -178,6 +178,15 @@ def test_the_question_form_tells_locate_questions_from_change_requests() -> None
         assert not parse_question(q).locate
 
 
+def test_a_question_about_comments_is_about_code_not_documentation() -> None:
+    for q in ("docs: update the README", "Link to GitHub from docs", "Fix typo in the guide"):
+        assert parse_question(q).about_docs, q
+    for q in ("Trim and ignore empty doc comments", "docs(context): fix some comments",
+              "docs: fix response.vary jsdoc field param", "docs: improved GoDoc in helpers.go",
+              "Fix the docstring of Config"):
+        assert not parse_question(q).about_docs, q
+
+
 def test_learned_rank_scores_candidates_by_their_features() -> None:
     """The learned step re-ranks every list's candidates by a linear score: here the
     whole-file keyword score alone, against the fused order, and documentation
