@@ -127,7 +127,7 @@ def pair_tests(files: Iterable[str], references: Iterable[tuple[str, str]] = ()
                 if members:
                     paired += sorted(members, key=lambda s: (-refs[t][s], -_shared_prefix(s, t), s))
                     break
-            paired += sorted(cands, key=lambda s: (-_shared_prefix(s, t), s))
+            paired += sorted(cands, key=lambda s: (-_shared_prefix(s, t), -refs[t][s], s))
             if paired:
                 break
         if not paired:

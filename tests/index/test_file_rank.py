@@ -126,6 +126,15 @@ def test_pairing_falls_back_to_what_the_test_references() -> None:
     assert "test/smoke.js" not in pair_tests(files, refs[-1:])
 
 
+def test_among_files_of_the_same_name_the_one_a_test_uses_comes_first() -> None:
+    # werkzeug: tests/test_urls.py named both examples/i18nurls/urls.py and src/werkzeug/urls.py,
+    # the example first by name; the first source is the one that brings the test up
+    files = ["examples/demo/urls.py", "src/pkg/urls.py", "tests/test_urls.py"]
+    refs = [("tests/test_urls.py", "src/pkg/urls.py")]
+    assert pair_tests(files, refs)["tests/test_urls.py"] == ["src/pkg/urls.py",
+                                                            "examples/demo/urls.py"]
+
+
 def test_rank_files_fuses_lists_and_applies_the_priors() -> None:
     lists = {"symbols": ["a.go", "README.md", "b.go"],
              "keywords": ["README.md", "b.go", "a.go"],
