@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -101,6 +102,17 @@ def is_doc_path(path: str) -> bool:
     return path.lower().endswith(_DOC_SUFFIXES)
 
 
+_EXAMPLE_DIR = re.compile(r"(^|/)_?examples?/", re.IGNORECASE)
+
+
+def is_documentation(path: str) -> bool:
+    """Documentation as the ranking treats it: prose files and example programs (a folder
+    `examples/`, `_examples/`, `example/`). Why examples: they use every feature's words, as
+    a README does, and a change request rarely changes them: on history2 they held 33 of
+    the test questions' top-five places, 1 of them a changed file (BENCHMARKS RETR11)."""
+    return is_doc_path(path) or bool(_EXAMPLE_DIR.search(path))
+
+
 def fuse(lists: Mapping[str, Sequence[str]], p: FileRankParams) -> dict[str, RankedFile]:
     """Weighted reciprocal-rank fusion of the file lists: the first step of `rank_files`
     (the rank lab replays it alone)."""
@@ -127,7 +139,7 @@ def rank_files(lists: Mapping[str, Sequence[str]], pairs: Mapping[str, Sequence[
     p = params or FileRankParams()
     scored = fuse(lists, p)
     for rf in scored.values():
-        if not about_docs and p.doc_factor != 1.0 and is_doc_path(rf.file):
+        if not about_docs and p.doc_factor != 1.0 and is_documentation(rf.file):
             rf.score *= p.doc_factor
             rf.reasons.append("documentation down-weighted")
         elif not about_tests and p.test_factor != 1.0 and is_test_path(rf.file):
@@ -309,7 +321,7 @@ def candidate_features(ranked: Sequence[RankedFile], fused: Mapping[str, RankedF
         "kw_norm": kwv / top_kw, "kw_z": _z(kwv),
         "cos_gap": cosv - top_cos, "cos_z": _z(cosv),
         "is_test": np.array([float(t and not about_tests) for t in tests]),
-        "is_doc": np.array([float(is_doc_path(f) and not about_docs) for f in cand]),
+        "is_doc": np.array([float(is_documentation(f) and not about_docs) for f in cand]),
         "pair_lift": np.array([max((own.get(x, 0.0) for x in pairs.get(f, ())), default=0.0)
                                if t else 0.0 for f, t in zip(cand, tests, strict=True)]),
         "path_match": np.array([len(ev.terms & _path_terms(f)) / n_terms for f in cand]),

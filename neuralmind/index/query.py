@@ -21,6 +21,7 @@ _TEST_WORDS = frozenset({"test", "tests", "testing", "pytest", "unittest", "fixt
                          "fixtures", "spec", "specs", "mock", "conftest"})
 _DOC_WORDS = frozenset(code_tokens("doc docs documentation readme changelog guide tutorial "
                                    "markdown"))
+_EXAMPLE_WORDS = frozenset(code_tokens("example examples"))  # example programs are documentation
 # Comments are code: "doc comments", "fix the jsdoc", "docs(context): fix some comments" ask
 # for the source files whose comments change, not for the README (BENCHMARKS RETR11).
 _COMMENT_WORDS = frozenset(code_tokens("comment comments docstring docstrings jsdoc godoc "
@@ -47,8 +48,8 @@ def parse_question(text: str) -> Question:
     keyword = tuple(t for t in terms if t not in _CHANGE_WORDS) or terms
     about_tests = any(t in _TEST_WORDS for t in terms) or bool(
         re.search(r"\btest", text, re.IGNORECASE))
-    about_docs = any(t in _DOC_WORDS for t in terms) and not any(
-        t in _COMMENT_WORDS for t in terms)
+    about_docs = any(t in _EXAMPLE_WORDS for t in terms) or (any(
+        t in _DOC_WORDS for t in terms) and not any(t in _COMMENT_WORDS for t in terms))
     return Question(text, terms, keyword, about_tests, about_docs, is_locate_question(text))
 
 

@@ -152,6 +152,18 @@ def test_rank_files_fuses_lists_and_applies_the_priors() -> None:
     assert "a_test.go" not in no_pairs
 
 
+def test_example_programs_are_documentation_unless_the_question_is_about_examples() -> None:
+    lists = {"symbols": ["_examples/rest/main.go", "examples/logging.rs", "mux.go", "tree.go"],
+             "keywords": ["_examples/rest/main.go", "mux.go", "examples/logging.rs", "tree.go"]}
+    names = [r.file for r in rank_files(lists, {})]
+    assert names[:2] == ["mux.go", "tree.go"]
+    q = parse_question("Refactor graceful shutdown example")
+    assert q.about_docs and not parse_question("Fix graceful shutdown").about_docs
+    assert parse_question("rest example, update comment").about_docs
+    asked = [r.file for r in rank_files(lists, {}, about_docs=q.about_docs)]
+    assert asked[0] == "_examples/rest/main.go"
+
+
 def test_the_best_sources_bring_their_tests_into_the_top_five() -> None:
     """A paired test its own evidence ranks 7th moves below its source, then down to rank
     5 (ranks 1-4 keep their order); one with no evidence of its own, or paired with a
