@@ -35,10 +35,13 @@ from neuralmind.config import PAIR_MIN_REFS
 from neuralmind.index.tokens import stem
 
 _TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "e2e"})
+# Go's rules too: a `testdata/` folder holds test fixtures (the go tool skips it), and
+# `x.pb.go` is protoc's generated code.
 _TEST_PATH = re.compile(
-    r"(^|/)(tests?|testing|__tests__|spec|specs)/|(^|/)test_[^/]*$|_test\.\w+$"
+    r"(^|/)(tests?|testing|__tests__|spec|specs|testdata)/|(^|/)test_[^/]*$|_test\.\w+$"
     r"|\.(spec|test)\.\w+$|(^|/)conftest\.py$")
-_GENERATED_PATH = re.compile(r"_pb2(_grpc)?\.py$|\.generated\.|(^|/)generated/|\.min\.js$")
+_GENERATED_PATH = re.compile(r"_pb2(_grpc)?\.py$|\.pb(\.gw)?\.go$|\.generated\.|(^|/)generated/"
+                             r"|\.min\.js$")
 _CODE_EXT = re.compile(r"\.(py|pyi|go|rs|js|jsx|mjs|cjs|ts|tsx|java|kt|rb|php|cs|c|cc|cpp|h|hpp"
                        r"|swift|scala|lua|ex|exs)$")
 _GENERIC = frozenset({"mod", "index", "main", "lib", "init", "__init__", "conftest", "util",

@@ -118,6 +118,13 @@ def test_pairing_follows_each_languages_conventions() -> None:
     assert subject_names("test/request/host.js") == ["host", "request"]
 
 
+def test_go_fixtures_and_generated_code_are_not_sources() -> None:
+    assert is_test_path("testdata/protoexample/test.pb.go")
+    assert is_test_path("render/testdata/template.html")
+    assert is_test_path("api/v1/service.pb.go") and is_test_path("api/v1/service.pb.gw.go")
+    assert not is_test_path("render/render.go") and not is_test_path("protobuf.go")
+
+
 def test_pairing_falls_back_to_what_the_test_references() -> None:
     files = ["lib/engine.js", "lib/helpers.js", "test/smoke.js"]
     refs = [("test/smoke.js", "lib/engine.js")] * 3 + [("test/smoke.js", "lib/helpers.js")]
@@ -153,15 +160,19 @@ def test_rank_files_fuses_lists_and_applies_the_priors() -> None:
 
 
 def test_example_programs_are_documentation_unless_the_question_is_about_examples() -> None:
-    lists = {"symbols": ["_examples/rest/main.go", "examples/logging.rs", "mux.go", "tree.go"],
-             "keywords": ["_examples/rest/main.go", "mux.go", "examples/logging.rs", "tree.go"]}
+    lists = {"symbols": ["_examples/rest/main.go", "README.md", "mux.go", "tree.go"],
+             "keywords": ["_examples/rest/main.go", "README.md", "mux.go", "tree.go"]}
     names = [r.file for r in rank_files(lists, {})]
     assert names[:2] == ["mux.go", "tree.go"]
     q = parse_question("Refactor graceful shutdown example")
-    assert q.about_docs and not parse_question("Fix graceful shutdown").about_docs
-    assert parse_question("rest example, update comment").about_docs
-    asked = [r.file for r in rank_files(lists, {}, about_docs=q.about_docs)]
-    assert asked[0] == "_examples/rest/main.go"
+    assert q.about_examples and not q.about_docs
+    assert not parse_question("Fix graceful shutdown").about_examples
+    assert parse_question("rest example, update comment").about_examples
+    asked = [r.file for r in rank_files(lists, {}, about_examples=q.about_examples)]
+    assert asked[0] == "_examples/rest/main.go" and asked[1] != "README.md"
+    # a question about docs lifts the README, not the example programs
+    docs = [r.file for r in rank_files(lists, {}, about_docs=True)]
+    assert docs[0] == "README.md" and docs.index("_examples/rest/main.go") > 1
 
 
 def test_the_best_sources_bring_their_tests_into_the_top_five() -> None:
