@@ -1,7 +1,4 @@
-"""JavaScript, TypeScript and TSX: classes, functions, arrow functions, ES and CommonJS imports.
-
-A TypeScript type alias (`type Options = {...}`) is an `interface` node: the two name the
-same kind of thing, and ky's option and hook types, with their docs, were all aliases."""
+"""JavaScript, TypeScript and TSX: classes, functions, arrow functions, ES and CommonJS imports."""
 
 from __future__ import annotations
 
@@ -32,7 +29,6 @@ _COMMON_DEFS = """
 _TS_DEFS = """
 (abstract_class_declaration name: (_) @name) @def.class
 (interface_declaration name: (_) @name) @def.interface
-(type_alias_declaration name: (_) @name) @def.interface
 (enum_declaration name: (_) @name) @def.enum
 (internal_module name: (_) @name) @def.module
 (class_body (abstract_method_signature name: (_) @name) @def.function)

@@ -219,20 +219,3 @@ def test_a_commonjs_class_expression_and_its_jsdoc_across_a_blank_line():
         ("method", "Application.use", ""),
     ]
     assert _refs(fe, "inherits") == [("Application", "Emitter", 10, [])]
-
-
-def test_a_typescript_type_alias_is_a_named_type():
-    src = b"""/**
-Options are the same as `window.fetch`, with some exceptions.
-*/
-export type Options = {
-\tretry?: number;
-};
-
-export type BeforeRequestHook = (request: Request) => void;
-"""
-    fe = extract_file("source/types/options.ts", src, "typescript")
-    assert [(n.kind, n.qualname, n.docstring) for n in fe.nodes if n.kind != "file"] == [
-        ("interface", "Options", "Options are the same as `window.fetch`, with some exceptions."),
-        ("interface", "BeforeRequestHook", ""),
-    ]
