@@ -49,8 +49,7 @@ def source_pairs(graph: Any) -> Mapping[str, Sequence[str]]:
         if last is graph or (c["resolved"] is graph.resolved and c["files"] == graph.files.keys()):
             c["graph"] = weakref.ref(graph)
             return c["pairs"]
-    pairs = pair_tests(graph.files, _test_references(graph),
-                       lambda f: any(n.kind != "file" for n in graph.nodes_by_file(f)))
+    pairs = pair_tests(graph.files, _test_references(graph))
     with _pairs_lock:       # the resolved list is held (not its id: ids are reused)
         _pairs_cache.update(graph=weakref.ref(graph), resolved=graph.resolved,
                             files=frozenset(graph.files), pairs=pairs)

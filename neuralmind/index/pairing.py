@@ -14,8 +14,8 @@ Conventions, per language family (the core name is what the test is named after)
     any         a folder under the test root names the module: test/request/host.js
                 exercises lib/request.js when no lib/host.js exists
     any         a name that only a package folder holds (its __init__.py, mod.rs or
-                index.js defining nothing, or no such file) names the package: the test
-                exercises the folder's files it references, most referenced first
+                index.js, or no such file) names the package: the test exercises the
+                folder's files it references, most referenced first
                 (tests/protocols/test_http.py -> uvicorn/protocols/http/h11_impl.py)
 
 A test that matches no source file by name is paired by the graph: the source files
@@ -29,7 +29,7 @@ import functools
 import re
 import threading
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from neuralmind.config import PAIR_MIN_REFS
 from neuralmind.index.tokens import stem
@@ -94,13 +94,12 @@ def _shared_prefix(a: str, b: str) -> int:
     return n
 
 
-def pair_tests(files: Iterable[str], references: Iterable[tuple[str, str]] = (),
-               defines: Callable[[str], bool] = lambda f: False) -> dict[str, list[str]]:
+def pair_tests(files: Iterable[str], references: Iterable[tuple[str, str]] = ()
+               ) -> dict[str, list[str]]:
     """test file -> the source files it exercises, best first.
 
     `references` are (source file, target file) pairs, one per resolved reference
-    (call, import, inheritance) between symbols of the two files; `defines`: whether a
-    file defines any symbol (a package marker that does is the package's own module)."""
+    (call, import, inheritance) between symbols of the two files."""
     files = [f for f in files if _CODE_EXT.search(f)]
     sources = [f for f in files if not is_test_path(f)]
     by_key: dict[str, list[str]] = defaultdict(list)
@@ -126,7 +125,7 @@ def pair_tests(files: Iterable[str], references: Iterable[tuple[str, str]] = (),
         paired: list[str] = []
         for name in subject_names(t):
             cands = by_key.get(_key(name), [])
-            if all(_is_package_marker(c) and not defines(c) for c in cands):
+            if all(_is_package_marker(c) for c in cands):
                 members = _package_sources(by_folder.get(_key(name), []), refs[t])
                 if members:
                     paired += sorted(members, key=lambda s: (-refs[t][s], -_shared_prefix(s, t), s))
@@ -142,8 +141,7 @@ def pair_tests(files: Iterable[str], references: Iterable[tuple[str, str]] = (),
 
 
 def _is_package_marker(path: str) -> bool:
-    """x/__init__.py, x/mod.rs, x/index.js: a file named by its folder (when it defines
-    nothing, only imports or re-exports, the package's modules are what a test uses)."""
+    """x/__init__.py, x/mod.rs, x/index.js: a file named by its folder."""
     return _key(_stem_of(path.rsplit("/", 1)[-1])) in _GENERIC_KEYS
 
 
