@@ -95,9 +95,10 @@ class Graph:
         self._languages: tuple[dict[str, FileInfo], int, dict[str, int]] | None = None
 
     def language_counts(self) -> dict[str, int]:
-        """Files per language, in the order `files` first names each (L0's languages:
-        every answer's, ~0.3 ms a count over Django's 20k files). Counted again when
-        `files` is another dict or changed size; a caller must not change the result."""
+        """Files per language, in the order `files` first names each (L0's languages,
+        in every answer: a count was ~0.13 ms over the Django subset's 1,404 files, and
+        grows with the tree). Counted again when `files` is another dict or changed size;
+        a caller must not change the result."""
         memo = self._languages
         if memo is None or memo[0] is not self.files or memo[1] != len(self.files):
             langs: dict[str, int] = {}
