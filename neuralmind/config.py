@@ -69,6 +69,10 @@ MAX_RANKED_FILES = 20          # files an answer ranks (and whose best symbol le
 LEARNED_CANDIDATE_DEPTH = 30   # each list's first files that become candidates (RETR7)
 LEARNED_KEYWORD_DEPTH = 100    # whole-file BM25 scores read for the features (RETR7)
 PATH_TERMS_KEPT = 4096         # candidate paths' words the learned step keeps (~1 MB; they recur)
+# Paths whose test/generated verdict is kept (pairing.is_test_path: ~230 calls, two regex
+# searches each, per answer at Django's 20k, on the same few hundred files question after
+# question). A verdict is a function of the path alone, so it cannot go stale; < 2 MB full.
+TEST_PATHS_KEPT = 8192
 LEARNED_FILE_WEIGHTS: dict[str, float] = {  # every feature group, L2 1e-3, no added
     #   rr_fused, no protected files: the best of a 36-point grid on all ten projects, and the
     #   choice of 4 of 10 nested leave-one-repository-out folds (the other six: the same
@@ -113,6 +117,9 @@ PAGERANK_DAMPING = 0.85        # the usual value; 20 passes name the same key sy
 PAGERANK_ITERATIONS = 20
 L2_MAX_COMMUNITIES = 2
 L2_SYMBOLS_PER_COMMUNITY = 4
+# Workspaces whose L0 identity (README title and first paragraph) is kept: a process serves
+# a few; each entry is ~1 KB, dropped whole when full.
+IDENTITIES_KEPT = 16
 L3_MAX_HITS = 10               # pieces L3 may show, budget permitting (one per top file first)
 L3_LINES_PER_HIT = 8           # code lines a piece shows: its declaration, then query matches
 L3_SPANS_KEPT = 4096           # per file read, a symbol span's lines per asked token kept (RSS9): a long

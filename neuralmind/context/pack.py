@@ -159,10 +159,7 @@ def assemble(root: Path, graph: Any, question: str | None, hits: Sequence[Ranked
     texts: dict[str, str] = {}
     kept: dict[str, list[Piece]] = {}
     if include_wakeup:
-        langs: dict[str, int] = {}
-        for info in graph.files.values():
-            langs[info.language] = langs.get(info.language, 0) + 1
-        l0 = render_identity(root, langs, len(graph.files), len(graph.nodes))
+        l0 = render_identity(root, graph.language_counts(), len(graph.files), len(graph.nodes))
         texts["L0"] = truncate_to_tokens(l0, budgets["L0"])
         kept["L0"] = [Piece(texts["L0"], why="identity")] if texts["L0"] else []
         texts["L1"], kept["L1"] = render_summary(graph, budgets["L1"])

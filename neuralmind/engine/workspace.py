@@ -147,8 +147,7 @@ class Workspace(FreshAnswers, IndexJobs, ObservatoryViews, WorkspaceMemory, Work
         return self._open_index(catch_up=True)
 
     def _open_index(self, catch_up: bool) -> SearchIndex:
-        """The index as stored, caught up in memory with the stored graph when `catch_up`
-        (`index/generation.py`); a full build opens it without, since it writes both."""
+        """The index, caught up with the stored graph unless a full build writes both."""
         from neuralmind.index import generation  # (imported on first use, as below)
         from neuralmind.index.search_index import SearchIndex  # ~0.23 s (numpy, usearch)
 

@@ -91,6 +91,21 @@ class Graph:
         self._layout: tuple[dict[str, int], list[int], list[int]] | None = None
         # `nodes` is in `from_parts` order (False after a save added ids: see node_ids)
         self.ordered = True
+        # (the `files` dict counted, its size, files per language): see language_counts
+        self._languages: tuple[dict[str, FileInfo], int, dict[str, int]] | None = None
+
+    def language_counts(self) -> dict[str, int]:
+        """Files per language, in the order `files` first names each (L0's languages,
+        in every answer: a count was ~0.13 ms over the Django subset's 1,404 files, and
+        grows with the tree). Counted again when `files` is another dict or changed size;
+        a caller must not change the result."""
+        memo = self._languages
+        if memo is None or memo[0] is not self.files or memo[1] != len(self.files):
+            langs: dict[str, int] = {}
+            for info in self.files.values():
+                langs[info.language] = langs.get(info.language, 0) + 1
+            memo = self._languages = (self.files, len(self.files), langs)
+        return memo[2]
 
     def buffer_lines(self, rel: str) -> list[str] | None:
         """The lines of `rel` as extracted when that was an unsaved buffer, else None (read

@@ -41,6 +41,8 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import attrgetter
 from typing import TypeVar
 
 import numpy as np
@@ -96,6 +98,9 @@ class RankedFile:
 
     def to_json(self) -> dict[str, object]:
         return {"file": self.file, "score": round(self.score, 6), "reasons": self.reasons}
+
+
+_score = attrgetter("score")   # max's key over RankedFile: no Python frame per candidate
 
 
 def is_doc_path(path: str) -> bool:
@@ -159,8 +164,7 @@ def rank_files(lists: Mapping[str, Sequence[str]], pairs: Mapping[str, Sequence[
         index = pair_index(pairs)
         for test in pairs if index.chained else index.tests_of(list(scored)):
             sources = pairs[test]
-            best = max((scored[s] for s in sources if s in scored), key=lambda r: r.score,
-                       default=None)
+            best = max(filter(None, map(scored.get, sources)), key=_score, default=None)
             if best is None:
                 continue
             lifted = p.pair_share * best.score
@@ -333,7 +337,7 @@ def candidate_features(ranked: Sequence[RankedFile], fused: Mapping[str, RankedF
         "is_test": np.array([float(t and not about_tests) for t in tests]),
         "is_doc": np.array([float(scaled_as_documentation(f, about_docs, about_examples))
                             for f in cand]),
-        "pair_lift": np.array([max((own.get(x, 0.0) for x in pairs.get(f, ())), default=0.0)
+        "pair_lift": np.array([max(map(own.get, pairs.get(f, ()), repeat(0.0)), default=0.0)
                                if t else 0.0 for f, t in zip(cand, tests, strict=True)]),
         "path_match": np.array([len(ev.terms & _path_terms(f)) / n_terms for f in cand]),
         "exact": np.array([float(f in ev.exact) for f in cand]),

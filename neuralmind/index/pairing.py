@@ -31,7 +31,7 @@ import threading
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
-from neuralmind.config import PAIR_MIN_REFS
+from neuralmind.config import PAIR_MIN_REFS, TEST_PATHS_KEPT
 from neuralmind.index.tokens import stem
 
 _TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "e2e"})
@@ -48,8 +48,11 @@ _GENERIC = frozenset({"mod", "index", "main", "lib", "init", "__init__", "confte
                       "utils", "helper", "helpers", "common", "fixture", "fixtures", "setup"})
 
 
+@functools.lru_cache(maxsize=TEST_PATHS_KEPT)
 def is_test_path(path: str) -> bool:
-    """Tests, fixtures and generated code: files a change request is rarely about alone."""
+    """Tests, fixtures and generated code: files a change request is rarely about alone.
+    Memoised: every answer asks it of the same ranked files again (symbols, files, the
+    learned step's candidates)."""
     return bool(_TEST_PATH.search(path)) or bool(_GENERATED_PATH.search(path))
 
 

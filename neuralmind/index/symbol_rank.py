@@ -47,7 +47,8 @@ def rank_symbols(bm25_hits: list[tuple[str, float]], vector_hits: list[tuple[str
     fused = {f.id: f for f in rrf(lists, weights, k)}
     bm25_score, vec_score = dict(bm25_hits), dict(vector_hits)
     node_scores = {i: fused[i].score if i in fused else 0.0 for i in set(fused) | exact}
-    by_file = (group_rrf(node_scores, node_path, FILE_GROUP_WEIGHT, k)
+    file_of = {i: node_path(i) for i in node_scores}   # split once, read three times
+    by_file = (group_rrf(node_scores, file_of.__getitem__, FILE_GROUP_WEIGHT, k)
                if FILE_GROUP_WEIGHT else {})
     hits: list[Hit] = []
     for node_id, score in node_scores.items():
@@ -63,7 +64,7 @@ def rank_symbols(bm25_hits: list[tuple[str, float]], vector_hits: list[tuple[str
         if node_id in exact:
             hit.score += EXACT_BOOST
             hit.reasons.append(f"exact name match: {names.get(node_id, '')}")
-        if not about_tests and is_test_path(node_path(node_id)):
+        if not about_tests and is_test_path(file_of[node_id]):
             hit.score *= SYMBOL_TEST_FACTOR
             hit.reasons.append("test/generated code down-weighted")
         hits.append(hit)

@@ -253,8 +253,10 @@ class VectorStore:
             index = self._hnsw_index() if n >= self.exact_limit else None
             if index is None:      # exact: below the limit, or while the index is built
                 matches = us.search(self._vecs[:n], q, k, us.MetricKind.Cos, exact=True)
-                return [(self._ids[int(key)], 1.0 - float(d))
-                        for key, d in zip(matches.keys, matches.distances, strict=True)]
+                # as Python numbers first: one numpy scalar per hit was ~0.1 ms of k=100
+                ids = self._ids
+                return [(ids[key], 1.0 - d) for key, d in
+                        zip(matches.keys.tolist(), matches.distances.tolist(), strict=True)]
             matches = index.search(q, k)
             rows = self._rows_of(np.asarray(matches.keys, np.uint64))
             return [(self._ids[int(r)], 1.0 - float(d))
