@@ -193,7 +193,8 @@ def features(repo: Any, q: Any, s: Any) -> Cands:
     fused = fuse(lists, p0)
     ev = evidence(repo, q, s)
     cand, col = candidate_features(ranked, fused, pairs, ev, p0.k,
-                                   CANDIDATE_DEPTH, kw["about_tests"], kw["about_docs"])
+                                   CANDIDATE_DEPTH, kw["about_tests"], kw["about_docs"],
+                                   kw.get("about_examples", False))
     col.update(retr9_features(cand, col, ranked, pairs, ev.terms))
     x = (np.stack([col[name] for name in FEATURE_ORDER], axis=1) if cand
          else np.zeros((0, len(FEATURE_ORDER))))

@@ -10,6 +10,7 @@ from neuralmind.graph.lang_spec import ImportSpec, LanguageSpec, Source, string_
 
 _COMMON_DEFS = """
 (class_declaration name: (_) @name) @def.class
+(class name: (_) @name) @def.class
 (function_declaration name: (identifier) @name) @def.function
 (generator_function_declaration name: (identifier) @name) @def.function
 (class_body (method_definition
@@ -161,7 +162,8 @@ def _spec(name: str, typed: bool, extensions: tuple[str, ...]) -> LanguageSpec:
         skip_before=frozenset({"decorator"}),
         clean_name=clean_name,
         name_split=re.compile(r"\."),
-        wrappers=frozenset({"export_statement", "lexical_declaration", "variable_declaration"}),
+        wrappers=frozenset({"export_statement", "lexical_declaration", "variable_declaration",
+                            "expression_statement", "assignment_expression"}),
         signature_wrappers=frozenset({"lexical_declaration", "variable_declaration"}),
         body_types=frozenset({"statement_block", "class_body"}),
     )

@@ -209,7 +209,8 @@ def leading_comment(node: TSNode, spec: LanguageSpec, src: Source) -> str:
         prev = prev.prev_sibling
     parts: list[str] = []
     while prev is not None and prev.type in spec.comment_types:
-        if _last_row(prev) < line - 1:
+        if _last_row(prev) < line - 1 and not (
+                not parts and _last_row(prev) == line - 2 and _is_doc_block(src.text(prev))):
             break
         before = prev.prev_sibling
         if before is not None and before.type not in spec.comment_types \
@@ -221,6 +222,17 @@ def leading_comment(node: TSNode, spec: LanguageSpec, src: Source) -> str:
     if not parts:
         return ""
     return cap_doc("\n".join(clean_comment(p) for p in reversed(parts)))
+
+
+_LICENCE_WORDS = re.compile(r"copyright|licen[cs]e|spdx-license", re.I)
+
+
+def _is_doc_block(text: str) -> bool:
+    """A `/** ... */` block (JSDoc, TSDoc, Javadoc, PHPDoc) documents the definition after
+    it across one blank line, as those tools read it: koa writes every method so, and its
+    functions had no docstring at all (BENCHMARKS RETR11). A licence header is not one."""
+    return text.startswith("/**") and not text.startswith("/**/") and not _LICENCE_WORDS.search(
+        text)
 
 
 def _last_row(node: TSNode) -> int:

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
@@ -106,6 +107,25 @@ def is_doc_path(path: str) -> bool:
     return path.lower().endswith(_DOC_SUFFIXES)
 
 
+_EXAMPLE_DIR = re.compile(r"(^|/)_?examples?/", re.IGNORECASE)
+
+
+def is_example_path(path: str) -> bool:
+    return bool(_EXAMPLE_DIR.search(path))
+
+
+def scaled_as_documentation(path: str, about_docs: bool, about_examples: bool) -> bool:
+    """Documentation the question is not about: prose files unless it asks about docs,
+    example programs (a folder `examples/`, `_examples/`, `example/`) unless it asks about
+    examples. Why examples: they use every feature's words, as a README does, and a change
+    request rarely changes them: on history2 they held 33 of the test questions' top-five
+    places, 1 of them a changed file (BENCHMARKS RETR11). Why apart: "fix the hook
+    example" is as often about a docstring's example, where the README does not help."""
+    if is_doc_path(path):
+        return not about_docs
+    return not about_examples and is_example_path(path)
+
+
 def fuse(lists: Mapping[str, Sequence[str]], p: FileRankParams) -> dict[str, RankedFile]:
     """Weighted reciprocal-rank fusion of the file lists: the first step of `rank_files`
     (the rank lab replays it alone)."""
@@ -124,7 +144,7 @@ def fuse(lists: Mapping[str, Sequence[str]], p: FileRankParams) -> dict[str, Ran
 
 def rank_files(lists: Mapping[str, Sequence[str]], pairs: Mapping[str, Sequence[str]], *,
                about_tests: bool = False, about_docs: bool = False,
-               params: FileRankParams | None = None,
+               about_examples: bool = False, params: FileRankParams | None = None,
                limit: int = MAX_RANKED_FILES) -> list[RankedFile]:
     """Files best first, from ranked file lists (name -> files, best first).
 
@@ -132,7 +152,7 @@ def rank_files(lists: Mapping[str, Sequence[str]], pairs: Mapping[str, Sequence[
     p = params or FileRankParams()
     scored = fuse(lists, p)
     for rf in scored.values():
-        if not about_docs and p.doc_factor != 1.0 and is_doc_path(rf.file):
+        if p.doc_factor != 1.0 and scaled_as_documentation(rf.file, about_docs, about_examples):
             rf.score *= p.doc_factor
             rf.reasons.append("documentation down-weighted")
         elif not about_tests and p.test_factor != 1.0 and is_test_path(rf.file):
@@ -174,7 +194,7 @@ def rank_question_files(lists: Mapping[str, Sequence[str]], pairs: Mapping[str, 
     from `bm25` (the caller holds the index's lock); `keywords`: that whole-file BM25 when
     the caller scored it already, at least `LEARNED_KEYWORD_DEPTH` deep."""
     files = rank_files(lists, pairs, about_tests=q.about_tests, about_docs=q.about_docs,
-                       params=params)
+                       about_examples=q.about_examples, params=params)
     if not LEARNED_FILE_WEIGHTS or q.locate or bare_name or not nearest:
         return files
     keywords = (bm25.search_terms(q.keyword_terms, LEARNED_KEYWORD_DEPTH, subset=is_file_id,
@@ -184,7 +204,8 @@ def rank_question_files(lists: Mapping[str, Sequence[str]], pairs: Mapping[str, 
                       keywords, [(node_path(i), c) for i, c in nearest],
                       frozenset(map(node_path, exact)), frozenset(q.keyword_terms), bm25.length)
     return learned_rank(files, lists, pairs, ev, about_tests=q.about_tests,
-                        about_docs=q.about_docs, params=params)
+                        about_docs=q.about_docs, about_examples=q.about_examples,
+                        params=params)
 
 
 def follow_sources(ranked: list[RankedFile], own_rank: Mapping[str, int],
@@ -263,7 +284,8 @@ def _path_terms(path: str) -> frozenset[str]:
 
 def candidate_features(ranked: Sequence[RankedFile], fused: Mapping[str, RankedFile],
                        pairs: Mapping[str, Sequence[str]], ev: FileEvidence, k: float,
-                       depth: int, about_tests: bool, about_docs: bool
+                       depth: int, about_tests: bool, about_docs: bool,
+                       about_examples: bool = False,
                        ) -> tuple[list[str], dict[str, np.ndarray]]:
     """The candidates (each list's first `depth` files, the ranking so far, and the tests
     paired with any of them) and their features, every one scale-free across
@@ -313,7 +335,8 @@ def candidate_features(ranked: Sequence[RankedFile], fused: Mapping[str, RankedF
         "kw_norm": kwv / top_kw, "kw_z": _z(kwv),
         "cos_gap": cosv - top_cos, "cos_z": _z(cosv),
         "is_test": np.array([float(t and not about_tests) for t in tests]),
-        "is_doc": np.array([float(is_doc_path(f) and not about_docs) for f in cand]),
+        "is_doc": np.array([float(scaled_as_documentation(f, about_docs, about_examples))
+                            for f in cand]),
         "pair_lift": np.array([max(map(own.get, pairs.get(f, ()), repeat(0.0)), default=0.0)
                                if t else 0.0 for f, t in zip(cand, tests, strict=True)]),
         "path_match": np.array([len(ev.terms & _path_terms(f)) / n_terms for f in cand]),
@@ -332,7 +355,7 @@ def candidate_features(ranked: Sequence[RankedFile], fused: Mapping[str, RankedF
 def learned_rank(ranked: Sequence[RankedFile], lists: Mapping[str, Sequence[str]],
                  pairs: Mapping[str, Sequence[str]], ev: FileEvidence, *,
                  about_tests: bool = False, about_docs: bool = False,
-                 params: FileRankParams | None = None,
+                 about_examples: bool = False, params: FileRankParams | None = None,
                  weights: Mapping[str, float] | None = None,
                  limit: int = MAX_RANKED_FILES) -> list[RankedFile]:
     """The ranking so far (`rank_files` on `lists`) re-ranked by a linear score over each
@@ -344,7 +367,8 @@ def learned_rank(ranked: Sequence[RankedFile], lists: Mapping[str, Sequence[str]
     if not ranked or not any(w.values()):
         return list(ranked)[:limit]
     cand, col = candidate_features(ranked, fuse(lists, p), pairs, ev, p.k,
-                                   LEARNED_CANDIDATE_DEPTH, about_tests, about_docs)
+                                   LEARNED_CANDIDATE_DEPTH, about_tests, about_docs,
+                                   about_examples)
     sc = np.zeros(len(cand))
     for name, weight in w.items():
         sc += weight * col[name]

@@ -13,6 +13,10 @@ Conventions, per language family (the core name is what the test is named after)
     JS / TS     x.test.ts, x.spec.js, __tests__/x.js, test/x.ts, test/x/y.js -> x
     any         a folder under the test root names the module: test/request/host.js
                 exercises lib/request.js when no lib/host.js exists
+    any         a name that only a package folder holds (its __init__.py, mod.rs or
+                index.js, or no such file) names the package: the test exercises the
+                folder's files it references, most referenced first
+                (tests/protocols/test_http.py -> uvicorn/protocols/http/h11_impl.py)
 
 A test that matches no source file by name is paired by the graph: the source files
 its symbols call, import or inherit from, by how many references (at least
@@ -31,10 +35,13 @@ from neuralmind.config import PAIR_MIN_REFS, TEST_PATHS_KEPT
 from neuralmind.index.tokens import stem
 
 _TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "e2e"})
+# Go's rules too: a `testdata/` folder holds test fixtures (the go tool skips it), and
+# `x.pb.go` is protoc's generated code.
 _TEST_PATH = re.compile(
-    r"(^|/)(tests?|testing|__tests__|spec|specs)/|(^|/)test_[^/]*$|_test\.\w+$"
+    r"(^|/)(tests?|testing|__tests__|spec|specs|testdata)/|(^|/)test_[^/]*$|_test\.\w+$"
     r"|\.(spec|test)\.\w+$|(^|/)conftest\.py$")
-_GENERATED_PATH = re.compile(r"_pb2(_grpc)?\.py$|\.generated\.|(^|/)generated/|\.min\.js$")
+_GENERATED_PATH = re.compile(r"_pb2(_grpc)?\.py$|\.pb(\.gw)?\.go$|\.generated\.|(^|/)generated/"
+                             r"|\.min\.js$")
 _CODE_EXT = re.compile(r"\.(py|pyi|go|rs|js|jsx|mjs|cjs|ts|tsx|java|kt|rb|php|cs|c|cc|cpp|h|hpp"
                        r"|swift|scala|lua|ex|exs)$")
 _GENERIC = frozenset({"mod", "index", "main", "lib", "init", "__init__", "conftest", "util",
@@ -99,13 +106,16 @@ def pair_tests(files: Iterable[str], references: Iterable[tuple[str, str]] = ()
     files = [f for f in files if _CODE_EXT.search(f)]
     sources = [f for f in files if not is_test_path(f)]
     by_key: dict[str, list[str]] = defaultdict(list)
+    by_folder: dict[str, list[str]] = defaultdict(list)
     for f in sources:
         base = f.rsplit("/", 1)[-1]
         key = _key(_stem_of(base))
+        parent = f.split("/")[-2] if "/" in f else ""
         if key in _GENERIC_KEYS:   # x/mod.rs, x/index.js: named by the folder
-            parent = f.split("/")[-2] if "/" in f else ""
             key = _key(parent) if parent else key
         by_key[key].append(f)
+        if parent:
+            by_folder[_key(parent)].append(f)
     refs: dict[str, Counter[str]] = defaultdict(Counter)
     source_set = set(sources)
     for a, b in references:
@@ -118,7 +128,12 @@ def pair_tests(files: Iterable[str], references: Iterable[tuple[str, str]] = ()
         paired: list[str] = []
         for name in subject_names(t):
             cands = by_key.get(_key(name), [])
-            paired += sorted(cands, key=lambda s: (-_shared_prefix(s, t), s))
+            if all(_is_package_marker(c) for c in cands):
+                members = _package_sources(by_folder.get(_key(name), []), refs[t])
+                if members:
+                    paired += sorted(members, key=lambda s: (-refs[t][s], -_shared_prefix(s, t), s))
+                    break
+            paired += sorted(cands, key=lambda s: (-_shared_prefix(s, t), -refs[t][s], s))
             if paired:
                 break
         if not paired:
@@ -126,6 +141,19 @@ def pair_tests(files: Iterable[str], references: Iterable[tuple[str, str]] = ()
         if paired:
             out[t] = list(dict.fromkeys(paired))
     return out
+
+
+def _is_package_marker(path: str) -> bool:
+    """x/__init__.py, x/mod.rs, x/index.js: a file named by its folder."""
+    return _key(_stem_of(path.rsplit("/", 1)[-1])) in _GENERIC_KEYS
+
+
+def _package_sources(members: Sequence[str], refs: Counter[str]) -> list[str]:
+    """The files of a package folder a test named after the package references. Why: a
+    package's marker file is often empty (uvicorn's protocols/http/__init__.py), so a test
+    paired with it alone was never lifted by the modules the package's changes touch
+    (h11_impl.py, httptools_impl.py); its references say which of them it exercises."""
+    return [s for s in members if refs[s]]
 
 
 class PairIndex:

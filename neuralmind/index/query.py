@@ -1,5 +1,5 @@
 """What a question says, read once: its keyword terms, the identifiers it names,
-whether it asks about tests or documentation, and whether it asks where code is.
+whether it asks about tests, documentation or examples, and whether it asks where code is.
 
 Change requests name the change as well as the code ("fix", "add support for", "allow
 ... instead"): those words are dropped from the keyword query only (measured: dropping
@@ -21,6 +21,11 @@ _TEST_WORDS = frozenset({"test", "tests", "testing", "pytest", "unittest", "fixt
                          "fixtures", "spec", "specs", "mock", "conftest"})
 _DOC_WORDS = frozenset(code_tokens("doc docs documentation readme changelog guide tutorial "
                                    "markdown"))
+_EXAMPLE_WORDS = frozenset(code_tokens("example examples"))
+# Comments are code: "doc comments", "fix the jsdoc", "docs(context): fix some comments" ask
+# for the source files whose comments change, not for the README (BENCHMARKS RETR11).
+_COMMENT_WORDS = frozenset(code_tokens("comment comments docstring docstrings jsdoc godoc "
+                                       "rustdoc javadoc tsdoc"))
 _WH_WORDS = frozenset({"how", "what", "where", "which", "why", "when", "who", "whom", "whose"})
 _ARTICLES = frozenset({"the", "a", "an"})
 _FIRST_WORD = re.compile(r"[A-Za-z][A-Za-z']*")
@@ -35,6 +40,7 @@ class Question:
     keyword_terms: tuple[str, ...]   # what BM25 is asked: the terms minus change words
     about_tests: bool                # tests keep their full score when asked about
     about_docs: bool                 # so do documentation files
+    about_examples: bool = False     # and example programs
     locate: bool = False             # asks where or how code is, not for a change
 
 
@@ -43,8 +49,11 @@ def parse_question(text: str) -> Question:
     keyword = tuple(t for t in terms if t not in _CHANGE_WORDS) or terms
     about_tests = any(t in _TEST_WORDS for t in terms) or bool(
         re.search(r"\btest", text, re.IGNORECASE))
-    about_docs = any(t in _DOC_WORDS for t in terms)
-    return Question(text, terms, keyword, about_tests, about_docs, is_locate_question(text))
+    about_docs = any(t in _DOC_WORDS for t in terms) and not any(
+        t in _COMMENT_WORDS for t in terms)
+    about_examples = any(t in _EXAMPLE_WORDS for t in terms)
+    return Question(text, terms, keyword, about_tests, about_docs, about_examples,
+                    is_locate_question(text))
 
 
 def is_locate_question(text: str) -> bool:

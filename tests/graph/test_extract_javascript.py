@@ -177,3 +177,45 @@ def test_object_literal_and_prototype_functions():
         ("SelectBox.redisplay", "draw", 10, []),
         ("Foo.bar", "this.baz", 14, []),
     ]
+
+
+KOA_STYLE_JS = b"""'use strict';
+
+const Emitter = require('events');
+
+/**
+ * Expose `Application` class.
+ * Inherits from `Emitter.prototype`.
+ */
+
+module.exports = class Application extends Emitter {
+  /**
+   * Shorthand for creating a server.
+   *
+   * @api public
+   */
+
+  listen(...args) {
+    return args;
+  }
+
+  /* not a doc block */
+
+  use(fn) {
+    return fn;
+  }
+};
+"""
+
+
+def test_a_commonjs_class_expression_and_its_jsdoc_across_a_blank_line():
+    """koa's style: `module.exports = class X { ... }`, each JSDoc block a blank line above
+    its definition (as JSDoc reads it); a plain block comment there documents nothing."""
+    fe = extract_file("lib/application.js", KOA_STYLE_JS, "javascript")
+    assert [(n.kind, n.qualname, n.docstring) for n in fe.nodes if n.kind != "file"] == [
+        ("class", "Application",
+         "Expose `Application` class.\nInherits from `Emitter.prototype`."),
+        ("method", "Application.listen", "Shorthand for creating a server.\n\n@api public"),
+        ("method", "Application.use", ""),
+    ]
+    assert _refs(fe, "inherits") == [("Application", "Emitter", 10, [])]

@@ -118,12 +118,28 @@ def test_pairing_follows_each_languages_conventions() -> None:
     assert subject_names("test/request/host.js") == ["host", "request"]
 
 
+def test_go_fixtures_and_generated_code_are_not_sources() -> None:
+    assert is_test_path("testdata/protoexample/test.pb.go")
+    assert is_test_path("render/testdata/template.html")
+    assert is_test_path("api/v1/service.pb.go") and is_test_path("api/v1/service.pb.gw.go")
+    assert not is_test_path("render/render.go") and not is_test_path("protobuf.go")
+
+
 def test_pairing_falls_back_to_what_the_test_references() -> None:
     files = ["lib/engine.js", "lib/helpers.js", "test/smoke.js"]
     refs = [("test/smoke.js", "lib/engine.js")] * 3 + [("test/smoke.js", "lib/helpers.js")]
     assert pair_tests(files, refs)["test/smoke.js"] == ["lib/engine.js"]
     # one reference is not a pairing
     assert "test/smoke.js" not in pair_tests(files, refs[-1:])
+
+
+def test_among_files_of_the_same_name_the_one_a_test_uses_comes_first() -> None:
+    # werkzeug: tests/test_urls.py named both examples/i18nurls/urls.py and src/werkzeug/urls.py,
+    # the example first by name; the first source is the one that brings the test up
+    files = ["examples/demo/urls.py", "src/pkg/urls.py", "tests/test_urls.py"]
+    refs = [("tests/test_urls.py", "src/pkg/urls.py")]
+    assert pair_tests(files, refs)["tests/test_urls.py"] == ["src/pkg/urls.py",
+                                                            "examples/demo/urls.py"]
 
 
 def test_rank_files_fuses_lists_and_applies_the_priors() -> None:
@@ -141,6 +157,22 @@ def test_rank_files_fuses_lists_and_applies_the_priors() -> None:
     assert asked.index("README.md") < asked.index("b.go")
     no_pairs = [r.file for r in rank_files(lists, pairs, params=FileRankParams(pair_share=0))]
     assert "a_test.go" not in no_pairs
+
+
+def test_example_programs_are_documentation_unless_the_question_is_about_examples() -> None:
+    lists = {"symbols": ["_examples/rest/main.go", "README.md", "mux.go", "tree.go"],
+             "keywords": ["_examples/rest/main.go", "README.md", "mux.go", "tree.go"]}
+    names = [r.file for r in rank_files(lists, {})]
+    assert names[:2] == ["mux.go", "tree.go"]
+    q = parse_question("Refactor graceful shutdown example")
+    assert q.about_examples and not q.about_docs
+    assert not parse_question("Fix graceful shutdown").about_examples
+    assert parse_question("rest example, update comment").about_examples
+    asked = [r.file for r in rank_files(lists, {}, about_examples=q.about_examples)]
+    assert asked[0] == "_examples/rest/main.go" and asked[1] != "README.md"
+    # a question about docs lifts the README, not the example programs
+    docs = [r.file for r in rank_files(lists, {}, about_docs=True)]
+    assert docs[0] == "README.md" and docs.index("_examples/rest/main.go") > 1
 
 
 def test_the_best_sources_bring_their_tests_into_the_top_five() -> None:
@@ -176,6 +208,15 @@ def test_the_question_form_tells_locate_questions_from_change_requests() -> None
               "Add extension to cache key", "whenever-flag: support it", "is_json is a property"):
         assert not is_locate_question(q), q
         assert not parse_question(q).locate
+
+
+def test_a_question_about_comments_is_about_code_not_documentation() -> None:
+    for q in ("docs: update the README", "Link to GitHub from docs", "Fix typo in the guide"):
+        assert parse_question(q).about_docs, q
+    for q in ("Trim and ignore empty doc comments", "docs(context): fix some comments",
+              "docs: fix response.vary jsdoc field param", "docs: improved GoDoc in helpers.go",
+              "Fix the docstring of Config"):
+        assert not parse_question(q).about_docs, q
 
 
 def test_learned_rank_scores_candidates_by_their_features() -> None:
@@ -295,6 +336,35 @@ def test_pairs_are_kept_across_a_body_save_and_follow_a_new_test(tmp_path: Path)
     # read from the resolved edges by file: the new graph's whole edge index (most of the
     # pairs' cost after a structural save on a large graph) is never built for them
     assert ws.graph._out is None
+
+
+def test_a_test_named_after_a_package_pairs_with_the_modules_it_uses(tmp_path: Path) -> None:
+    # uvicorn's layout: tests/protocols/test_http.py is named after the package
+    # protocols/http, whose __init__.py is empty; the modules it imports are what it tests
+    ws = built_workspace(tmp_path, {
+        "srv/__init__.py": "",
+        "srv/protocols/__init__.py": "",
+        "srv/protocols/http/__init__.py": "",
+        "srv/protocols/http/h11_impl.py": "class H11Protocol:\n    def data_received(self, data):\n"
+                                          "        return data\n",
+        "srv/protocols/http/fast_impl.py": "class FastProtocol:\n    def data_received(self, d):\n"
+                                           "        return d\n",
+        "srv/protocols/http/flow.py": "def pause():\n    return 1\n",
+        "tests/protocols/test_http.py":
+            "from srv.protocols.http.h11_impl import H11Protocol\n"
+            "from srv.protocols.http.fast_impl import FastProtocol\n\n\n"
+            "def test_h11():\n    assert H11Protocol().data_received(b'x')\n\n\n"
+            "def test_h11_twice():\n    assert H11Protocol().data_received(b'y')\n\n\n"
+            "def test_fast():\n    assert FastProtocol().data_received(b'x')\n",
+        "tests/test_flow.py": "def test_nothing():\n    pass\n"})
+    pairs = source_pairs(ws.graph)
+    # most referenced first; the empty marker file and the unreferenced module are left out
+    assert pairs["tests/protocols/test_http.py"] == ["srv/protocols/http/h11_impl.py",
+                                                     "srv/protocols/http/fast_impl.py"]
+    assert pairs["tests/test_flow.py"] == ["srv/protocols/http/flow.py"]   # names still first
+    # a package test that references none of the package's modules keeps its marker file
+    files = ["pkg/http/__init__.py", "pkg/http/impl.py", "tests/test_http.py"]
+    assert pair_tests(files)["tests/test_http.py"] == ["pkg/http/__init__.py"]
 
 
 def test_rankings_read_pairs_by_source_as_a_scan_of_every_pair_would() -> None:
