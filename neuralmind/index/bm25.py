@@ -41,7 +41,7 @@ from neuralmind.index.postings import (
     merge,
 )
 from neuralmind.index.tokens import code_tokens
-from neuralmind.statedir import move_aside
+from neuralmind.statedir import file_stamp, move_aside
 
 log = logging.getLogger("neuralmind.index")
 
@@ -359,9 +359,22 @@ class BM25Index:
         return posting[1] if posting.__class__ is tuple else posting[doc_id]
 
     # --- persistence ----------------------------------------------------------------------
+    def is_file(self, path: Path) -> bool:
+        """The index is exactly what `path` holds: its base is mapped from that file, still
+        there unchanged (the stamp taken when it was mapped), with no overlay and no dead
+        marks. Writing it would rewrite the same bytes: on the Linux kernel the write at a
+        build's end rewrote the 617 MB base when only the pending list had changed (KERN11).
+        A merge makes a base in memory (no stamp), so after one this is False until a write."""
+        stamp = self._base.stamp
+        return (stamp is not None and not self._docs and self._alive is None
+                and file_stamp(path) == stamp)
+
     def save(self, path: Path) -> None:
         """Merge the overlay into the base, write it (atomically), and map the file: a
-        server's base then costs only the pages its questions touch."""
+        server's base then costs only the pages its questions touch. Nothing is written
+        when the file holds the index already (`is_file`)."""
+        if self.is_file(path):
+            return
         self.compact()
         self._base.save(path)
         path.with_name(LEGACY_FILE).unlink(missing_ok=True)

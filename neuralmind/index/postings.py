@@ -26,6 +26,7 @@ import bisect
 import hashlib
 import json
 import mmap
+import os
 import struct
 import sys
 import zlib
@@ -37,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from neuralmind.statedir import atomic_writer
+from neuralmind.statedir import atomic_writer, stat_stamp
 
 MAGIC = b"NMKWPOST"
 VERSION = 1
@@ -77,6 +78,8 @@ class FlatPostings:
     post_docs: np.ndarray      # int32[E]
     post_tf: np.ndarray        # uint16 or uint32[E]
     _mapped: Any = None        # the mmap the arrays view, kept alive with them
+    # the mapped file's identity when opened (`file_stamp`); None for a base in memory
+    stamp: tuple[int, int, int, int] | None = None
 
     @property
     def term_count(self) -> int:
@@ -172,6 +175,7 @@ class FlatPostings:
             size = f.tell() - base
             if size != header.get("body_bytes") or crc != header.get("crc32"):
                 raise DamagedPostings("truncated or altered (size or CRC-32 differs)")
+            stamp = stat_stamp(os.fstat(f.fileno()))
             try:
                 mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
                 arrays = {name: np.frombuffer(mapped, np.dtype(dt), count, base + off)
@@ -187,7 +191,7 @@ class FlatPostings:
             _forget_pages(mapped, base + header["sections"]["lengths"][1])
         flat = cls(ids, arrays["lengths"], arrays["term_blob"], arrays["term_off"],
                    arrays["term_hash"], arrays["term_perm"], arrays["post_off"],
-                   arrays["post_docs"], arrays["post_tf"], mapped)
+                   arrays["post_docs"], arrays["post_tf"], mapped, stamp)
         flat._check(header)
         return flat
 
