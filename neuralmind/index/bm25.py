@@ -55,7 +55,7 @@ class WrittenBase:
     """A base written and mapped off the serving thread, numbered, its subset masks made."""
 
     base: FlatPostings
-    numbers: dict[str, int]
+    numbers: DocNumbers
     masks: dict[Callable[[str], bool], np.ndarray]
 
 
@@ -391,7 +391,8 @@ class BM25Index:
         lengths = [self._lengths[d] for d in ids]
         postings = [(t, (p,) if p.__class__ is tuple else tuple(p.items()))   # type: ignore[union-attr]
                     for t, p in self._postings.items()]
-        subsets = list(self._base_masks)
+        numbers = self._base_num      # (a server's: made at warm-up and after each write)
+        masks = dict(self._base_masks)
         self._since = set()
         self.snapshots += 1         # `adopt` takes only the latest snapshot's base
 
@@ -400,10 +401,13 @@ class BM25Index:
             merged.save(path)
             path.with_name(LEGACY_FILE).unlink(missing_ok=True)
             mapped = FlatPostings.open(path, ids=merged.ids)
-            numbers = {d: i for i, d in enumerate(mapped.ids)}
-            masks = {f: np.fromiter((f(i) for i in mapped.ids), bool, len(mapped.ids))
-                     for f in subsets}
-            return WrittenBase(mapped, numbers, masks)
+            # the kept documents' numbers and masks moved, not made again (a Python call
+            # per document held the GIL beside the saves); the new ones' added
+            return WrittenBase(mapped, numbers.merged(alive, mapped.ids) if numbers is not None
+                               else DocNumbers(mapped.ids),
+                               {f: np.concatenate([m if alive is None else m[alive],
+                                                   np.fromiter(map(f, ids), bool, len(ids))])
+                                for f, m in masks.items()})
         return write
 
     def adopt(self, written: WrittenBase | None, snapshot: int) -> bool:
