@@ -347,8 +347,9 @@ class SearchIndex(SaveVectors, EmbedPending):
                     pending.difference_update(drop)
                     pending.update(todo)
                     self.handoff.record(self._vectors, seen, todo, gone)
-            # rewriting ~29 MB for nothing would stall every reader (and the GIL)
-            if dirty or bool(gone):
+            # rewriting ~29 MB for nothing would stall every reader (and the GIL); a writer
+            # also writes what a reader's catch-up left unsaved (generation.py)
+            if dirty or bool(gone) or (self._unsaved["keyword"] and not self.defer_writes):
                 self._save(keyword=True, vectors=bool(gone))
             if not embed or not todo:
                 return 0
