@@ -232,6 +232,11 @@ FLUSH_EXPECTED_BYTES_PER_SECOND = 50e6
 # (other processes read it; a server killed before the write loses no save, the graph
 # has it and the next build indexes it again, only the vectors the saves embedded).
 FLUSH_MAX_DEFER_SECONDS = 300.0
+# A server writes the search metadata as the entries changed since the last full file
+# (index/search_meta.py) while they and the pending list are at most this share of the
+# nodes: past it a delta costs nearly a full write, and every load folds it in. On the
+# Linux kernel the full file is 148 MB of JSON, half the writer's GIL time beside saves.
+META_DELTA_MAX_SHARE = 0.25
 # Saved files' nodes are embedded once saves pause this long: an embedding (~0.1-0.5 s
 # on the engine thread) started between two quick saves made the second one wait for it.
 EMBED_IDLE_SECONDS = 0.3

@@ -24,6 +24,7 @@ from pathlib import Path
 from neuralmind.discovery import pid_alive, read_discovery
 from neuralmind.graph.store import load_graph
 from neuralmind.graph.validate import validate_graph
+from neuralmind.index.search_meta import read_meta
 from neuralmind.index.state_files import BM25_FILE, META_FILE, VECTORS_FILE
 from neuralmind.memory import schema as decision_schema
 from neuralmind.memory.decisions.hook import BEGIN
@@ -201,11 +202,8 @@ class Doctor:
         return Check(name, OK, f"{len(docs)} documents")
 
     def _search_meta_count(self) -> int | None:
-        try:
-            meta = json.loads((self.state / META_FILE).read_text(encoding="utf-8"))
-            return len(meta["nodes"])
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
+        meta = read_meta(self.state / META_FILE)     # (with a server's delta applied)
+        return len(meta.kw_hash) if meta.found else None
 
     def vector_index(self) -> Check:
         import numpy as np  # ~45 ms, for this check only
@@ -226,11 +224,7 @@ class Doctor:
         except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as e:
             return Check(name, ERROR, f"{path} is damaged ({e}); it will be moved aside and "
                          "the vectors recomputed", build)
-        try:
-            pending = len(json.loads((self.state / META_FILE).read_text("utf-8"))
-                          .get("pending", []))
-        except (OSError, ValueError, AttributeError):
-            pending = 0
+        pending = len(read_meta(self.state / META_FILE).pending)
         if pending:
             return Check(name, WARNING, f"{len(ids)} vectors, {pending} nodes not embedded yet",
                          build)

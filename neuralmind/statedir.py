@@ -66,6 +66,19 @@ def sweep_stale_temps(directory: Path, older_than: float) -> int:
     return removed
 
 
+def file_stamp(path: Path) -> tuple[int, int, int, int] | None:
+    """The file's identity (device, inode, mtime, size); None when absent. A file written
+    through `atomic_writer` is a new inode each time, so an equal stamp is the same bytes."""
+    try:
+        return stat_stamp(os.stat(path))
+    except OSError:
+        return None
+
+
+def stat_stamp(st: os.stat_result) -> tuple[int, int, int, int]:
+    return (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write `data` to `path` so readers see either the old or the new file, never a mix."""
     with atomic_writer(path) as f:

@@ -58,5 +58,6 @@ class IndexJobs:
 
     def end_flush(self, job: KeywordFlush) -> None:
         job.finish()
-        self.last_write_s = job.seconds
+        if job.wrote_base:      # (one that wrote only the metadata says nothing of the next)
+            self.last_write_s = job.seconds
         heap.settle_after_saves()

@@ -41,7 +41,7 @@ from neuralmind.index.postings import (
     merge,
 )
 from neuralmind.index.tokens import code_tokens
-from neuralmind.statedir import move_aside
+from neuralmind.statedir import file_stamp, move_aside
 
 log = logging.getLogger("neuralmind.index")
 
@@ -55,7 +55,7 @@ class WrittenBase:
     """A base written and mapped off the serving thread, numbered, its subset masks made."""
 
     base: FlatPostings
-    numbers: dict[str, int]
+    numbers: DocNumbers
     masks: dict[Callable[[str], bool], np.ndarray]
 
 
@@ -359,9 +359,22 @@ class BM25Index:
         return posting[1] if posting.__class__ is tuple else posting[doc_id]
 
     # --- persistence ----------------------------------------------------------------------
+    def is_file(self, path: Path) -> bool:
+        """The index is exactly what `path` holds: its base is mapped from that file, still
+        there unchanged (the stamp taken when it was mapped), with no overlay and no dead
+        marks. Writing it would rewrite the same bytes: on the Linux kernel the write at a
+        build's end rewrote the 617 MB base when only the pending list had changed (KERN11).
+        A merge makes a base in memory (no stamp), so after one this is False until a write."""
+        stamp = self._base.stamp
+        return (stamp is not None and not self._docs and self._alive is None
+                and file_stamp(path) == stamp)
+
     def save(self, path: Path) -> None:
         """Merge the overlay into the base, write it (atomically), and map the file: a
-        server's base then costs only the pages its questions touch."""
+        server's base then costs only the pages its questions touch. Nothing is written
+        when the file holds the index already (`is_file`)."""
+        if self.is_file(path):
+            return
         self.compact()
         self._base.save(path)
         path.with_name(LEGACY_FILE).unlink(missing_ok=True)
@@ -378,7 +391,8 @@ class BM25Index:
         lengths = [self._lengths[d] for d in ids]
         postings = [(t, (p,) if p.__class__ is tuple else tuple(p.items()))   # type: ignore[union-attr]
                     for t, p in self._postings.items()]
-        subsets = list(self._base_masks)
+        numbers = self._base_num      # (a server's: made at warm-up and after each write)
+        masks = dict(self._base_masks)
         self._since = set()
         self.snapshots += 1         # `adopt` takes only the latest snapshot's base
 
@@ -387,10 +401,13 @@ class BM25Index:
             merged.save(path)
             path.with_name(LEGACY_FILE).unlink(missing_ok=True)
             mapped = FlatPostings.open(path, ids=merged.ids)
-            numbers = {d: i for i, d in enumerate(mapped.ids)}
-            masks = {f: np.fromiter((f(i) for i in mapped.ids), bool, len(mapped.ids))
-                     for f in subsets}
-            return WrittenBase(mapped, numbers, masks)
+            # the kept documents' numbers and masks moved, not made again (a Python call
+            # per document held the GIL beside the saves); the new ones' added
+            return WrittenBase(mapped, numbers.merged(alive, mapped.ids) if numbers is not None
+                               else DocNumbers(mapped.ids),
+                               {f: np.concatenate([m if alive is None else m[alive],
+                                                   np.fromiter(map(f, ids), bool, len(ids))])
+                                for f, m in masks.items()})
         return write
 
     def adopt(self, written: WrittenBase | None, snapshot: int) -> bool:

@@ -41,7 +41,9 @@ def catch_up(index: SearchIndex, stored_token: str | None, load_graph: Callable[
     """Bring the keyword side of `index` up to the stored graph, in memory; returns the
     nodes looked at (0: it was current). `load_graph` is called only when it is behind."""
     journal = index.journal.paths()
-    if not journal and (stored_token is None or index.graph_token in (None, stored_token)):
+    lost = index.node_count == 0        # no keyword side loaded (see below)
+    if not journal and not lost and (stored_token is None
+                                     or index.graph_token in (None, stored_token)):
         return 0            # current (or from before tokens were kept: nothing to compare)
     graph = load_graph()
     if not graph.files:
@@ -49,7 +51,10 @@ def catch_up(index: SearchIndex, stored_token: str | None, load_graph: Callable[
     t0 = time.perf_counter()
     defer, index.defer_writes = index.defer_writes, True    # a reader never writes it
     try:
-        if journal:     # every file committed since the index was written: those only
+        # `lost`: a keyword base and metadata that disagree are not loaded (a process killed
+        # between the two files' replacements); the journal's files alone would leave the
+        # rest of the graph unsearchable, so every node is compared, as after a killed build
+        if journal and not lost:    # every file committed since the index was written
             files = set(journal)
             ids = sorted({i for i in index.node_ids() if node_path(i) in files}
                          | {n.id for p in files for n in graph.nodes_by_file(p)})

@@ -28,22 +28,23 @@ def keyword_digest(text: str) -> bytes:
 def apply_texts(texts: dict[str, tuple[str, str, str]], bm25: BM25Index,
                 kw_hash: dict[str, bytes], names: dict[str, str], vectors: Any,
                 by_name: dict[str, str | list[str]] | None, todo: dict[str, str],
-                embedded: dict[str, str] | None, dropped: list[str]) -> bool:
+                embedded: dict[str, str] | None, dropped: list[str]) -> list[str]:
     """Index each (name, keyword text, embedded text) whose keyword text changed; nodes
     whose vector is missing or stale go to `todo` (their text to `embedded` when given);
     an empty embedded text means no vector (a stored one is removed, its id added to
     `dropped`: the caller's removed ids, whose vectors it then writes).
-    True when the keyword side changed."""
-    dirty = False
+    Returns the nodes whose keyword side (text or name) changed."""
+    changed: list[str] = []
     for node_id, (name, kw, text) in texts.items():
         h = keyword_digest(kw)
+        old = names.get(node_id)
         if kw_hash.get(node_id) != h:
             bm25.add(node_id, kw)
             kw_hash[node_id] = h
-            dirty = True
-        old = names.get(node_id)
+            changed.append(node_id)
+        elif old != name:
+            changed.append(node_id)
         if old != name:
-            dirty = True
             rename(by_name, node_id, old, name)
         names[node_id] = name
         if not text:     # a node left without a vector (NodeTextOptions.embed_members)
@@ -56,7 +57,7 @@ def apply_texts(texts: dict[str, tuple[str, str, str]], bm25: BM25Index,
             todo[node_id] = th
             if embedded is not None:
                 embedded[node_id] = text
-    return dirty
+    return changed
 
 
 def name_map(names: dict[str, str]) -> dict[str, str | list[str]]:

@@ -26,6 +26,7 @@ import bisect
 import hashlib
 import json
 import mmap
+import os
 import struct
 import sys
 import zlib
@@ -37,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from neuralmind.statedir import atomic_writer
+from neuralmind.statedir import atomic_writer, stat_stamp
 
 MAGIC = b"NMKWPOST"
 VERSION = 1
@@ -77,6 +78,8 @@ class FlatPostings:
     post_docs: np.ndarray      # int32[E]
     post_tf: np.ndarray        # uint16 or uint32[E]
     _mapped: Any = None        # the mmap the arrays view, kept alive with them
+    # the mapped file's identity when opened (`file_stamp`); None for a base in memory
+    stamp: tuple[int, int, int, int] | None = None
 
     @property
     def term_count(self) -> int:
@@ -172,6 +175,7 @@ class FlatPostings:
             size = f.tell() - base
             if size != header.get("body_bytes") or crc != header.get("crc32"):
                 raise DamagedPostings("truncated or altered (size or CRC-32 differs)")
+            stamp = stat_stamp(os.fstat(f.fileno()))
             try:
                 mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
                 arrays = {name: np.frombuffer(mapped, np.dtype(dt), count, base + off)
@@ -187,7 +191,7 @@ class FlatPostings:
             _forget_pages(mapped, base + header["sections"]["lengths"][1])
         flat = cls(ids, arrays["lengths"], arrays["term_blob"], arrays["term_off"],
                    arrays["term_hash"], arrays["term_perm"], arrays["post_off"],
-                   arrays["post_docs"], arrays["post_tf"], mapped)
+                   arrays["post_docs"], arrays["post_tf"], mapped, stamp)
         flat._check(header)
         return flat
 
@@ -220,6 +224,31 @@ class DocNumbers:
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    def merged(self, alive: np.ndarray | None, ids: list[str]) -> DocNumbers:
+        """The numbers of the base `merge` makes from this one's (`alive` ones kept in
+        order, then `ids`'s new documents after them): this table's arrays renumbered
+        and the new documents' hashes sorted in, numpy throughout (sorting releases the
+        GIL). Building it from the ids, a Python call per document, held a server's GIL
+        beside its saves: on the Linux kernel a dict of 835k numbers was ~15% of an index
+        write's GIL samples (KERN11)."""
+        hashes = np.frombuffer(self.hashes, np.int64)
+        order = np.frombuffer(self.order, np.int32)
+        if alive is not None:
+            renumber = np.cumsum(alive, dtype=np.int64) - 1
+            live = alive[order]
+            hashes, order = hashes[live], renumber[order[live]]
+        first = len(hashes)
+        fresh = np.fromiter((hash(i) for i in ids[first:]), np.int64, len(ids) - first)
+        hashes = np.concatenate([hashes, fresh])
+        order = np.concatenate([order.astype(np.int32),
+                                np.arange(first, len(ids), dtype=np.int32)])
+        by_hash = np.argsort(hashes, kind="stable")
+        table = DocNumbers.__new__(DocNumbers)
+        table.ids = ids
+        table.hashes = array("q", hashes[by_hash].tobytes())
+        table.order = array("i", order[by_hash].tobytes())
+        return table
 
     def get(self, doc_id: str) -> int | None:
         h = hash(doc_id)

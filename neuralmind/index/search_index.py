@@ -22,18 +22,14 @@ from __future__ import annotations
 import logging
 import sys
 import threading
-import time
-from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from neuralmind.config import (
-    ATTENTION_SAVE_SECONDS,
     CANDIDATES,
-    EMBED_SLICE,
     EXACT_MAX_NODES,
     FILE_BM25_B,
     FILE_DENSE_CANDIDATES,
@@ -43,25 +39,30 @@ from neuralmind.config import (
     RRF_WEIGHTS,
     SYMBOL_LIST_DEPTH,
     UPDATE_CHUNK,
-    VECTOR_SAVE_SECONDS,
 )
 from neuralmind.graph.graph import Graph
 from neuralmind.heap import no_gc
 from neuralmind.index.bm25 import BM25Index
-from neuralmind.index.embed_order import EmbedOrder, choose
-from neuralmind.index.embed_stream import embed_slices
+from neuralmind.index.embed_pending import EmbedPending
 from neuralmind.index.embedder import Embedder, ModelUnavailable, load_embedder
 from neuralmind.index.file_rank import FileRankParams, RankedFile, interleave, rank_question_files
-from neuralmind.index.keyword_update import apply_texts, exact_ids, name_map, text_hash
+from neuralmind.index.keyword_update import apply_texts, exact_ids, name_map
 from neuralmind.index.node_text import DEFAULT_TEXT, NodeTextOptions, file_children, graph_texts
 from neuralmind.index.query import Question, lookup_name, parse_question, query_identifiers
 from neuralmind.index.save_journal import SaveJournal
 from neuralmind.index.save_vectors import SaveVectors
-from neuralmind.index.search_meta import read_meta, write_meta
-from neuralmind.index.state_files import BM25_FILE, META_FILE, VECTORS_FILE
+from neuralmind.index.search_meta import MetaChanges, MetaWrite, read_meta
+from neuralmind.index.state_files import (
+    BM25_FILE,
+    INDEX_FILES,
+    META_DELTA_FILE,
+    META_FILE,
+    VECTORS_FILE,
+)
 from neuralmind.index.symbol_rank import Hit, is_file_id, node_path, rank_symbols, rename
 from neuralmind.index.vector_handoff import VectorHandoff
 from neuralmind.index.vectors import VectorStore
+from neuralmind.statedir import file_stamp
 
 log = logging.getLogger("neuralmind.index")
 FILE_KEYWORDS_READ = max(MAX_RANKED_FILES, LEARNED_KEYWORD_DEPTH)  # once a question (ASK11)
@@ -79,7 +80,7 @@ class SearchResult:
     lead: frozenset[str] = frozenset()   # symbols named by a question that is only a name
 
 
-class SearchIndex(SaveVectors):
+class SearchIndex(SaveVectors, EmbedPending):
     """BM25 + vector index of one workspace's nodes, persisted under `state_dir`."""
 
     def __init__(self, state_dir: Path, root: Path | None = None, *,
@@ -96,7 +97,7 @@ class SearchIndex(SaveVectors):
         self.one_shot = False      # set by a one-question process: see `embedder()`
         self.model_error: str | None = None      # why the model is unavailable
         self._lock, self._embed_lock = threading.RLock(), threading.Lock()
-        self._stamps: dict[str, tuple[int, int]] = {}
+        self._stamps: dict[str, tuple[int, int, int, int] | None] = {}
         self._bm25 = BM25Index()
         self._vectors = VectorStore()
         self._names: dict[str, str] = {}         # id -> lowercased name
@@ -104,6 +105,7 @@ class SearchIndex(SaveVectors):
         self._by_name: dict[str, str | list[str]] | None = None
         self._kw_hash: dict[str, bytes] = {}     # id -> hash of its keyword text (sha1)
         self._pending: set[str] = set()          # nodes whose vectors are not computed yet
+        self._meta_changes = MetaChanges()       # names/hashes changed since the full file
         self.graph_token: str | None = None      # the graph it reflects (generation.py)
         # A long-lived writer (the LSP server) sets this: `_save` then only marks what is
         # unsaved and `flush()` writes it when the editor is idle; in memory it is current.
@@ -120,14 +122,7 @@ class SearchIndex(SaveVectors):
 
     # --- persistence ---------------------------------------------------------------------
     def _paths(self) -> dict[str, Path]:
-        return {n: self.state_dir / n for n in (BM25_FILE, VECTORS_FILE, META_FILE)}
-
-    def _stamp(self, path: Path) -> tuple[int, int]:
-        try:
-            st = path.stat()
-        except OSError:
-            return (0, 0)
-        return (st.st_mtime_ns, st.st_size)
+        return {n: self.state_dir / n for n in INDEX_FILES}
 
     def _load(self) -> None:
         with no_gc(freeze=True):   # ~10^5 new objects: no full collection midway, none after
@@ -137,19 +132,22 @@ class SearchIndex(SaveVectors):
         paths = self._paths()
         bm25 = BM25Index.load(paths[BM25_FILE])
         vectors = VectorStore.load(paths[VECTORS_FILE])
-        names, kw_hash, pending, graph_token = read_meta(paths[META_FILE])
+        meta = read_meta(paths[META_FILE])
         dropped = None
         with self._lock:
-            if bm25 is not None and len(bm25) == len(kw_hash):
+            if bm25 is not None and len(bm25) == len(meta.kw_hash):
                 dropped = self._bm25
-                self._bm25, self._names, self._kw_hash = bm25, names, kw_hash
-                self.graph_token = graph_token
+                self._bm25, self._names, self._kw_hash = bm25, meta.names, meta.kw_hash
+                self.graph_token = meta.graph_token
+                self._meta_changes.loaded(meta)
+            else:       # what is kept is not that file's: the next write is a full one
+                self._meta_changes = MetaChanges()
             self._vectors = vectors if vectors is not None else VectorStore()
-            self._pending = pending
+            self._pending = meta.pending
             self.handoff.expected.clear()     # another writer's generation: ours is gone
             self._by_name = None
             self._unsaved = {"keyword": False, "vectors": False}
-            self._stamps = {n: self._stamp(p) for n, p in paths.items()}
+            self._stamps = {n: file_stamp(p) for n, p in paths.items()}
         if dropped is not None:
             dropped.release()
 
@@ -172,19 +170,23 @@ class SearchIndex(SaveVectors):
             keyword = self._unsaved["keyword"]
             vectors = self._unsaved["vectors"] and not self.handoff.active   # the child's file
             if keyword:
-                self._bm25.save(paths[BM25_FILE])
-                write_meta(paths[META_FILE], self._names, self._kw_hash, self._pending,
-                           self.graph_token or "")
+                self._bm25.save(paths[BM25_FILE])       # (nothing when the file holds it)
+                self._meta_changes.written(self.meta_write().write(paths[META_FILE]))
                 self._keyword_written = self._keyword_version
                 self.journal.drop_through(self.journal.last)
             if vectors:
                 self._vectors.save(paths[VECTORS_FILE])
             self._unsaved = {"keyword": False, "vectors": self._unsaved["vectors"] and not vectors}
-            written = [BM25_FILE, META_FILE] * keyword + [VECTORS_FILE] * vectors
-            self._stamps.update({n: self._stamp(paths[n]) for n in written})
+            written = [BM25_FILE, META_FILE, META_DELTA_FILE] * keyword + [VECTORS_FILE] * vectors
+            self._stamps.update({n: file_stamp(paths[n]) for n in written})
             if self.defer_writes:       # a server's idle time (warm-up, saves paused)
                 self._bm25.number_documents()
             return keyword or vectors
+
+    def meta_write(self) -> MetaWrite:
+        """The metadata's next write (under the lock; a server's: a delta, search_meta.py)."""
+        return self._meta_changes.plan(self._names, self._kw_hash, self._pending,
+                                       self.graph_token or "", delta=self.defer_writes)
 
     def node_ids(self) -> list[str]:
         return list(self._kw_hash)      # (one C-level copy: atomic under the GIL)
@@ -213,7 +215,7 @@ class SearchIndex(SaveVectors):
     def written_elsewhere(self) -> set[str]:
         """The index files another process wrote since we last read or wrote them."""
         return {n for n, p in self._paths().items()     # (KeywordFlush's: ours, being written)
-                if n not in self._writing and self._stamp(p) != self._stamps.get(n)}
+                if n not in self._writing and file_stamp(p) != self._stamps.get(n)}
 
     def _load_vectors(self) -> None:
         """The vectors file again: replaced, or merged while a build child writes it."""
@@ -227,7 +229,7 @@ class SearchIndex(SaveVectors):
             else:
                 self._vectors = vectors if vectors is not None else VectorStore()
                 self._pending = {i for i in self._pending if i not in self._vectors}
-            self._stamps[VECTORS_FILE] = self._stamp(path)
+            self._stamps[VECTORS_FILE] = file_stamp(path)
 
     def take_back_vectors(self, complete: bool) -> None:
         """The build child writing the vectors ended (`complete`: it embedded all it was
@@ -311,6 +313,7 @@ class SearchIndex(SaveVectors):
                 # save stalled the editor's loop ~30 ms (allocation-driven GC passes).
                 by_name = self._by_name if changed_node_ids is not None else None
                 self._by_name, dirty = by_name, False
+                self._meta_changes.note(i for i in gone if i in self._kw_hash)
                 for node_id in gone:
                     dirty |= node_id in self._kw_hash
                     self._bm25.remove(node_id)
@@ -325,9 +328,10 @@ class SearchIndex(SaveVectors):
                 texts = self._texts(graph, targets[start:start + UPDATE_CHUNK],
                                     children=children)
                 with self._lock:
-                    dirty |= apply_texts(texts, self._bm25, self._kw_hash, self._names,
-                                         self._vectors, by_name, todo,
-                                         embedded if embed else None, gone)
+                    changed = apply_texts(texts, self._bm25, self._kw_hash, self._names,
+                                          self._vectors, by_name, todo,
+                                          embedded if embed else None, gone)
+                    dirty |= self._meta_changes.note(changed)
                 seen.extend(texts)
                 del texts
             with self._lock:
@@ -343,8 +347,9 @@ class SearchIndex(SaveVectors):
                     pending.difference_update(drop)
                     pending.update(todo)
                     self.handoff.record(self._vectors, seen, todo, gone)
-            # rewriting ~29 MB for nothing would stall every reader (and the GIL)
-            if dirty or bool(gone):
+            # rewriting ~29 MB for nothing would stall every reader (and the GIL); a writer
+            # also writes what a reader's catch-up left unsaved (generation.py)
+            if dirty or bool(gone) or (self._unsaved["keyword"] and not self.defer_writes):
                 self._save(keyword=True, vectors=bool(gone))
             if not embed or not todo:
                 return 0
@@ -370,72 +375,6 @@ class SearchIndex(SaveVectors):
             ids = self._vectors.ids() if prune else hashes
             self._vectors.remove([i for i in ids if i not in self._kw_hash])
             self._pending.difference_update(hashes)
-
-    def embed_pending(self, graph: Graph, *, attention: Callable[[], Sequence[str]] = tuple,
-                      limit: int | None = None,
-                      importance: Callable[[str], float] | None = None,
-                      progress: ProgressFn | None = None,
-                      saved: Callable[[int], None] | None = None, settle: bool = True) -> int:
-        """Embed what `update(embed=False)` left pending, in `EmbedOrder` (`attention()`
-        asked before every slice; `importance` first when `limit` leaves no room for all;
-        the rest stays at file level). Vectors are written every VECTOR_SAVE_SECONDS, and
-        soon after attention slices, so a reloading server gains coverage meanwhile;
-        `saved(vectors)` follows each write. `settle=False` (a build child, whose server owns
-        the keyword files from `graph_ready` on) writes only the vectors: the server settles
-        the pending list. Returns how many nodes were embedded."""
-        embedder = self.embedder()
-        if embedder is None:
-            return 0
-        with self._lock:
-            pending = sorted(self._pending)
-        room = None if limit is None else max(0, limit - len(self._vectors))
-        chosen = choose(pending, room, importance)
-        children = file_children(graph)
-        texts = self._texts(graph, chosen, keyword=False, children=children)
-        sizes = dict(zip(texts, embedder.token_lengths([t[2] for t in texts.values()]),
-                         strict=True))
-        del texts
-        order = EmbedOrder.by_path(pending, chosen, node_path, sizes)
-        total, done, last_save, unsaved = len(chosen), 0, time.monotonic(), False
-        begun: deque[tuple[bool, dict[str, str], dict[str, np.ndarray], list[str]]] = deque()
-
-        def fresh_texts() -> Iterator[list[str]]:   # asked for while the last slice runs
-            while True:
-                ids, urgent = order.next_slice(EMBED_SLICE, attention())
-                if not ids:
-                    return
-                texts = {i: t[2] for i, t in
-                         self._texts(graph, ids, keyword=False, children=children).items()}
-                hashes = {i: text_hash(t) for i, t in texts.items()}
-                with self._lock:
-                    reuse, fresh = self._vectors.reusable(embedder.model_id, hashes)
-                begun.append((urgent, hashes, reuse, fresh))
-                yield [texts[i] for i in fresh]
-
-        for vecs in embed_slices(embedder, fresh_texts()):
-            urgent, hashes, reuse, fresh = begun.popleft()
-            self._store(reuse, fresh, vecs, hashes, prune=False)
-            done += len(hashes)
-            total = max(total, done)      # attention files may go past the cap
-            if progress is not None:
-                progress(done, total)
-            unsaved = True
-            since = time.monotonic() - last_save
-            if since >= VECTOR_SAVE_SECONDS or (urgent and since >= ATTENTION_SAVE_SECONDS):
-                self._save(keyword=False, vectors=True)
-                last_save, unsaved = time.monotonic(), False
-                if saved is not None:
-                    saved(len(self._vectors))
-        left = order.rest()
-        with self._lock:
-            self._pending.difference_update(left)    # represented by their files' vectors
-        if left:
-            log.info("%d nodes left at file level (max_embedded_nodes %s)", len(left), limit)
-        if unsaved or (left and settle):
-            self._save(keyword=settle, vectors=True)
-            if saved is not None:
-                saved(len(self._vectors))
-        return done
 
     # --- searching -----------------------------------------------------------------------
     def search(self, query: str, k: int = 20, mode: str = "hybrid",

@@ -5,4 +5,6 @@ snapshots read them without loading the index."""
 BM25_FILE = "bm25.bin"            # flat postings (postings.py)
 VECTORS_FILE = "vectors.npz"
 META_FILE = "search_meta.json"
+META_DELTA_FILE = "search_meta.delta.json"   # a server's changes since META_FILE (search_meta.py)
 JOURNAL_FILE = "saves.journal"    # files saved since the keyword side was written (generation.py)
+INDEX_FILES = (BM25_FILE, VECTORS_FILE, META_FILE, META_DELTA_FILE)   # what a reader stats

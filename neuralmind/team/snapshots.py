@@ -38,6 +38,8 @@ from neuralmind.errors import EngineError
 from neuralmind.graph.store import GRAPH_FILE
 from neuralmind.index.bm25 import LEGACY_FILE as LEGACY_BM25_FILE
 from neuralmind.index.search_index import BM25_FILE, META_FILE, VECTORS_FILE
+from neuralmind.index.search_meta import fold_delta
+from neuralmind.index.state_files import META_DELTA_FILE
 from neuralmind.statedir import exclusive_lock
 from neuralmind.team.pg_schema import SCHEMA
 from neuralmind.team.remote import RemoteStore
@@ -137,6 +139,9 @@ def publish(remote: RemoteStore, root: Path, state: Path, sha: str, author: str,
             _copy_db(state / GRAPH_FILE, stage / GRAPH_FILE)
             for name in FILES[1:]:
                 shutil.copyfile(state / name, stage / name)
+            if (state / META_DELTA_FILE).is_file():    # a server's changes since META_FILE
+                shutil.copyfile(state / META_DELTA_FILE, stage / META_DELTA_FILE)
+        fold_delta(stage / META_FILE)       # the snapshot's metadata is one whole file
         _check_only_committed(root, stage / GRAPH_FILE, sha)
         manifest: list[dict[str, Any]] = []
         raw_total = stored = 0

@@ -183,6 +183,37 @@ def test_document_numbers_tell_ids_with_one_hash_apart() -> None:
     assert numbers.get(_Colliding("a.py::absent")) is None and numbers.get("absent") is None
 
 
+def test_a_written_bases_numbers_and_masks_are_the_ones_made_from_its_ids(tmp_path: Path,
+                                                                          ) -> None:
+    """A flush job moves the old base's numbers and masks (numpy) rather than making them
+    from the new base's ids (a Python call per document, GIL held beside the saves): the
+    result is what making them gives, through removals, replacements and additions."""
+    rng = random.Random(3)
+    path = tmp_path / "bm25.bin"
+    index = BM25Index()
+    for i in range(400):
+        index.add(f"m{i % 37}.py::s{i}" if i % 5 else f"m{i}.py", f"alpha w{i % 11} w{i % 7}")
+    index.save(path)
+    for _round in range(3):
+        index.number_documents()
+        index.search_terms(["alpha"], 5, subset=is_file_id)     # a subset's mask made
+        live = list(index.ids())
+        for doc in rng.sample(live, 40):
+            index.remove(doc)
+        for doc in rng.sample(live, 20):
+            index.add(doc, "alpha replaced")
+        for i in range(15):
+            index.add(f"new{_round}_{i}.py" if i % 2 else f"n.py::f{_round}_{i}", "beta")
+        written = index.snapshot()(path)
+        ids = written.base.ids
+        assert [written.numbers.get(d) for d in ids] == list(range(len(ids)))
+        assert written.numbers.get("absent.py") is None
+        gone = set(live) - set(ids)
+        assert gone and all(written.numbers.get(d) is None for d in gone)
+        assert list(written.masks[is_file_id]) == [is_file_id(d) for d in ids]
+        assert index.adopt(written, index.snapshots)
+
+
 def test_best_of_a_deeper_search_is_the_shallower_search(tmp_path: Path) -> None:
     """`BM25Index.best(search_terms(q, K), k)` is `search_terms(q, k)` for K >= k, ties at
     the edge included (the files subset is scored once a question, read at two depths), on
