@@ -91,14 +91,6 @@ class Cands:
     shipped: list[str]     # the ranking before the learned step
 
 
-def _length(bm25: Any, doc_id: str) -> int:
-    """A document's token count in the index (overlay or base)."""
-    if doc_id in bm25._lengths:
-        return bm25._lengths[doc_id]
-    num = bm25._base_number(doc_id)
-    return 0 if num is None else int(bm25._base.lengths[num])
-
-
 def evidence(repo: Any, q: Any, s: Any) -> FileEvidence:
     """The three lists with their scores, as `SearchIndex.search` computes them (one real
     search records the symbol hits; whole-file BM25 and the nearest nodes are re-read)."""
@@ -108,26 +100,26 @@ def evidence(repo: Any, q: Any, s: Any) -> FileEvidence:
 
     idx = repo.index
     got: dict[str, Any] = {}
-    orig = idx._rank_symbols
+    orig = si.rank_symbols      # `search` calls the module's function (LIVE10 moved it)
 
     def rec(*a: Any, **kw: Any) -> Any:
         hits = orig(*a, **kw)
         got["hits"] = [(si.node_path(h.id), h.score) for h in hits[:SYMBOL_LIST_DEPTH]]
         return hits
 
-    idx._rank_symbols = rec
+    si.rank_symbols = rec
     try:
         idx._embedder = rv.FixedEmbedder(s.extra["qv"], idx._vectors.model_id)
         idx.search(q.text, k=40)
     finally:
-        del idx._rank_symbols
+        si.rank_symbols = orig
     pq = parse_question(q.text)
     kw = idx._bm25.search_terms(pq.keyword_terms, KEYWORD_DEPTH, subset=si.is_file_id,
                                 b=FILE_BM25_B)
     near = idx._vectors.search(s.extra["qv"], FILE_DENSE_CANDIDATES)
     return FileEvidence(got["hits"], kw, [(si.node_path(i), c) for i, c in near],
                         frozenset(map(si.node_path, s.exact)), frozenset(pq.keyword_terms),
-                        lambda f: _length(idx._bm25, f))
+                        idx._bm25.length)
 
 
 _DIR_HEAD = 5   # the best files so far whose directories `dir_share` counts
