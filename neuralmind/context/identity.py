@@ -7,12 +7,12 @@ first prose paragraph are kept: badges, images and HTML are noise to an LLM.
 
 from __future__ import annotations
 
-import os
 import re
 import tomllib
 from pathlib import Path
 
 from neuralmind.config import IDENTITIES_KEPT
+from neuralmind.statedir import file_stamp
 
 _DOCS = ("AGENTS.md", "CLAUDE.md", "README.md", "README.rst", "README.txt", "README")
 _NOISE = re.compile(r"^\s*(!\[|\[!\[|<|\.\. |:|\||-{3,}|={3,}|```)")
@@ -52,24 +52,14 @@ def _yaml_fields(text: str) -> dict[str, str]:
 
 
 _SOURCES = (".neuralmind.toml", ".neuralmind.yaml", *_DOCS)
-# root -> (what `_stamp` said of each source, the identity read from them)
+# root -> (each source's `file_stamp`, the identity read from them)
 _identities: dict[Path, tuple[tuple[tuple[int, ...] | None, ...], tuple[str, str]]] = {}
-
-
-def _stamp(path: Path) -> tuple[int, ...] | None:
-    """What tells a source's version: kind, size, modification time and inode (None:
-    absent)."""
-    try:
-        st = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    return (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino)
 
 
 def project_identity(root: Path) -> tuple[str, str]:
     """(name, description) for the project at `root`, read again only when one of its
     sources changed (every answer's L0 read and parsed the README: ~0.2 ms)."""
-    stamps = tuple(_stamp(root / f) for f in _SOURCES)
+    stamps = tuple(file_stamp(root / f) for f in _SOURCES)
     held = _identities.get(root)
     if held is not None and held[0] == stamps:
         return held[1]
