@@ -188,7 +188,10 @@ def test_language_server_killed_before_its_index_write_loses_no_save(small_repo:
         lsp.initialize({"mcp": False})
         lsp.wait_ready()
         _save_function(lsp, "pkg/mod004.py", "warm_the_save_path")   # the first save's costs
-        time.sleep(4)                   # and its write, once saves paused (2 s here)
+        deadline = time.monotonic() + 30    # and its write, once saves paused (2 s here)
+        while not _indexed_on_disk(small_repo, "warm_the_save_path"):
+            assert time.monotonic() < deadline, "the first save was never written"
+            time.sleep(0.1)
         _save_function(lsp, rel, name)
     finally:
         lsp.kill9()
