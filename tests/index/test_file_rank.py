@@ -235,6 +235,18 @@ def test_a_question_about_comments_is_about_code_not_documentation() -> None:
         assert not parse_question(q).about_docs, q
 
 
+def test_a_docs_commit_type_alone_is_not_about_documentation_files() -> None:
+    """`docs:` / `docs(scope):` says no behaviour changes, not which files: the words
+    after it decide (a help string or a typing is code; "the README" is a document)."""
+    for q in ("docs: clarify how --exec consumes positional arguments",
+              "docs(gin): update link to dont-trust-all-proxies section",
+              "Docs: Modify options type in the Application class", "doc!: Add document to X"):
+        assert not parse_question(q).about_docs, q
+    for q in ("docs: update the README", "docs(gin): Replace broken link to documentation",
+              "doc: updated docs for throw", "Improve docs: retry"):
+        assert parse_question(q).about_docs, q
+
+
 def test_learned_rank_scores_candidates_by_their_features() -> None:
     """The learned step re-ranks every list's candidates by a linear score: here the
     whole-file keyword score alone, against the fused order, and documentation
