@@ -158,8 +158,7 @@ def _package_sources(members: Sequence[str], refs: Counter[str]) -> list[str]:
 
 class PairIndex:
     """`pairs` read the other way, for the file ranking's per-question loops: the tests
-    of each source (in `pairs` order), each test's place in `pairs`, the tests whose first
-    source is each file. Scanning every pair once per question cost ~1-2 ms of each answer
+    of each source (in `pairs` order), each test's place in `pairs`. Scanning every pair once per question cost ~1-2 ms of each answer
     at Django's 20k nodes (the learned step scans them twice more); a question ranks a few
     hundred files, and only their tests can move. `chained`: some test's sources name
     another test (never in `pair_tests`' pairs), where the loops' result depends on the
@@ -169,12 +168,9 @@ class PairIndex:
         self.pairs = pairs
         self.position = {t: i for i, t in enumerate(pairs)}
         self.by_source: dict[str, list[str]] = {}
-        self.first_source: dict[str, list[str]] = {}
         for test, sources in pairs.items():
             for s in dict.fromkeys(sources):
                 self.by_source.setdefault(s, []).append(test)
-            if sources:
-                self.first_source.setdefault(sources[0], []).append(test)
         self.chained = any(s in pairs for s in self.by_source)
 
     def tests_of(self, files: Iterable[str]) -> list[str]:

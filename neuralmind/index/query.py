@@ -26,6 +26,11 @@ _EXAMPLE_WORDS = frozenset(code_tokens("example examples"))
 # for the source files whose comments change, not for the README (BENCHMARKS RETR11).
 _COMMENT_WORDS = frozenset(code_tokens("comment comments docstring docstrings jsdoc godoc "
                                        "rustdoc javadoc tsdoc"))
+# A conventional-commit type `docs:` / `docs(scope):` says the change alters no behaviour,
+# not where it is: in code repositories it is as often comments, help strings and typings
+# (fd's "docs: clarify how --exec consumes ...", koa's "docs: Provide more typings ...");
+# the words after it still say when the files are documentation ("docs: update README").
+_DOC_COMMIT_TYPE = re.compile(r"^\s*docs?(\([^)]*\))?!?:", re.IGNORECASE)
 _WH_WORDS = frozenset({"how", "what", "where", "which", "why", "when", "who", "whom", "whose"})
 _ARTICLES = frozenset({"the", "a", "an"})
 _FIRST_WORD = re.compile(r"[A-Za-z][A-Za-z']*")
@@ -49,7 +54,8 @@ def parse_question(text: str) -> Question:
     keyword = tuple(t for t in terms if t not in _CHANGE_WORDS) or terms
     about_tests = any(t in _TEST_WORDS for t in terms) or bool(
         re.search(r"\btest", text, re.IGNORECASE))
-    about_docs = any(t in _DOC_WORDS for t in terms) and not any(
+    subject = tuple(code_tokens(_DOC_COMMIT_TYPE.sub(" ", text, count=1)))
+    about_docs = any(t in _DOC_WORDS for t in subject) and not any(
         t in _COMMENT_WORDS for t in terms)
     about_examples = any(t in _EXAMPLE_WORDS for t in terms)
     return Question(text, terms, keyword, about_tests, about_docs, about_examples,

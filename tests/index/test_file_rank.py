@@ -197,6 +197,22 @@ def test_the_best_sources_bring_their_tests_into_the_top_five() -> None:
     assert shared.index("tests/test_a.py") == 4 and shared.index("tests/test_b.py") > 4
 
 
+def test_any_of_a_tests_sources_among_the_best_brings_it_up() -> None:
+    """A test paired with several modules (a package's test) follows whichever of them
+    ranks among the best two, not only the first it was paired with; below that source."""
+    code = ["a.py", "b.py", "c.py", "d.py", "e.py", "f.py", "z.py"]
+    lists = {"symbols": [*code, "tests/test_pkg.py"]}
+    pairs = {"tests/test_pkg.py": ["z.py", "b.py"]}   # z.py (its first source) ranks 7th
+    ranked = rank_files(lists, pairs, params=FileRankParams(pair_share=0.0))
+    names = [r.file for r in ranked]
+    assert names[:5] == ["a.py", "b.py", "c.py", "d.py", "tests/test_pkg.py"]
+    assert "test of b.py, placed below it" in ranked[4].reasons
+    # a source outside the best two still brings nothing
+    far = {"tests/test_pkg.py": ["z.py", "f.py"]}
+    assert [r.file for r in rank_files(lists, far, params=FileRankParams(pair_share=0.0))
+            ].index("tests/test_pkg.py") == 7
+
+
 def test_the_question_form_tells_locate_questions_from_change_requests() -> None:
     for q in ("how does a didSave become searchable?", "Where is the retry delay capped",
               "which module renders the banner", "the class that renders tables",
@@ -217,6 +233,18 @@ def test_a_question_about_comments_is_about_code_not_documentation() -> None:
               "docs: fix response.vary jsdoc field param", "docs: improved GoDoc in helpers.go",
               "Fix the docstring of Config"):
         assert not parse_question(q).about_docs, q
+
+
+def test_a_docs_commit_type_alone_is_not_about_documentation_files() -> None:
+    """`docs:` / `docs(scope):` says no behaviour changes, not which files: the words
+    after it decide (a help string or a typing is code; "the README" is a document)."""
+    for q in ("docs: clarify how --exec consumes positional arguments",
+              "docs(gin): update link to dont-trust-all-proxies section",
+              "Docs: Modify options type in the Application class", "doc!: Add document to X"):
+        assert not parse_question(q).about_docs, q
+    for q in ("docs: update the README", "docs(gin): Replace broken link to documentation",
+              "doc: updated docs for throw", "Improve docs: retry"):
+        assert parse_question(q).about_docs, q
 
 
 def test_learned_rank_scores_candidates_by_their_features() -> None:
