@@ -78,10 +78,10 @@ TEST_PATHS_KEPT = 8192
 # bisects the ids). Kept per base: dropped when the document leaves it or a new base comes;
 # emptied when full. ~0.1 KB an entry, < 1 MB full.
 BASE_LENGTHS_KEPT = 8192
-# A path's facts for the file ranking (test, documentation, example program, its words):
-# the ranking and the learned step ask them of the same few hundred files every answer
-# (~250 documentation checks, each a lower-casing and a regex, at Django's 20k). A function
-# of the path alone, so nothing goes stale; ~0.5 KB a path, < 2 MB full.
+# Paths whose documentation / example-program verdict the file ranking keeps
+# (file_rank._doc_kind): the ranking and the learned step ask it of the same few hundred
+# files every answer (~250 checks, each a lower-casing and a regex, at Django's 20k). A
+# function of the path alone, so nothing goes stale; ~0.3 KB a path, < 2 MB full.
 PATH_FACTS_KEPT = 4096
 LEARNED_FILE_WEIGHTS: dict[str, float] = {  # every feature group, L2 1e-3, no added
     #   rr_fused, no protected files: the best of a 36-point grid on all ten projects, and the
