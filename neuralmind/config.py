@@ -73,6 +73,16 @@ PATH_TERMS_KEPT = 4096         # candidate paths' words the learned step keeps (
 # searches each, per answer at Django's 20k, on the same few hundred files question after
 # question). A verdict is a function of the path alone, so it cannot go stale; < 2 MB full.
 TEST_PATHS_KEPT = 8192
+# Base documents' token counts BM25Index.length keeps (the learned step's size feature: ~130
+# files a change request, the same ones question after question; finding a base number
+# bisects the ids). Kept per base: dropped when the document leaves it or a new base comes;
+# emptied when full. ~0.1 KB an entry, < 1 MB full.
+BASE_LENGTHS_KEPT = 8192
+# Paths whose documentation / example-program verdict the file ranking keeps
+# (file_rank._doc_kind): the ranking and the learned step ask it of the same few hundred
+# files every answer (~250 checks, each a lower-casing and a regex, at Django's 20k). A
+# function of the path alone, so nothing goes stale; ~0.3 KB a path, < 2 MB full.
+PATH_FACTS_KEPT = 4096
 LEARNED_FILE_WEIGHTS: dict[str, float] = {  # every feature group, L2 1e-3, no added
     #   rr_fused, no protected files: the best of a 36-point grid on all ten projects, and the
     #   choice of 4 of 10 nested leave-one-repository-out folds (the other six: the same

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from neuralmind.config import KEYWORD_OVERLAY_ENTRIES
+from neuralmind.config import BASE_LENGTHS_KEPT, KEYWORD_OVERLAY_ENTRIES
 from neuralmind.index.postings import (
     DamagedPostings,
     DocNumbers,
@@ -73,6 +73,7 @@ class BM25Index:
         self._base_n = 0                           # live base documents
         self._base_total = 0                       # and their summed lengths
         self._base_masks: dict[Callable[[str], bool], np.ndarray] = {}
+        self._base_lengths: dict[str, int] = {}    # `length`'s base answers, this base only
         # the overlay
         self._docs: dict[str, tuple[str, ...]] = {}     # doc -> its distinct terms
         self._lengths: dict[str, int] = {}
@@ -96,11 +97,21 @@ class BM25Index:
         return [*live, *self._docs]
 
     def length(self, doc_id: str) -> int:
-        """A document's token count (0: not indexed): the learned file step's size feature."""
+        """A document's token count (0: not indexed): the learned file step's size feature.
+        A base document's is kept until the base changes or the document leaves it
+        (BASE_LENGTHS_KEPT): the step asks it of the same ~130 files every change request,
+        and finding a base number bisects the ids (~3 us a file)."""
         if doc_id in self._lengths:
             return self._lengths[doc_id]
+        kept = self._base_lengths.get(doc_id)
+        if kept is not None:
+            return kept
         num = self._base_number(doc_id)
-        return 0 if num is None else int(self._base.lengths[num])
+        n = 0 if num is None else int(self._base.lengths[num])
+        if len(self._base_lengths) >= BASE_LENGTHS_KEPT:
+            self._base_lengths.clear()
+        self._base_lengths[doc_id] = n
+        return n
 
     def add(self, doc_id: str, text: str) -> None:
         """Index `text` under `doc_id`, replacing what the id held before."""
@@ -182,6 +193,7 @@ class BM25Index:
         if self._alive is None:
             self._alive = np.ones(len(self._base.ids), bool)
         self._alive[num] = False
+        self._base_lengths.pop(doc_id, None)
         self._base_n -= 1
         self._base_total -= int(self._base.lengths[num])
         self._subset_stats.clear()
@@ -192,6 +204,7 @@ class BM25Index:
         self._base_n = len(base.ids)
         self._base_total = int(base.lengths.sum())
         self._base_masks.clear()
+        self._base_lengths.clear()
         self._subset_stats.clear()
 
     def compact(self) -> None:

@@ -61,6 +61,7 @@ from neuralmind.config import (
     PAIR_FOLLOW_POSITION,
     PAIR_FOLLOW_SOURCES,
     PAIR_SHARE,
+    PATH_FACTS_KEPT,
     PATH_TERMS_KEPT,
     SYMBOL_LIST_DEPTH,
 )
@@ -114,6 +115,13 @@ def is_example_path(path: str) -> bool:
     return bool(_EXAMPLE_DIR.search(path))
 
 
+@functools.lru_cache(maxsize=PATH_FACTS_KEPT)
+def _doc_kind(path: str) -> tuple[bool, bool]:
+    """(documentation, example program): asked of the same few hundred ranked files every
+    answer (config.PATH_FACTS_KEPT); a function of the path alone."""
+    return is_doc_path(path), is_example_path(path)
+
+
 def scaled_as_documentation(path: str, about_docs: bool, about_examples: bool) -> bool:
     """Documentation the question is not about: prose files unless it asks about docs,
     example programs (a folder `examples/`, `_examples/`, `example/`) unless it asks about
@@ -121,9 +129,10 @@ def scaled_as_documentation(path: str, about_docs: bool, about_examples: bool) -
     request rarely changes them: on history2 they held 33 of the test questions' top-five
     places, 1 of them a changed file (BENCHMARKS RETR11). Why apart: "fix the hook
     example" is as often about a docstring's example, where the README does not help."""
-    if is_doc_path(path):
+    doc, example = _doc_kind(path)
+    if doc:
         return not about_docs
-    return not about_examples and is_example_path(path)
+    return not about_examples and example
 
 
 def fuse(lists: Mapping[str, Sequence[str]], p: FileRankParams) -> dict[str, RankedFile]:
@@ -323,36 +332,42 @@ def candidate_features(ranked: Sequence[RankedFile], fused: Mapping[str, RankedF
     top_kw = (ev.keywords[0][1] if ev.keywords else 0.0) or 1.0
     floor_cos = ev.meaning[-1][1] if ev.meaning else 0.0
     top_cos = max(best_cos.values(), default=0.0)
-    list_rank = {"symbols": {f: r for r, f in enumerate(sym_files, 1)},
-                 "keywords": {f: r for r, f in enumerate(kw_top, 1)},
-                 "meaning": {f: r for r, f in enumerate(best_cos, 1)}}
+    sym_rank = {f: r for r, f in enumerate(sym_files, 1)}
+    kw_rank = {f: r for r, f in enumerate(kw_top, 1)}
+    cos_rank = {f: r for r, f in enumerate(best_cos, 1)}
     n_terms = max(1, len(ev.terms))
-    kwv = np.array([kw.get(f, 0.0) for f in cand])
-    cosv = np.array([best_cos.get(f, floor_cos) for f in cand])
-    lens = np.array([math.log1p(ev.length(f)) for f in cand])
-    tests = [is_test_path(f) for f in cand]
-    col = {
-        "fused": np.array([own.get(f, 0.0) for f in cand]),
-        "rr_fused": np.array([(k + 1) / (k + at.get(f, 2 * len(ranked))) for f in cand]),
-        "sym_norm": np.array([sym_best.get(f, 0.0) / top_sym for f in cand]),
-        "sym_hits": np.array([sym_count.get(f, 0) / most_hits for f in cand]),
-        "kw_norm": kwv / top_kw, "kw_z": _z(kwv),
-        "cos_gap": cosv - top_cos, "cos_z": _z(cosv),
-        "is_test": np.array([float(t and not about_tests) for t in tests]),
-        "is_doc": np.array([float(scaled_as_documentation(f, about_docs, about_examples))
-                            for f in cand]),
-        "pair_lift": np.array([max(map(own.get, pairs.get(f, ()), repeat(0.0)), default=0.0)
-                               if t else 0.0 for f, t in zip(cand, tests, strict=True)]),
-        "path_match": np.array([len(ev.terms & _path_terms(f)) / n_terms for f in cand]),
-        "exact": np.array([float(f in ev.exact) for f in cand]),
-        "sym_top": np.array([float(bool(ev.symbols) and f == ev.symbols[0][0]) for f in cand]),
-    }
-    for key, name in (("rrf_sym", "symbols"), ("rrf_kw", "keywords"), ("rrf_mean", "meaning")):
-        col[key] = np.array([(k + 1) / (k + list_rank[name][f]) if f in list_rank[name] else 0.0
-                             for f in cand])
+    unranked = 2 * len(ranked)
+    top_file = ev.symbols[0][0] if ev.symbols else None
+    terms, exact, length = ev.terms, ev.exact, ev.length
+    # One row a candidate, one pass (a column at a time went over the candidates 20 times);
+    # each value is the same Python float arithmetic as before, so the columns are equal.
+    rows = []
+    for f in cand:
+        test = is_test_path(f)
+        rows.append((
+            own.get(f, 0.0), (k + 1) / (k + at.get(f, unranked)),
+            sym_best.get(f, 0.0) / top_sym, sym_count.get(f, 0) / most_hits,
+            kw.get(f, 0.0), best_cos.get(f, floor_cos),
+            test and not about_tests, scaled_as_documentation(f, about_docs, about_examples),
+            max(map(own.get, pairs.get(f, ()), repeat(0.0)), default=0.0) if test else 0.0,
+            len(terms & _path_terms(f)) / n_terms, f in exact, f == top_file,
+            (k + 1) / (k + r) if (r := sym_rank.get(f)) else 0.0,
+            (k + 1) / (k + r) if (r := kw_rank.get(f)) else 0.0,
+            (k + 1) / (k + r) if (r := cos_rank.get(f)) else 0.0,
+            math.log1p(length(f))))
+    # contiguous columns: numpy's sums (the z-scores' mean and std) then add in the same order
+    (fused_v, rr_fused, sym_norm, sym_hits, kwv, cosv, is_test, is_doc, pair_lift, path_match,
+     exact_v, sym_top, rrf_sym, rrf_kw, rrf_mean, lens) = np.ascontiguousarray(
+        np.array(rows, dtype=np.float64).reshape(len(rows), 16).T)
     size = _z(lens)
-    col["size_z"], col["size_lo"], col["size_hi"] = size, np.minimum(size, 0.0), np.maximum(
-        size, 0.0)
+    col = {
+        "fused": fused_v, "rr_fused": rr_fused, "sym_norm": sym_norm, "sym_hits": sym_hits,
+        "kw_norm": kwv / top_kw, "kw_z": _z(kwv), "cos_gap": cosv - top_cos, "cos_z": _z(cosv),
+        "is_test": is_test, "is_doc": is_doc, "pair_lift": pair_lift, "path_match": path_match,
+        "exact": exact_v, "sym_top": sym_top, "rrf_sym": rrf_sym, "rrf_kw": rrf_kw,
+        "rrf_mean": rrf_mean, "size_z": size, "size_lo": np.minimum(size, 0.0),
+        "size_hi": np.maximum(size, 0.0),
+    }
     return cand, col
 
 

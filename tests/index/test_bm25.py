@@ -8,6 +8,7 @@ from pathlib import Path
 from neuralmind.index.bm25 import BM25Index
 from neuralmind.index.postings import DocNumbers
 from neuralmind.index.symbol_rank import is_file_id
+from neuralmind.index.tokens import code_tokens
 
 DOCS = {
     "auth.py::HTTPBasicAuth": "class HTTPBasicAuth attaches HTTP Basic Authentication to a request",
@@ -229,3 +230,27 @@ def test_best_of_a_deeper_search_is_the_shallower_search(tmp_path: Path) -> None
             for k, deep in ((3, 20), (20, 100), (7, 7), (100, 500)):
                 assert BM25Index.best(index.search_terms(q.split(), deep, subset, b), k) == (
                     index.search_terms(q.split(), k, subset, b)), (q, subset, k, deep)
+
+
+def test_a_base_documents_kept_length_follows_the_base(tmp_path: Path) -> None:
+    """`length` keeps base documents' counts; each answer must be the count a fresh index
+    of the same documents gives, after removals, re-adds, compactions and a reload."""
+    index = build()
+    index.compact()                                    # every document in the base now
+    doc = "auth.py::HTTPBasicAuth"
+    first = index.length(doc)
+    assert first == len(code_tokens(DOCS[doc])) > 0 and index.length(doc) == first
+    assert index.length("new.py::f") == 0              # not indexed: 0, kept too
+    index.remove(doc)
+    assert index.length(doc) == 0                      # fails if the kept count outlives it
+    text = "def parse_header(value) splits a header"
+    index.add("new.py::f", text)
+    index.compact()                                    # the new document joins the base
+    assert index.length("new.py::f") == len(code_tokens(text))   # fails if the kept 0 stays
+    index.add(doc, "class HTTPBasicAuth basic")
+    index.compact()
+    assert index.length(doc) == len(code_tokens("class HTTPBasicAuth basic")) != first
+    index.save(tmp_path / "bm25.bin")
+    loaded = BM25Index.load(tmp_path / "bm25.bin")
+    assert loaded is not None
+    assert {d: loaded.length(d) for d in loaded.ids()} == {d: index.length(d) for d in index.ids()}

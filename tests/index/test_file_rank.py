@@ -5,6 +5,7 @@ interleaved symbol hits and the `files` field of a query's JSON."""
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -12,18 +13,23 @@ from pathlib import Path
 import pytest
 from sample_workspace import built_workspace
 
+from neuralmind.config import LEARNED_CANDIDATE_DEPTH
 from neuralmind.context.retrieve import source_pairs
 from neuralmind.engine import Workspace
 from neuralmind.index.file_rank import (
     FileEvidence,
     FileRankParams,
     RankedFile,
+    candidate_features,
+    fuse,
     interleave,
     learned_rank,
     rank_files,
+    scaled_as_documentation,
 )
 from neuralmind.index.pairing import is_test_path, pair_tests, subject_names
 from neuralmind.index.query import is_locate_question, parse_question
+from neuralmind.index.tokens import code_tokens
 
 FILES = {
     "README.md": """
@@ -423,6 +429,88 @@ def test_rankings_read_pairs_by_source_as_a_scan_of_every_pair_would() -> None:
             learned = learned_rank(ranked, lists, p, ev)
             out.append([(r.file, r.score, r.reasons) for r in (*ranked, *learned)])
         assert out[0] == out[1]
+
+
+def _features_one_at_a_time(ranked: list[RankedFile], fused: dict[str, RankedFile],
+                            pairs: dict[str, list[str]], ev: FileEvidence, k: float,
+                            cand: list[str], about_tests: bool, about_docs: bool,
+                            about_examples: bool) -> dict[str, list[float]]:
+    """Each learned feature of each candidate by its definition, one value at a time."""
+    own = {f: rf.score / (max(r.score for r in fused.values()) or 1.0)
+           for f, rf in fused.items()}
+    sym = [f for f, _ in ev.symbols]
+    sym_files = list(dict.fromkeys(sym))
+    kw_top = list(dict.fromkeys(f for f, _ in ev.keywords))[:LEARNED_CANDIDATE_DEPTH]
+    cos = {}
+    for f, c in ev.meaning:
+        cos.setdefault(f, c)
+    at = [r.file for r in ranked]
+    out: dict[str, list[float]] = {}
+    for f in cand:
+        test = is_test_path(f)
+        lens = math.log1p(ev.length(f))
+        row = {
+            "fused": own.get(f, 0.0),
+            "rr_fused": (k + 1) / (k + (at.index(f) + 1 if f in at else 2 * len(at))),
+            "sym_norm": next((s for g, s in ev.symbols if g == f), 0.0) / ev.symbols[0][1],
+            "sym_hits": sym.count(f) / max(sym.count(g) for g in sym),
+            "kw": dict(ev.keywords).get(f, 0.0), "cos": cos.get(f, ev.meaning[-1][1]),
+            "is_test": float(test and not about_tests),
+            "is_doc": float(scaled_as_documentation(f, about_docs, about_examples)),
+            "pair_lift": max((own.get(s, 0.0) for s in pairs.get(f, ())), default=0.0)
+            if test else 0.0,
+            "path_match": len(ev.terms & set(code_tokens(f.replace("/", " ").replace(".", " "))))
+            / max(1, len(ev.terms)),
+            "exact": float(f in ev.exact), "sym_top": float(f == ev.symbols[0][0]),
+            "rrf_sym": (k + 1) / (k + sym_files.index(f) + 1) if f in sym_files else 0.0,
+            "rrf_kw": (k + 1) / (k + kw_top.index(f) + 1) if f in kw_top else 0.0,
+            "rrf_mean": (k + 1) / (k + list(cos).index(f) + 1) if f in cos else 0.0,
+            "lens": lens}
+        for name, v in row.items():
+            out.setdefault(name, []).append(v)
+    return out
+
+
+def test_candidate_features_are_each_features_definition() -> None:
+    """The learned step's features, made one candidate row at a time, equal each feature's
+    definition computed on its own (random lists, pairs, flags): a column that took
+    another's values or order fails; z-scores and gaps are read from the raw columns."""
+    import random
+
+    import numpy as np
+
+    rng = random.Random(5)
+    sources = [f"pkg/m{i}.py" for i in range(30)] + ["README.md", "examples/demo.py"]
+    tests = [f"tests/test_m{i}.py" for i in range(30)]
+    pool = sources + tests
+    k = FileRankParams().k
+    for trial in range(40):
+        pairs = {t: rng.sample(sources, rng.randint(1, 3)) for t in rng.sample(tests, 15)}
+        lists = {name: rng.sample(pool, 20) for name in ("symbols", "keywords", "meaning")}
+        ev = FileEvidence(symbols=[(f, 1.0 - i / 50) for i, f in
+                                   enumerate(rng.choices(lists["symbols"], k=25))],
+                          keywords=[(f, 10 - i / 3) for i, f in enumerate(lists["keywords"])],
+                          meaning=[(f, 0.9 - i / 100) for i, f in
+                                   enumerate(rng.choices(lists["meaning"], k=30))],
+                          exact=frozenset(rng.sample(pool, 2)),
+                          terms=frozenset({"m1", "pkg", "demo"}), length=lambda f: len(f) * 40)
+        flags = (trial % 2 == 0, trial % 3 == 0, trial % 5 == 0)
+        ranked = rank_files(lists, pairs)
+        fused = fuse(lists, FileRankParams())
+        cand, col = candidate_features(ranked, fused, pairs, ev, k, LEARNED_CANDIDATE_DEPTH,
+                                       *flags)
+        want = _features_one_at_a_time(ranked, fused, pairs, ev, k, cand, *flags)
+        for name in ("fused", "rr_fused", "sym_norm", "sym_hits", "is_test", "is_doc",
+                     "pair_lift", "path_match", "exact", "sym_top", "rrf_sym", "rrf_kw",
+                     "rrf_mean"):
+            assert col[name].tolist() == pytest.approx(want[name], abs=1e-12), name
+        kw, cos, lens = (np.array(want[n]) for n in ("kw", "cos", "lens"))
+        assert col["kw_norm"].tolist() == pytest.approx((kw / ev.keywords[0][1]).tolist())
+        assert col["cos_gap"].tolist() == pytest.approx((cos - cos.max()).tolist())
+        for name, v in (("kw_z", kw), ("cos_z", cos), ("size_z", lens)):
+            assert col[name].tolist() == pytest.approx(((v - v.mean()) / v.std()).tolist()), name
+        assert col["size_lo"].tolist() == pytest.approx(np.minimum(col["size_z"], 0).tolist())
+        assert col["size_hi"].tolist() == pytest.approx(np.maximum(col["size_z"], 0).tolist())
 
 
 def test_a_saved_test_file_is_paired_at_the_next_answer(tmp_path: Path) -> None:
