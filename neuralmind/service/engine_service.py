@@ -29,7 +29,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from neuralmind.config import CLOSE_TIMEOUT_SECONDS, WorkspaceConfig, load_workspace_config
+from neuralmind.config import (
+    CLOSE_TIMEOUT_SECONDS,
+    NEAR_EDIT_IDLE_SECONDS,
+    WorkspaceConfig,
+    load_workspace_config,
+)
 from neuralmind.engine import activity, coverage
 from neuralmind.engine.freshness import stamp
 from neuralmind.engine.paths import confine
@@ -316,13 +321,16 @@ class EngineService(DecisionRequests, MemoryRequests, AttentionRequests, AgentHo
         return rel
 
     def _focus_edit(self, rel: str) -> None:
-        """The first edit of a file brings it and the files near it to the build's front."""
+        """The first edit of a file brings it to the build's front at once, and the files near
+        it once saves pause (finding them is a pass over the graph's edges: not in front of
+        the save's answers)."""
         if self.focus.is_edited(rel) or self._ws is None:
             return
         self.focus.edited(rel)
         ws = self._ws
 
         async def near() -> None:
+            await self.freshness.saves_paused(NEAR_EDIT_IDLE_SECONDS)
             try:
                 files = await self._thread.run(lambda: coverage.nearby_files(ws.graph, rel))
             except EngineError:
