@@ -14,6 +14,7 @@ import pytest
 import pytest_asyncio
 from sample_workspace import eventually, make_repo
 
+from neuralmind.context import retrieve
 from neuralmind.engine import Workspace
 from neuralmind.index import search_index
 from neuralmind.service import engine_service
@@ -54,21 +55,26 @@ async def _near(svc: EngineService) -> bool:
     return bool(svc.focus._near)
 
 
-def test_warm_up_makes_the_exact_name_map_a_saves_first_search_reads(
+def test_warm_up_makes_what_a_saves_first_search_reads(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = make_repo(tmp_path / "shop")
     Workspace(repo).build(embed=False)
-    made: list[int] = []
-    real = search_index.name_map
+    made: list[str] = []
+    name_map, pair_tests = search_index.name_map, retrieve.pair_tests
 
-    def counted(names: dict[str, str]) -> Any:
-        made.append(len(names))
-        return real(names)
+    def names(names: dict[str, str]) -> Any:
+        made.append("names")
+        return name_map(names)
 
-    monkeypatch.setattr(search_index, "name_map", counted)
+    def pairs(*args: Any) -> Any:
+        made.append("pairs")
+        return pair_tests(*args)
+
+    monkeypatch.setattr(search_index, "name_map", names)
+    monkeypatch.setattr(retrieve, "pair_tests", pairs)
     ws = Workspace.open_for_serving(repo, Workspace(repo).config)
     ws.warm_up()
-    assert made and made[0] == ws.index.node_count
+    assert sorted(made) == ["names", "pairs"]
     hits, _, _ = ws.search("compute_invoice_total", 3)
     assert hits and hits[0].node.name == "compute_invoice_total"
-    assert len(made) == 1          # the search read the map warm-up made
+    assert sorted(made) == ["names", "pairs"]     # the search read what warm-up made
