@@ -14,8 +14,9 @@ import pytest
 import pytest_asyncio
 from sample_workspace import eventually, make_repo
 
+from neuralmind.config import ATTENTION_NEIGHBOURS
 from neuralmind.context import retrieve
-from neuralmind.engine import Workspace
+from neuralmind.engine import Workspace, coverage
 from neuralmind.index import search_index
 from neuralmind.service import engine_service
 from neuralmind.service.engine_service import EngineService
@@ -45,6 +46,43 @@ async def test_the_files_near_a_first_edit_are_found_once_saves_pause(
     # ...and once saves pause they join (the folder's other files)
     await eventually(lambda: _near(service), 10, "the files near the edit")
     assert "app/users.py" in service.focus._near
+
+
+@pytest.mark.asyncio
+async def test_the_files_near_several_first_edits_are_found_in_one_pass(
+        service: EngineService, monkeypatch: pytest.MonkeyPatch) -> None:
+    passes: list[list[str]] = []
+    files_near = coverage.files_near
+
+    def counted(graph: Any, rels: Any, k: int = ATTENTION_NEIGHBOURS) -> Any:
+        passes.append(list(rels))
+        return files_near(graph, rels, k)
+
+    monkeypatch.setattr(coverage, "files_near", counted, raising=False)
+    monkeypatch.setattr(coverage, "nearby_files",
+                        lambda g, rel, k=ATTENTION_NEIGHBOURS: counted(g, [rel], k)[rel])
+    edited = ["app/billing.py", "app/users.py", "app/__init__.py"]
+    for i, rel in enumerate(edited):
+        path = service.root / rel
+        path.write_text(path.read_text() + f"\n\ndef edit_{i}(value):\n    return value\n")
+        await service.did_save(str(path))
+    await eventually(lambda: _searchable(service, "edit_2"), 10, "the last saved function")
+    await eventually(lambda: _near(service), 10, "the files near the edits")
+    assert passes == [edited]
+    ws = await service.workspace()
+    near = {rel: coverage.nearby_files(ws.graph, rel) for rel in edited}
+    assert all(set(files) <= set(service.focus._near) for files in near.values())
+
+
+def test_the_importers_of_several_files_are_each_ones_importers(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "shop")
+    graph = Workspace(repo).build(embed=False).graph
+    files = sorted(graph.files)
+    expected = {f: graph.importers(f) for f in files}
+    assert any(expected.values())
+    assert graph.importers_of(files) == expected          # one pass over the edges
+    graph.in_edges(files[0])                              # (the in-edge index built)
+    assert graph.importers_of(files) == expected
 
 
 async def _searchable(svc: EngineService, name: str) -> bool:
