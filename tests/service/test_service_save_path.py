@@ -75,14 +75,19 @@ async def test_the_files_near_several_first_edits_are_found_in_one_pass(
 
 
 def test_the_importers_of_several_files_are_each_ones_importers(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "shop")
-    graph = Workspace(repo).build(embed=False).graph
-    files = sorted(graph.files)
-    expected = {f: graph.importers(f) for f in files}
-    assert any(expected.values())
-    assert graph.importers_of(files) == expected          # one pass over the edges
-    graph.in_edges(files[0])                              # (the in-edge index built)
-    assert graph.importers_of(files) == expected
+    files = {"pkg/__init__.py": "", "pkg/b.py": "def f():\n    return 1\n",
+             "pkg/a.py": "from pkg.b import f\n\n\ndef g():\n    return f()\n",
+             "main.py": "import pkg.a\nfrom pkg import b\n"}
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    graph = Workspace(tmp_path).build(embed=False).graph
+    targets = sorted(graph.nodes)
+    expected = {t: graph.importers(t) for t in targets}
+    assert expected["pkg/b.py"] == ["main.py", "pkg/a.py"]
+    assert graph.importers_of(targets) == expected        # one pass over the edges
+    graph.in_edges(targets[0])                            # (the in-edge index built)
+    assert graph.importers_of(targets) == expected
 
 
 async def _searchable(svc: EngineService, name: str) -> bool:
