@@ -25,11 +25,25 @@ if TYPE_CHECKING:
 def nearby_files(graph: Graph, rel: str, k: int = ATTENTION_NEIGHBOURS) -> list[str]:
     """Files an edit of `rel` is likely to touch next: its import neighbours, then the
     files of its folder."""
-    linked = [e.target for e in graph.out_edges(rel) if e.kind == "imports"]
-    linked += graph.importers(rel)
-    folder = rel.rpartition("/")[0]
-    linked += sorted(f for f in graph.files if f.rpartition("/")[0] == folder)
-    return [f for f in dict.fromkeys(linked) if f != rel and f in graph.files][:k]
+    return files_near(graph, [rel], k)[rel]
+
+
+def files_near(graph: Graph, rels: Iterable[str], k: int = ATTENTION_NEIGHBOURS,
+               ) -> dict[str, list[str]]:
+    """`nearby_files` of each of `rels`, with one pass over the edges and the files for all."""
+    rels = list(dict.fromkeys(rels))
+    into = graph.importers_of(rels)
+    folders: dict[str, list[str]] = {rel.rpartition("/")[0]: [] for rel in rels}
+    for f in graph.files:
+        if (inside := folders.get(f.rpartition("/")[0])) is not None:
+            inside.append(f)
+    near: dict[str, list[str]] = {}
+    for rel in rels:
+        linked = [e.target for e in graph.out_edges(rel) if e.kind == "imports"]
+        linked += into[rel]
+        linked += sorted(folders[rel.rpartition("/")[0]])
+        near[rel] = [f for f in dict.fromkeys(linked) if f != rel and f in graph.files][:k]
+    return near
 
 
 def semantic_files(graph: Graph, index: SearchIndex, files: Sequence[str]) -> int:

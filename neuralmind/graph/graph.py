@@ -18,6 +18,8 @@ from neuralmind.graph.rank_edges import patched as patched_rank_edges
 from neuralmind.heap import RELEASE_CHUNK, release_dict
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from neuralmind.graph.resolve import Resolver
 
 
@@ -290,6 +292,18 @@ class Graph:
         if self._in is not None:
             return [e.source for e in self._in.get(node_id, ()) if e.kind == "imports"]
         return [e.source for e in self.resolved if e.target == node_id and e.kind == "imports"]
+
+    def importers_of(self, targets: Iterable[str]) -> dict[str, list[str]]:
+        """`importers` of each of `targets`, from one pass over the resolved edges (the
+        files near several first edits are found together: a pass each was ~250 ms of the
+        server's engine thread per file on the Linux kernel, KERN13)."""
+        found: dict[str, list[str]] = {t: [] for t in targets}
+        if self._in is not None:
+            return {t: self.importers(t) for t in found}
+        for e in self.resolved:
+            if e.kind == "imports" and (into := found.get(e.target)) is not None:
+                into.append(e.source)
+        return found
 
     def heuristic_edges(self) -> int:
         """Edges a unique-name guess resolved (`resolved=False`: only cross-file edges can

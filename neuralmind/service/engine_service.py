@@ -29,7 +29,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from neuralmind.config import CLOSE_TIMEOUT_SECONDS, WorkspaceConfig, load_workspace_config
+from neuralmind.config import (
+    CLOSE_TIMEOUT_SECONDS,
+    NEAR_EDIT_IDLE_SECONDS,
+    WorkspaceConfig,
+    load_workspace_config,
+)
 from neuralmind.engine import activity, coverage
 from neuralmind.engine.freshness import stamp
 from neuralmind.engine.paths import confine
@@ -115,6 +120,7 @@ class EngineService(DecisionRequests, MemoryRequests, AttentionRequests, AgentHo
         self.worktree = WorkTree(self.root, self._thread, self.workspace, self.freshness.schedule,
                                  self.indexing.request, self._head_moved)
         self.focus = Focus(self.indexing.attend)
+        self._near_wanted: list[str] = []     # first edits whose near files are not found yet
         self.dreams = IdleDreams(self._thread, self.workspace, self.config)
         self.team = TeamSyncJob(self._thread, self.workspace,
                                 lambda n: self._notify("decisions_changed"))
@@ -316,20 +322,25 @@ class EngineService(DecisionRequests, MemoryRequests, AttentionRequests, AgentHo
         return rel
 
     def _focus_edit(self, rel: str) -> None:
-        """The first edit of a file brings it and the files near it to the build's front."""
+        """The first edit of a file brings it to the build's front at once, and the files near
+        it once saves pause, found with those of the files first edited meanwhile (a pass over
+        the graph's edges for all: not in front of a save's answers, nor one per file)."""
         if self.focus.is_edited(rel) or self._ws is None:
             return
         self.focus.edited(rel)
-        ws = self._ws
+        self._near_wanted.append(rel)
+        if len(self._near_wanted) == 1:      # else the task waiting takes it too
+            self._thread.spawn(self._find_near(self._ws), "attention")
 
-        async def near() -> None:
-            try:
-                files = await self._thread.run(lambda: coverage.nearby_files(ws.graph, rel))
-            except EngineError:
-                return          # shutting down
-            self.focus.edited(rel, files)
-
-        self._thread.spawn(near(), "attention")
+    async def _find_near(self, ws: Workspace) -> None:
+        await self.freshness.saves_paused(NEAR_EDIT_IDLE_SECONDS)
+        rels, self._near_wanted = self._near_wanted, []
+        try:
+            near = await self._thread.run(lambda: coverage.files_near(ws.graph, rels))
+        except EngineError:
+            return          # shutting down
+        for rel in rels:
+            self.focus.edited(rel, near[rel])
 
     async def files_changed(self, paths: Iterable[str]) -> list[str]:
         """Files changed outside the editor (watched files, git checkout, generators)."""

@@ -116,6 +116,18 @@ class Freshness:
         self._flush_timer = self._thread.restart_timer(self._flush_timer, self._flush_idle(ws),
                                                        self._flush_when_idle)
 
+    async def saves_paused(self, seconds: float) -> None:
+        """Return once no save waits or is being applied and none was applied for `seconds`:
+        work a save causes that no save needs (the files near a first edit) runs then, not
+        between a save and the answers that wait for it on the engine thread."""
+        while True:
+            if self._draining():
+                wait = seconds
+            elif self._last_save is None or (
+                    wait := self._last_save + seconds - time.monotonic()) <= 0:
+                return
+            await asyncio.sleep(wait)
+
     def _draining(self) -> bool:
         return bool(self.pending) or (self._drain_task is not None
                                       and not self._drain_task.done())
