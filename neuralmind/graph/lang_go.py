@@ -21,7 +21,6 @@ DEFINITIONS = """
   name: (field_identifier) @name) @def.function
 (type_spec name: (type_identifier) @name type: (struct_type)) @def.struct
 (type_spec name: (type_identifier) @name type: (interface_type)) @def.interface
-(source_file (const_declaration (const_spec name: (identifier) @name) @def.constant))
 """
 
 CALLS = """
@@ -78,19 +77,14 @@ def bases(node: TSNode, src: Source) -> list[tuple[str, str]]:
     return [(k, n) for k, n in out if re.fullmatch(r"[\w.]+", n)]
 
 
-_GROUPS = {"type_spec": "type_declaration", "const_spec": "const_declaration"}
-
-
 def _single_spec(node: TSNode) -> bool:
     parent = node.parent
-    return parent is not None and parent.type == _GROUPS.get(node.type) and \
-        sum(1 for c in parent.named_children if c.type == node.type) == 1
+    return parent is not None and parent.type == "type_declaration" and \
+        sum(1 for c in parent.named_children if c.type == "type_spec") == 1
 
 
 def docstring(node: TSNode, src: Source) -> str | None:
-    """A spec alone in its declaration is documented above the keyword; in a group, above
-    itself (godoc's rule)."""
-    if node.type in _GROUPS:
+    if node.type == "type_spec":
         return leading_comment(node.parent if _single_spec(node) else node, SPECS["go"], src)
     return None
 

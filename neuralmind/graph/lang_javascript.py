@@ -26,25 +26,6 @@ _COMMON_DEFS = """
 (variable_declarator name: (identifier) @name value: (object)) @def.scope
 """
 
-# A module constant: a top-level `const` whose value is data, not a function or an object
-# (those are functions and scopes above); exported, or named in UPPER_CASE.
-_CONST_VALUES = """[(number) (string) (template_string) (array) (call_expression) (new_expression)
-  (binary_expression) (unary_expression) (ternary_expression) (member_expression)
-  (subscript_expression) (identifier) (true) (false) (null) (regex)
-  (parenthesized_expression)%s]"""
-
-
-def _constants(typed: bool) -> str:
-    values = _CONST_VALUES % (" (as_expression) (satisfies_expression)" if typed else "")
-    return f"""
-(program (export_statement declaration: (lexical_declaration kind: "const"
-  (variable_declarator name: (identifier) @name value: {values}) @def.constant)))
-(program (lexical_declaration kind: "const"
-  (variable_declarator name: (identifier) @name value: {values}) @def.constant)
-  (#match? @name "^[A-Z][A-Z0-9_]*$"))
-"""
-
-
 _TS_DEFS = """
 (abstract_class_declaration name: (_) @name) @def.class
 (interface_declaration name: (_) @name) @def.interface
@@ -172,7 +153,7 @@ def _spec(name: str, typed: bool, extensions: tuple[str, ...]) -> LanguageSpec:
         import_rule="import_js",
         builtins=BUILTINS,
         star_reexports=True,
-        definitions=_COMMON_DEFS + (_TS_DEFS if typed else "") + _constants(typed),
+        definitions=_COMMON_DEFS + (_TS_DEFS if typed else ""),
         calls=CALLS,
         imports=IMPORTS,
         import_refs=import_refs,

@@ -13,8 +13,6 @@ from neuralmind.graph.lang_spec import ImportSpec, LanguageSpec, Source, cap_doc
 DEFINITIONS = """
 (function_definition name: (identifier) @name) @def.function
 (class_definition name: (identifier) @name) @def.class
-(module (assignment left: (identifier) @name) @def.constant
-  (#match? @name "^_*[A-Z][A-Z0-9_]*$"))
 """
 
 CALLS = """
@@ -98,10 +96,7 @@ def bases(node: TSNode, src: Source) -> list[tuple[str, str]]:
 
 
 def signature(node: TSNode, src: Source) -> str | None:
-    """From `def`/`class` to the colon that opens the body (comments after it excluded);
-    a module constant's is its first line (None: the generic one)."""
-    if node.type == "assignment":
-        return None
+    """From `def`/`class` to the colon that opens the body (comments after it excluded)."""
     body = node.child_by_field_name("body")
     colon = None
     for child in node.children:

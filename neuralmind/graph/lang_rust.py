@@ -18,8 +18,6 @@ DEFINITIONS = """
 (mod_item name: (identifier) @name body: (declaration_list)) @def.module
 (impl_item type: (_) @name) @def.scope
 (macro_definition name: (identifier) @name) @def.function
-(source_file (const_item name: (identifier) @name) @def.constant)
-(source_file (static_item name: (identifier) @name) @def.constant)
 """
 
 CALLS = """

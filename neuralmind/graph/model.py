@@ -17,7 +17,7 @@ SCHEMA_VERSION = 1
 
 NODE_KINDS = frozenset({
     "file", "module", "class", "struct", "interface", "trait", "enum",
-    "function", "method", "section", "constant",
+    "function", "method", "section",
 })
 EDGE_KINDS = frozenset({"contains", "imports", "calls", "inherits", "implements"})
 

@@ -14,7 +14,6 @@ KINDS = {
     "trait": types.SymbolKind.Interface, "enum": types.SymbolKind.Enum,
     "function": types.SymbolKind.Function, "method": types.SymbolKind.Method,
     "section": types.SymbolKind.String, "file": types.SymbolKind.File,
-    "constant": types.SymbolKind.Constant,
 }
 
 
