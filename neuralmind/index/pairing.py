@@ -158,9 +158,10 @@ def _package_sources(members: Sequence[str], refs: Counter[str]) -> list[str]:
 
 class PairIndex:
     """`pairs` read the other way, for the file ranking's per-question loops: the tests
-    of each source (in `pairs` order), each test's place in `pairs`. Scanning every pair once per question cost ~1-2 ms of each answer
-    at Django's 20k nodes (the learned step scans them twice more); a question ranks a few
-    hundred files, and only their tests can move. `chained`: some test's sources name
+    of each source (in `pairs` order) and each test's place in `pairs`. Scanning every
+    pair once per question cost ~1-2 ms of each answer at Django's 20k nodes (the learned
+    step scans them twice more); a question ranks a few hundred files, and only their
+    tests can move. `chained`: some test's sources name
     another test (never in `pair_tests`' pairs), where the loops' result depends on the
     tests met before: callers then scan every pair in order, as before."""
 

@@ -9,14 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
-from sample_workspace import eventually, make_repo
+from sample_workspace import eventually
 
-from neuralmind.engine import Workspace
 from neuralmind.index.search_index import SearchIndex
 from neuralmind.index.state_files import BM25_FILE, META_FILE
 from neuralmind.service.engine_service import EngineService
@@ -24,15 +21,6 @@ from neuralmind.service.engine_service import EngineService
 pytestmark = pytest.mark.asyncio
 
 
-@pytest_asyncio.fixture
-async def service(tmp_path: Path) -> AsyncIterator[EngineService]:
-    """A server on a built workspace that has not written the index yet (no write timed)."""
-    repo = make_repo(tmp_path / "shop")
-    Workspace(repo).build(embed=False)
-    svc = EngineService(repo)
-    await svc.start(index=False, watch_head=False)
-    yield svc
-    await svc.close()
 
 
 def on_disk(root: Path, name: str) -> bool:

@@ -6,12 +6,10 @@ its first answer, and the first search naming an identifier built the exact-name
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
 from sample_workspace import eventually, make_repo
 
 from neuralmind.config import ATTENTION_NEIGHBOURS
@@ -20,16 +18,6 @@ from neuralmind.engine import Workspace, coverage
 from neuralmind.index import search_index
 from neuralmind.service import engine_service
 from neuralmind.service.engine_service import EngineService
-
-
-@pytest_asyncio.fixture
-async def service(tmp_path: Path) -> AsyncIterator[EngineService]:
-    repo = make_repo(tmp_path / "shop")
-    Workspace(repo).build(embed=False)
-    svc = EngineService(repo)
-    await svc.start(index=False, watch_head=False)
-    yield svc
-    await svc.close()
 
 
 @pytest.mark.asyncio
