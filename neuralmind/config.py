@@ -250,12 +250,12 @@ META_DELTA_MAX_SHARE = 0.25
 # Saved files' nodes are embedded once saves pause this long: an embedding (~0.1-0.5 s
 # on the engine thread) started between two quick saves made the second one wait for it.
 EMBED_IDLE_SECONDS = 0.3
-# The files near a file's first edit (`coverage.nearby_files`, a running build's attention)
-# are found once saves pause this long: on the Linux kernel that is one pass over ~2.6M
-# resolved edges for the importers, ~250 ms the engine thread ran between the first save of
-# each file and its first answer (KERN13: saves p50 ~700 against ~500 ms for a file saved
-# before).
-NEAR_EDIT_IDLE_SECONDS = 0.3
+# Work a save causes but no save needs waits until saves pause this long: the files near a
+# file's first edit (`coverage.files_near`, a running build's attention: on the Linux kernel
+# one pass over ~2.6M resolved edges, ~250 ms the engine thread ran between the first save
+# of each file and its first answer; KERN13: saves p50 ~700 against ~500 ms for a file
+# saved before), and the answers' periodic settle and count (0.5-0.7 s on the kernel, KERN13).
+SAVES_PAUSE_SECONDS = 0.3
 
 # --- Freshness (neuralmind/engine/freshness.py, neuralmind/service/worktree.py) ------------
 FRESHNESS_MAX_FILES = 20       # files listed per kind in an answer's stamp: an agent reads them

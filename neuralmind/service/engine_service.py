@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from neuralmind.config import (
     CLOSE_TIMEOUT_SECONDS,
-    NEAR_EDIT_IDLE_SECONDS,
+    SAVES_PAUSE_SECONDS,
     WorkspaceConfig,
     load_workspace_config,
 )
@@ -116,7 +116,8 @@ class EngineService(DecisionRequests, MemoryRequests, AttentionRequests, AgentHo
         self.scans = DecisionScans(self._thread, self.workspace,
                                    lambda: self._notify("decisions_changed"))
         self.buffers = Buffers(self._thread, self.workspace, self._index_updated)
-        self.use = UseTracking(self.root, self._thread, self.workspace)
+        self.use = UseTracking(self.root, self._thread, self.workspace,
+                               lambda: self.freshness.saves_paused(SAVES_PAUSE_SECONDS))
         self.worktree = WorkTree(self.root, self._thread, self.workspace, self.freshness.schedule,
                                  self.indexing.request, self._head_moved)
         self.focus = Focus(self.indexing.attend)
@@ -333,7 +334,7 @@ class EngineService(DecisionRequests, MemoryRequests, AttentionRequests, AgentHo
             self._thread.spawn(self._find_near(self._ws), "attention")
 
     async def _find_near(self, ws: Workspace) -> None:
-        await self.freshness.saves_paused(NEAR_EDIT_IDLE_SECONDS)
+        await self.freshness.saves_paused(SAVES_PAUSE_SECONDS)
         rels, self._near_wanted = self._near_wanted, []
         try:
             near = await self._thread.run(lambda: coverage.files_near(ws.graph, rels))

@@ -57,10 +57,12 @@ class UseTracking:
     """Answers recorded, opens and changes credited, answers settled (event loop side)."""
 
     def __init__(self, root: Path, thread: EngineThread,
-                 workspace: Callable[[], Awaitable[Workspace]]) -> None:
+                 workspace: Callable[[], Awaitable[Workspace]],
+                 saves_paused: Callable[[], Awaitable[None]] | None = None) -> None:
         self.root = root
         self._thread = thread
         self._workspace = workspace
+        self._saves_paused = saves_paused   # the periodic work waits for it: no save needs it
         # (kind, file) -> first and last time since the last drain: a burst of keystrokes
         # is two credits, not one per keystroke
         self._queue: dict[tuple[str, str], tuple[float, float]] = {}
@@ -157,6 +159,8 @@ class UseTracking:
         self._thread.spawn(self._periodic(), "answer-settle")
 
     async def _periodic(self) -> None:
+        if self._saves_paused is not None:      # 0.5-0.7 s on the kernel: not before a save
+            await self._saves_paused()
         await self._engine(lambda ws: ws.use.settle())
         while await self._engine(lambda ws: ws.use.count_codebase(
                 ws.graph, seconds=CODEBASE_SLICE_SECONDS)) is False:

@@ -6,6 +6,7 @@ its first answer, and the first search naming an identifier built the exact-name
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from neuralmind.service.engine_service import EngineService
 @pytest.mark.asyncio
 async def test_the_files_near_a_first_edit_are_found_once_saves_pause(
         service: EngineService, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(engine_service, "NEAR_EDIT_IDLE_SECONDS", 3.0, raising=False)
+    monkeypatch.setattr(engine_service, "SAVES_PAUSE_SECONDS", 3.0, raising=False)
     path = service.root / "app" / "billing.py"
     path.write_text(path.read_text() + "\n\ndef fresh_total(value):\n    return value\n")
     await service.did_save(str(path))
@@ -76,6 +77,23 @@ def test_the_importers_of_several_files_are_each_ones_importers(tmp_path: Path) 
     assert graph.importers_of(targets) == expected        # one pass over the edges
     graph.in_edges(targets[0])                            # (the in-edge index built)
     assert graph.importers_of(targets) == expected
+
+
+@pytest.mark.asyncio
+async def test_the_answers_periodic_settle_waits_for_saves_to_pause(
+        service: EngineService, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The settle and count (0.5-0.7 s on the kernel's engine thread) never runs in front of a
+    save's answers: it waits for saves to pause, as the files near an edit do."""
+    monkeypatch.setattr(engine_service, "SAVES_PAUSE_SECONDS", 5.0, raising=False)
+    path = service.root / "app" / "billing.py"
+    path.write_text(path.read_text() + "\n\ndef settle_later(value):\n    return value\n")
+    await service.did_save(str(path))
+    periodic = asyncio.ensure_future(service.use._periodic())
+    await eventually(lambda: _searchable(service, "settle_later"), 10, "the saved function")
+    await asyncio.sleep(0.5)                # the periodic work alone takes ~0.1 s here
+    assert not periodic.done() and service.use.summary is None
+    await asyncio.wait_for(periodic, 30)    # ...and once saves pause it runs
+    assert service.use.summary is not None
 
 
 async def _searchable(svc: EngineService, name: str) -> bool:
