@@ -159,8 +159,7 @@ class SearchIndex(SaveVectors, EmbedPending):
         if not self.unsaved:
             self.flush()
         with self._lock:
-            if self._by_name is None:
-                self._by_name = name_map(self._names)
+            self._name_map()
 
     def _save(self, keyword: bool = True, vectors: bool = True) -> None:
         with self._lock:
@@ -444,7 +443,11 @@ class SearchIndex(SaveVectors, EmbedPending):
         wanted = {w.lower() for w in query_identifiers(query)} | ({name} if name else set())
         if not wanted:
             return set()
+        return exact_ids(self._name_map(), wanted, EXACT_MAX_NODES)
+
+    def _name_map(self) -> dict[str, str | list[str]]:
+        """Lower-cased names -> node ids, made on first use (835k names on the kernel)."""
         if self._by_name is None:
             self._by_name = name_map(self._names)
-        return exact_ids(self._by_name, wanted, EXACT_MAX_NODES)
+        return self._by_name
 
