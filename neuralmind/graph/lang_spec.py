@@ -209,8 +209,10 @@ def leading_comment(node: TSNode, spec: LanguageSpec, src: Source) -> str:
         prev = prev.prev_sibling
     parts: list[str] = []
     while prev is not None and prev.type in spec.comment_types:
-        if _last_row(prev) < line - 1 and not (
-                not parts and _last_row(prev) == line - 2 and _is_doc_block(src.text(prev))):
+        blank_lines = line - 1 - _last_row(prev)
+        # One blank line may separate a `/** */` doc block from what it documents.
+        doc_block_above = not parts and blank_lines == 1 and _is_doc_block(src.text(prev))
+        if blank_lines > 0 and not doc_block_above:
             break
         before = prev.prev_sibling
         if before is not None and before.type not in spec.comment_types \
