@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from neuralmind.engine import coverage
 from neuralmind.service.child_build import ChildBuild
 from neuralmind.service.events import IndexingState
+from neuralmind.service.warming import warm_up
 
 if TYPE_CHECKING:
     from neuralmind.engine import Workspace
@@ -131,7 +132,7 @@ class BackgroundIndexing:
         self.last_ok = outcome.ok
         if outcome.ok:
             if not self._served:          # else warmed up when its graph was served
-                self._thread.spawn(self._thread.run(ws.warm_up), "warm-up")
+                self._thread.spawn(warm_up(self._thread, ws), "warm-up")
             self.last_full_build = time.time()
             self.last_error = None
         elif not outcome.cancelled:
@@ -159,7 +160,7 @@ class BackgroundIndexing:
         self._served, self.graph_phase = True, False
         if self.state is not None:
             self._on_progress(self.state.phase, self.state.done, self.state.total)
-        self._thread.spawn(self._thread.run(ws.warm_up), "warm-up")
+        self._thread.spawn(warm_up(self._thread, ws), "warm-up")
         self._graph_served()
 
 
