@@ -386,6 +386,7 @@ class EngineService(DecisionRequests, MemoryRequests, AttentionRequests, AgentHo
 
     async def _answer(self, compute: Callable[[Workspace], dict[str, Any]]) -> dict[str, Any]:
         """`compute(workspace)` and its stamp in one engine call: one generation."""
+        self.use.asked()
         ws = await self.workspace()
         view = self._stamp_args()
         # a read: served while the warm-up prepares for saves aside (engine_thread.py)
