@@ -26,6 +26,7 @@ from neuralmind.service.warming import warm_up
 
 if TYPE_CHECKING:
     from neuralmind.engine import Workspace
+    from neuralmind.index.search_index import VectorsRead
     from neuralmind.service.child_build import BuildOutcome
     from neuralmind.service.engine_thread import EngineThread
 
@@ -148,7 +149,9 @@ class BackgroundIndexing:
     async def _on_vectors(self, vectors: int) -> None:
         """The child wrote a slice of vectors: serve them now, not at the end of the build."""
         ws = await self._workspace()
-        self.semantic = await self._thread.run(_refreshed_coverage, ws)
+        # the file read off the engine thread (it grows with every slice); taken in on it
+        read = await asyncio.to_thread(ws.index.read_vectors)
+        self.semantic = await self._thread.run(_refreshed_coverage, ws, read)
         if self.state is not None:
             self._on_progress(self.state.phase, self.state.done, self.state.total)
 
@@ -164,7 +167,7 @@ class BackgroundIndexing:
         self._graph_served()
 
 
-def _refreshed_coverage(ws: Workspace) -> float:
-    """Load the vectors the build wrote; the share of nodes that have one now."""
-    coverage.refresh_index(ws.index)
+def _refreshed_coverage(ws: Workspace, read: VectorsRead | None = None) -> float:
+    """Load the vectors the build wrote (or take `read`); the share of nodes with one now."""
+    coverage.refresh_index(ws.index, read)
     return float(ws.counts()["semantic_coverage"])
