@@ -14,16 +14,27 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from neuralmind import heap
 from neuralmind.context.tokens import count_tokens
 from neuralmind.graph.store import hold_point
 
 if TYPE_CHECKING:
-    from neuralmind.engine.workspace import Workspace
+    from neuralmind.graph.store import Graph
+    from neuralmind.index.search_index import SearchIndex
 
 log = logging.getLogger("neuralmind.engine")
+
+
+class Served(Protocol):
+    """What the warm-up reads of a served `Workspace` (which imports this module)."""
+
+    @property
+    def index(self) -> SearchIndex: ...
+    @property
+    def graph(self) -> Graph: ...
+    def search(self, question: str, k: int = 10) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -33,7 +44,7 @@ class WarmUpStep:
     aside: bool = False     # reads the served state, prepares only saves' own: may run aside
 
 
-def warm_up_steps(ws: Workspace) -> list[WarmUpStep]:
+def warm_up_steps(ws: Served) -> list[WarmUpStep]:
     """The steps, answers' first (seconds), then saves' (tens of seconds on the kernel)."""
     return [
         # the keyword base's document numbers (~0.4 s on the kernel) and the exact-name map
@@ -48,7 +59,7 @@ def warm_up_steps(ws: Workspace) -> list[WarmUpStep]:
     ]
 
 
-def _model(ws: Workspace) -> None:
+def _model(ws: Served) -> None:
     """The embedding model and the budget tokenizer."""
     try:
         count_tokens("warm up")
@@ -58,7 +69,7 @@ def _model(ws: Workspace) -> None:
         log.info("warm-up skipped: %s", e)
 
 
-def _for_saves(ws: Workspace) -> None:
+def _for_saves(ws: Served) -> None:
     """The resolution state saves patch, so the first save does not pay it (~1.5 s on
     Django, 33-57 s on the kernel); it sets only what saves read, never what answers do."""
     from neuralmind.graph.build import prepare_incremental  # serving builds on saves
@@ -66,7 +77,7 @@ def _for_saves(ws: Workspace) -> None:
     prepare_incremental(ws.graph)
 
 
-def _big_file_worker(ws: Workspace) -> None:
+def _big_file_worker(ws: Served) -> None:
     """The big-file worker started, when the graph has big files: no save pays its start."""
     from neuralmind.graph.extract import CHUNKED_PARSE_OVER  # serving builds on saves
     big = {info.language for info in ws.graph.files.values() if info.size > CHUNKED_PARSE_OVER}

@@ -41,6 +41,7 @@ from neuralmind.engine.fresh_answers import FreshAnswers
 from neuralmind.engine.index_jobs import IndexJobs
 from neuralmind.engine.observatory_views import ObservatoryViews
 from neuralmind.engine.paths import confine
+from neuralmind.engine.warm_up import warm_up_steps
 from neuralmind.engine.workspace_memory import WorkspaceMemory
 from neuralmind.engine.workspace_team import WorkspaceTeam
 from neuralmind.errors import InvalidArgument, NotFound
@@ -355,7 +356,6 @@ class Workspace(FreshAnswers, IndexJobs, ObservatoryViews, WorkspaceMemory, Work
     def warm_up(self) -> None:
         """Before the first question and save, what they would pay otherwise, in order
         (`engine/warm_up.py`; a server runs the steps as separate engine jobs)."""
-        from neuralmind.engine.warm_up import warm_up_steps
         for step in warm_up_steps(self):
             step.run()
 
