@@ -217,6 +217,10 @@ CODEBASE_SAVE_SECONDS = 30.0
 # 50 of the Linux kernel's files were ~1 s of pure-Python o200k tokenising, and a save or
 # an answer arriving meanwhile waited for the slice (29% of a 25 s profile of saves).
 CODEBASE_SLICE_SECONDS = 0.05
+# ...and a server's count runs only once no question has come for this long: while the
+# kernel's build child embedded, the first count (55k files, ~20 min of slices) filled every
+# gap of the engine thread and each answer waited for the slice running (LIVE15).
+USE_COUNT_AFTER_ASKS_SECONDS = 2.0
 MAX_ATTENTION_FILES = 50       # files the service asks the build to embed first
 ATTENTION_NEIGHBOURS = 5       # files near an edit (same folder, import neighbours) that join
 

@@ -19,7 +19,7 @@ from neuralmind.index.save_vectors import changed_text, embedded_hashes
 if TYPE_CHECKING:
     from neuralmind.config import WorkspaceConfig
     from neuralmind.graph.store import Graph
-    from neuralmind.index.search_index import SearchIndex
+    from neuralmind.index.search_index import SearchIndex, VectorsRead
 
 
 def nearby_files(graph: Graph, rel: str, k: int = ATTENTION_NEIGHBOURS) -> list[str]:
@@ -71,10 +71,10 @@ def embed_pending(graph: Graph, index: SearchIndex, config: WorkspaceConfig,
                                progress=progress, saved=saved, settle=settle)
 
 
-def refresh_index(index: SearchIndex) -> None:
+def refresh_index(index: SearchIndex, read: VectorsRead | None = None) -> None:
     """Load what another process wrote to the search index (a build's vector slices:
-    only the vectors are read again when only they changed)."""
-    if index.reload_if_changed():
+    only the vectors are read again when only they changed, or taken from `read`)."""
+    if index.reload_if_changed(read):
         heap.return_freed_memory()
 
 

@@ -35,13 +35,13 @@ from neuralmind.config import (
 )
 from neuralmind.context.pack import ContextResult, RankedHit, assemble
 from neuralmind.context.retrieve import rank
-from neuralmind.context.tokens import count_tokens
 from neuralmind.engine import coverage, memory_ops, navigation
 from neuralmind.engine.attention import Attention
 from neuralmind.engine.fresh_answers import FreshAnswers
 from neuralmind.engine.index_jobs import IndexJobs
 from neuralmind.engine.observatory_views import ObservatoryViews
 from neuralmind.engine.paths import confine
+from neuralmind.engine.warm_up import warm_up_steps
 from neuralmind.engine.workspace_memory import WorkspaceMemory
 from neuralmind.engine.workspace_team import WorkspaceTeam
 from neuralmind.errors import InvalidArgument, NotFound
@@ -354,27 +354,10 @@ class Workspace(FreshAnswers, IndexJobs, ObservatoryViews, WorkspaceMemory, Work
         return ws
 
     def warm_up(self) -> None:
-        """Before the first question and save: the embedding model and budget tokenizer, the
-        resolution state saves patch (~1.5 s on Django), the keyword base's document numbers
-        (~0.4 s on the Linux kernel), what a search makes on first use (exact-name map, test
-        pairs: 1.4-2.6 s there, a save's first search paid it), the big-file worker."""
-        from neuralmind.graph.build import prepare_incremental  # serving builds on saves
-        from neuralmind.graph.extract import CHUNKED_PARSE_OVER  # (with the line above)
-        prepare_incremental(self.graph)
-        big = {info.language for info in self.graph.files.values()
-               if info.size > CHUNKED_PARSE_OVER}
-        if big:         # no save pays the big-file worker's start-up
-            from neuralmind.graph import big_file_worker  # a process, for servers with big files
-            big_file_worker.keep_ready(big)
-        self.index.warm_up()        # the keyword base's numbers, the exact-name map
-        try:
-            count_tokens("warm up")
-            if self.index.vector_count:
-                self.index.embedder()
-        except Exception as e:  # a missing model degrades to keyword search, never fails start
-            log.info("warm-up skipped: %s", e)
-        self._rank("warm_up", 1)    # a name, so the exact-name side runs too
-        heap.settle_after_load()
+        """Before the first question and save, what they would pay otherwise, in order
+        (`engine/warm_up.py`; a server runs the steps as separate engine jobs)."""
+        for step in warm_up_steps(self):
+            step.run()
 
     def swap_in(self) -> None:
         """Serve the generation another process (the background build) wrote: load it now,

@@ -446,6 +446,23 @@ def pause_point(name: str) -> None:
         os.kill(os.getpid(), signal.SIGSTOP)
 
 
+HOLD_ENV = "NEURALMIND_TEST_HOLD_AT"    # tests: hold a thread at a point: name=fifo(,...)
+_held: set[str] = set()
+
+
+def hold_point(name: str) -> None:
+    """Block the calling thread at `name`, the first time it gets there, when a test asks
+    for it, until the test has opened and closed the FIFO named for it: a test holds one
+    thread of a server (its warm-up) while the others answer, without racing it (opening
+    the FIFO's write end returns once this thread is here)."""
+    for spec in os.environ.get(HOLD_ENV, "").split(","):
+        point, _, fifo = spec.partition("=")
+        if point == name and fifo and name not in _held:
+            _held.add(name)
+            with open(fifo, "rb") as f:
+                f.read()
+
+
 def kill_point(name: str) -> None:
     """Die like a killed process at `name` when the crash tests ask for it."""
     if os.environ.get(KILL_ENV) == name:

@@ -59,6 +59,7 @@ from neuralmind.service.observe import IndexEvents
 from neuralmind.service.scans import DecisionScans
 from neuralmind.service.team_sync import TeamSyncJob
 from neuralmind.service.use import UseTracking
+from neuralmind.service.warming import warm_up
 from neuralmind.service.worktree import WorkTree
 
 if TYPE_CHECKING:
@@ -187,7 +188,7 @@ class EngineService(DecisionRequests, MemoryRequests, AttentionRequests, AgentHo
         self.indexing.last_full_build = graph_built or None
         await self.worktree.start(watch_head)
         self.use.start()
-        self._thread.spawn(self._thread.run(ws.warm_up), "warm-up")
+        self._thread.spawn(warm_up(self._thread, ws), "warm-up")
         self.scans.spawn()
         self.dreams.start()
         self._thread.spawn(self.team.start(), "team-sync")
@@ -385,9 +386,11 @@ class EngineService(DecisionRequests, MemoryRequests, AttentionRequests, AgentHo
 
     async def _answer(self, compute: Callable[[Workspace], dict[str, Any]]) -> dict[str, Any]:
         """`compute(workspace)` and its stamp in one engine call: one generation."""
+        self.use.asked()
         ws = await self.workspace()
         view = self._stamp_args()
-        out = await self._thread.run(lambda: ws.stamp_answer(compute(ws), **view))
+        # a read: served while the warm-up prepares for saves aside (engine_thread.py)
+        out = await self._thread.read(lambda: ws.stamp_answer(compute(ws), **view))
         return self._partial(out)
 
     async def query(self, question: str, budget: int | None = None, *, session: str | None = None,
@@ -465,15 +468,16 @@ class EngineService(DecisionRequests, MemoryRequests, AttentionRequests, AgentHo
     # --- status -------------------------------------------------------------------------
     async def status(self) -> dict[str, Any]:
         focus = self.focus.files()
-        counts, semantic = await self._call(lambda ws: (
-            ws.counts(), coverage.semantic_files(ws.graph, ws.index, focus)))
+        self.dreams.touch()
+        ws = await self.workspace()
+        counts, semantic, generation = await self._thread.read(lambda: (     # a read, as answers
+            ws.counts(), coverage.semantic_files(ws.graph, ws.index, focus), ws.graph.generation))
         counts["attention"] = {"files": len(focus), "semantic": semantic}
         extra: dict[str, Any] = {}
         if self.loop_monitor is not None:
             extra["event_loop"] = self.loop_monitor.to_json()
         state = self.indexing.state
         view = self._stamp_args()
-        generation = await self._call(lambda ws: ws.graph.generation)
         return {
             "root": str(self.root),
             "freshness": stamp(generation, view["head"], view["dirty"], view["unsaved"],

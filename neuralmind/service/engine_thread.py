@@ -4,6 +4,11 @@ Every engine call runs on one dedicated thread, in submission order, so the engi
 never sees two callers at once (the single writer) and the event loop never waits
 on engine work. Background tasks are kept (a task nobody references can be
 collected mid-flight) and their failures logged.
+
+One exception, for a long job that only prepares state (the warm-up's resolution state:
+33-57 s on the Linux kernel, which held `status` and answers): `aside` runs it on a thread
+of its own while the engine thread takes only `read` jobs (answers, status); every other
+job waits until it ends, so there is still one writer.
 """
 
 from __future__ import annotations
@@ -28,14 +33,37 @@ class EngineThread:
     def __init__(self) -> None:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="neuralmind-engine")
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._aside: asyncio.Future[None] | None = None   # set while an `aside` job runs
         self.closed = False
 
     async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """Run `fn` on the engine thread (after everything submitted before it)."""
+        """Run `fn` on the engine thread (after everything submitted before it, and after
+        the `aside` job running, if any)."""
+        while self._aside is not None:
+            await asyncio.shield(self._aside)
+        return await self.read(fn, *args, **kwargs)
+
+    async def read(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run `fn`, which changes no engine state (an answer, the status), on the engine
+        thread: after everything submitted before it, but while an `aside` job runs."""
         if self.closed:
             raise EngineError("shutting_down", "the server is shutting down")
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, functools.partial(fn, *args, **kwargs))
+
+    async def aside(self, fn: Callable[[], T]) -> T:
+        """Run `fn` on a thread of its own, after everything submitted before it; until it
+        ends, the engine thread runs `read` jobs only and other jobs wait. `fn` may read the
+        engine's state and prepare its own, but changes nothing that a read job reads."""
+        while self._aside is not None:
+            await asyncio.shield(self._aside)
+        done = self._aside = asyncio.get_running_loop().create_future()
+        try:
+            await self.read(lambda: None)       # the jobs submitted before it have run
+            return await asyncio.to_thread(fn)
+        finally:
+            self._aside = None
+            done.set_result(None)
 
     def spawn(self, coro: Any, name: str) -> asyncio.Task[Any]:
         task = asyncio.get_running_loop().create_task(coro, name=name)

@@ -22,9 +22,11 @@ from typing import TYPE_CHECKING, Any
 from neuralmind.engine import coverage
 from neuralmind.service.child_build import ChildBuild
 from neuralmind.service.events import IndexingState
+from neuralmind.service.warming import warm_up
 
 if TYPE_CHECKING:
     from neuralmind.engine import Workspace
+    from neuralmind.index.search_index import VectorsRead
     from neuralmind.service.child_build import BuildOutcome
     from neuralmind.service.engine_thread import EngineThread
 
@@ -131,7 +133,7 @@ class BackgroundIndexing:
         self.last_ok = outcome.ok
         if outcome.ok:
             if not self._served:          # else warmed up when its graph was served
-                self._thread.spawn(self._thread.run(ws.warm_up), "warm-up")
+                self._thread.spawn(warm_up(self._thread, ws), "warm-up")
             self.last_full_build = time.time()
             self.last_error = None
         elif not outcome.cancelled:
@@ -147,7 +149,9 @@ class BackgroundIndexing:
     async def _on_vectors(self, vectors: int) -> None:
         """The child wrote a slice of vectors: serve them now, not at the end of the build."""
         ws = await self._workspace()
-        self.semantic = await self._thread.run(_refreshed_coverage, ws)
+        # the file read off the engine thread (it grows with every slice); taken in on it
+        read = await asyncio.to_thread(ws.index.read_vectors)
+        self.semantic = await self._thread.run(_refreshed_coverage, ws, read)
         if self.state is not None:
             self._on_progress(self.state.phase, self.state.done, self.state.total)
 
@@ -159,11 +163,11 @@ class BackgroundIndexing:
         self._served, self.graph_phase = True, False
         if self.state is not None:
             self._on_progress(self.state.phase, self.state.done, self.state.total)
-        self._thread.spawn(self._thread.run(ws.warm_up), "warm-up")
+        self._thread.spawn(warm_up(self._thread, ws), "warm-up")
         self._graph_served()
 
 
-def _refreshed_coverage(ws: Workspace) -> float:
-    """Load the vectors the build wrote; the share of nodes that have one now."""
-    coverage.refresh_index(ws.index)
+def _refreshed_coverage(ws: Workspace, read: VectorsRead | None = None) -> float:
+    """Load the vectors the build wrote (or take `read`); the share of nodes with one now."""
+    coverage.refresh_index(ws.index, read)
     return float(ws.counts()["semantic_coverage"])

@@ -9,7 +9,9 @@ the last USE_WINDOW_SECONDS; answers alone wait for the engine to be idle
 that is a commit (the new HEAD's first parent is the old one) says which touched files
 were kept. Every
 USE_SETTLE_SECONDS the answers whose use is known settle (and teach the synapse layer),
-and the codebase's token count is brought up to date a slice at a time, between requests;
+and the codebase's token count is brought up to date a slice at a time, once questions
+pause (USE_COUNT_AFTER_ASKS_SECONDS: a first count of the Linux kernel is ~20 min of slices
+that every answer waited behind);
 the status's savings summary is then taken from the engine's report, which is only read
 again from usage.db when answers or their use changed.
 """
@@ -25,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from neuralmind.config import (
     CODEBASE_SLICE_SECONDS,
+    USE_COUNT_AFTER_ASKS_SECONDS,
     USE_RECORD_IDLE_SECONDS,
     USE_RECORD_MAX_WAIT_SECONDS,
     USE_SETTLE_SECONDS,
@@ -71,6 +74,7 @@ class UseTracking:
         self._timer: asyncio.TimerHandle | None = None
         self._record_timer: asyncio.TimerHandle | None = None
         self._waiting_since: float | None = None    # the first answer not recorded yet
+        self._last_ask = -USE_COUNT_AFTER_ASKS_SECONDS   # when a question last came or ended
         self.answers = 0
         self.commits = 0
         self.summary: dict[str, Any] | None = None     # the savings report, as last made
@@ -85,9 +89,14 @@ class UseTracking:
                 timer.cancel()
 
     # --- what happened ------------------------------------------------------------------
+    def asked(self) -> None:
+        """A question came now: the codebase count waits until questions pause."""
+        self._last_ask = time.monotonic()
+
     def answered(self, kind: str, session: str | None, question: str,
                  out: dict[str, Any]) -> None:
         """An answer was given now (recorded with this time, before any use after it)."""
+        self.asked()
         self.answers += 1
         self._answers.append((kind, session, question, out, time.time()))
         self._record_later()
@@ -162,12 +171,20 @@ class UseTracking:
         if self._saves_paused is not None:      # 0.5-0.7 s on the kernel: not before a save
             await self._saves_paused()
         await self._engine(lambda ws: ws.use.settle())
-        while await self._engine(lambda ws: ws.use.count_codebase(
-                ws.graph, seconds=CODEBASE_SLICE_SECONDS)) is False:
-            pass                        # None: an error (logged) or shutting down
+        while True:
+            await self._asks_paused()
+            if await self._engine(lambda ws: ws.use.count_codebase(
+                    ws.graph, seconds=CODEBASE_SLICE_SECONDS)) is not False:
+                break                   # None: an error (logged) or shutting down
         report = await self._engine(lambda ws: ws.savings(count=False))
         if report is not None:
             self.keep(report)
+
+    async def _asks_paused(self) -> None:
+        """Until no question has come for USE_COUNT_AFTER_ASKS_SECONDS: a slice of the count
+        goes between series of questions, never into one (each answer waited for one)."""
+        while (left := self._last_ask + USE_COUNT_AFTER_ASKS_SECONDS - time.monotonic()) > 0:
+            await asyncio.sleep(left)
 
     def keep(self, report: dict[str, Any]) -> None:
         """The status's savings: overall and the last STATUS_DAYS days."""

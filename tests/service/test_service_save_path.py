@@ -7,6 +7,7 @@ its first answer, and the first search naming an identifier built the exact-name
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +17,9 @@ from sample_workspace import eventually, make_repo
 from neuralmind.config import ATTENTION_NEIGHBOURS
 from neuralmind.context import retrieve
 from neuralmind.engine import Workspace, coverage
+from neuralmind.engine.use import AnswerUse
 from neuralmind.index import search_index
-from neuralmind.service import engine_service
+from neuralmind.service import engine_service, use
 from neuralmind.service.engine_service import EngineService
 
 
@@ -94,6 +96,31 @@ async def test_the_answers_periodic_settle_waits_for_saves_to_pause(
     assert not periodic.done() and service.use.summary is None
     await asyncio.wait_for(periodic, 30)    # ...and once saves pause it runs
     assert service.use.summary is not None
+
+
+@pytest.mark.asyncio
+async def test_the_codebase_count_waits_for_questions_to_pause(
+        service: EngineService, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While the kernel's build child embedded, its first codebase count (55k files, ~20 min
+    of 50 ms slices) filled every gap of the engine thread and each answer waited for the
+    slice running: the count's slices start only once questions pause."""
+    monkeypatch.setattr(use, "USE_COUNT_AFTER_ASKS_SECONDS", 1.0)
+    slices: list[float] = []
+    count = AnswerUse.count_codebase
+
+    def timed(self: AnswerUse, *args: Any, **kwargs: Any) -> bool:
+        slices.append(time.monotonic())
+        return count(self, *args, **kwargs)
+
+    monkeypatch.setattr(AnswerUse, "count_codebase", timed)
+    periodic = asyncio.ensure_future(service.use._periodic())
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 1.5:        # a series of questions, back to back
+        assert await _searchable(service, "compute_invoice_total")
+    asked = time.monotonic()
+    await asyncio.wait_for(periodic, 30)
+    assert slices and min(slices) >= asked + 0.9, (slices, asked)
+    assert service.use.summary is not None and service.use.summary["codebase_tokens_now"]
 
 
 async def _searchable(svc: EngineService, name: str) -> bool:
