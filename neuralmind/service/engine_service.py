@@ -488,6 +488,8 @@ class EngineService(DecisionRequests, MemoryRequests, AttentionRequests, AgentHo
             **counts,
             "mcp_endpoint": self.mcp_endpoint,
             "indexing": state.to_json() if state else None,
+            # a warm-up step made aside (e.g. "saves": the state saves patch); saves wait
+            "preparing": self._thread.aside_name,
             "learning": {"enabled": self.config.learning, "events": self.learning.events,
                          "batches": self.learning.batches},
             "savings": self.use.summary,

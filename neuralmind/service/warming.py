@@ -17,6 +17,6 @@ async def warm_up(thread: EngineThread, ws: Workspace) -> None:
     """`ws`'s warm-up steps, in order, each its own engine job (`engine/warm_up.py`)."""
     for step in warm_up_steps(ws):
         if step.aside:
-            await thread.aside(step.run)
+            await thread.aside(step.run, step.name)
         else:
             await thread.run(step.run)
