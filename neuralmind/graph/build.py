@@ -193,8 +193,7 @@ class GraphBuilder:
     def _build_locked(self, prev: Graph, changed: list[str] | None, report: ProgressFn,
                       t0: float, texts: dict[str, str]) -> BuildReport:
         overrides = self.config.languages or None
-        # `copy`: a table clone even after deletions (see Graph.patched)
-        extracts = prev.extracts.copy()
+        extracts = prev.extracts.copy()     # a table clone even after deletions (Graph.patched)
         files = prev.files.copy()
         prev_files = prev.files.copy()
         skipped: dict[str, list[str]] = {r: list(v.get("paths", []))
