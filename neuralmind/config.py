@@ -256,12 +256,6 @@ EMBED_IDLE_SECONDS = 0.3
 # of each file and its first answer; KERN13: saves p50 ~700 against ~500 ms for a file
 # saved before), and the answers' periodic settle and count (0.5-0.7 s on the kernel, KERN13).
 SAVES_PAUSE_SECONDS = 0.3
-# Graph generations a save replaced, kept until saves pause (then dropped on the engine
-# thread): dropping one is refcounts over its tables (the kernel's 835k-id node dict and
-# 1.9M resolved edges: ~45-60 ms, KERN14) that a save's answer need not wait for. More
-# than this many (saves with no pause between them) and the oldest is dropped at once:
-# each costs ~0.1 GB on the kernel until dropped.
-RETIRED_GENERATIONS_KEPT = 2
 
 # --- Freshness (neuralmind/engine/freshness.py, neuralmind/service/worktree.py) ------------
 FRESHNESS_MAX_FILES = 20       # files listed per kind in an answer's stamp: an agent reads them

@@ -27,8 +27,6 @@ from neuralmind.config import (
     FLUSH_IDLE_PER_FLUSH_SECOND,
     FLUSH_IDLE_SECONDS,
     FLUSH_MAX_DEFER_SECONDS,
-    RETIRED_GENERATIONS_KEPT,
-    SAVES_PAUSE_SECONDS,
 )
 from neuralmind.errors import EngineError
 
@@ -71,9 +69,6 @@ class Freshness:
         self._flush_s = 0.0                  # how long the last flush took (its write included)
         self._last_save: float | None = None       # monotonic: the last save applied
         self._unsaved_since: float | None = None   # monotonic: the first save the disk lacks
-        # graph generations saves replaced, dropped once saves pause (`_apply`)
-        self._retired: list[object] = []
-        self._dropping: asyncio.Task[None] | None = None
 
     def schedule(self, rels: Iterable[str]) -> None:
         self.pending.update(r for r in rels if not r.startswith(IGNORED_DIRS))
@@ -88,8 +83,7 @@ class Freshness:
 
     def stop(self) -> None:
         """Cancel the drain and the timers; `close` flushes what is loaded."""
-        self._thread.cancel_tasks(self._drain_task, self._embedding, self._flushing,
-                                  self._dropping)
+        self._thread.cancel_tasks(self._drain_task, self._embedding, self._flushing)
         for timer in (self._flush_timer, self._embed_timer):
             if timer is not None:
                 timer.cancel()
@@ -100,7 +94,7 @@ class Freshness:
             batch = sorted(self.pending)
             self.pending.clear()
             try:
-                _, changed_ids = await self._thread.run(self._apply, ws, batch)
+                _, changed_ids = await self._thread.run(ws.update_files, batch)
             except EngineError as e:
                 log.warning("update of %s refused: %s", ", ".join(batch), e.message)
                 continue
@@ -121,23 +115,6 @@ class Freshness:
                                                        self._embed_when_idle)
         self._flush_timer = self._thread.restart_timer(self._flush_timer, self._flush_idle(ws),
                                                        self._flush_when_idle)
-        if self._retired and (self._dropping is None or self._dropping.done()):
-            self._dropping = self._thread.spawn(self._drop_retired(), "drop-generations")
-
-    def _apply(self, ws: Workspace, batch: list[str]) -> tuple[object, list[str]]:
-        """`ws.update_files(batch)` (engine thread), keeping the generation it replaces
-        alive: freed there, the kernel's took ~50 ms of refcounts between the save and the
-        searches waiting for it; `_drop_retired` frees it once saves pause."""
-        self._retired.append(ws.graph)
-        del self._retired[:-RETIRED_GENERATIONS_KEPT - 1]   # (the one now current included)
-        return ws.update_files(batch)
-
-    async def _drop_retired(self) -> None:
-        await self.saves_paused(SAVES_PAUSE_SECONDS)
-        try:
-            await self._thread.run(self._retired.clear)
-        except EngineError:
-            return          # shutting down
 
     async def saves_paused(self, seconds: float) -> None:
         """Return once no save waits or is being applied and none was applied for `seconds`:

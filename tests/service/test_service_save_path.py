@@ -7,7 +7,6 @@ its first answer, and the first search naming an identifier built the exact-name
 from __future__ import annotations
 
 import asyncio
-import weakref
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ from neuralmind.config import ATTENTION_NEIGHBOURS
 from neuralmind.context import retrieve
 from neuralmind.engine import Workspace, coverage
 from neuralmind.index import search_index
-from neuralmind.service import engine_service, freshness
+from neuralmind.service import engine_service
 from neuralmind.service.engine_service import EngineService
 
 
@@ -95,26 +94,6 @@ async def test_the_answers_periodic_settle_waits_for_saves_to_pause(
     assert not periodic.done() and service.use.summary is None
     await asyncio.wait_for(periodic, 30)    # ...and once saves pause it runs
     assert service.use.summary is not None
-
-
-@pytest.mark.asyncio
-async def test_the_generation_a_save_replaced_is_dropped_once_saves_pause(
-        service: EngineService, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(freshness, "SAVES_PAUSE_SECONDS", 3.0, raising=False)
-    ws = await service.workspace()
-    replaced = weakref.ref(ws.graph)
-    path = service.root / "app" / "billing.py"
-    path.write_text(path.read_text() + "\n\ndef fresh_total(value):\n    return value\n")
-    await service.did_save(str(path))
-    await eventually(lambda: _searchable(service, "fresh_total"), 10, "the saved function")
-    # the save's answers did not wait for it to be freed (the kernel's: ~50 ms)...
-    assert ws.graph is not replaced() and replaced() is not None
-    # ...which happens once saves pause, on the engine thread
-    await eventually(lambda: _gone(replaced), 10, "the replaced generation freed")
-
-
-async def _gone(ref: weakref.ref[Any]) -> bool:
-    return ref() is None
 
 
 async def _searchable(svc: EngineService, name: str) -> bool:
