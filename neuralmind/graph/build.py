@@ -193,9 +193,9 @@ class GraphBuilder:
     def _build_locked(self, prev: Graph, changed: list[str] | None, report: ProgressFn,
                       t0: float, texts: dict[str, str]) -> BuildReport:
         overrides = self.config.languages or None
-        extracts = dict(prev.extracts)
-        files = dict(prev.files)
-        prev_files = dict(prev.files)
+        extracts = prev.extracts.copy()     # a table clone even after deletions (Graph.patched)
+        files = prev.files.copy()
+        prev_files = prev.files.copy()
         skipped: dict[str, list[str]] = {r: list(v.get("paths", []))
                                           for r, v in prev.meta.get("skipped", {}).items()}
         report("walk", 0, 1)
@@ -292,7 +292,7 @@ class GraphBuilder:
             graph.buffers = buffers
             if resolver is not None:
                 graph.resolver = resolver
-                graph.out_by_file = dict(resolver.out)     # a snapshot: the next save patches
+                graph.out_by_file = resolver.out.copy()     # a snapshot: the next save patches
             if prev.heuristic is not None and (resolved is prev.resolved or delta is not None):
                 removed_edges, added_edges = delta or ([], [])
                 graph.heuristic = (prev.heuristic - sum(not e.resolved for e in removed_edges)
@@ -345,7 +345,7 @@ class GraphBuilder:
             graph=graph,
             files_by_language=dict(sorted(languages.items())),
             nodes=len(graph.nodes),
-            edges_resolved=len(graph.edges) - heuristic,
+            edges_resolved=graph.edge_count() - heuristic,
             edges_heuristic=heuristic,
             communities=len(graph.communities),
             skipped=graph.meta["skipped"],

@@ -254,7 +254,7 @@ def _centrality(graph: Graph, previous: Graph | None, delta: EdgeDelta | None
         if previous.resolved is graph.resolved:
             return previous.centrality
         if delta is not None:
-            score = dict(previous.centrality)
+            score = previous.centrality.copy()
             _add_centrality(score, delta[0], -1.0)
             _add_centrality(score, delta[1], 1.0)
             return score

@@ -49,7 +49,10 @@ class Graph:
 
     def __init__(self) -> None:
         self.nodes: dict[str, Node] = {}
-        self.edges: list[Edge] = []
+        # every edge: each file's own (in `extracts` order), then `resolved`. None after a
+        # save (`patched`) until read: a save reads none of it, and the kernel's 2.6M cost
+        # ~45 ms to copy, then more to drop with the generation (see `edges`)
+        self._edges: list[Edge] | None = []
         self.files: dict[str, FileInfo] = {}
         self.communities: list[Community] = []
         self.extracts: dict[str, FileExtract] = {}   # per file, with unresolved references
@@ -95,6 +98,27 @@ class Graph:
         self.ordered = True
         # (the `files` dict counted, its size, files per language): see language_counts
         self._languages: tuple[dict[str, FileInfo], int, dict[str, int]] | None = None
+
+    @property
+    def edges(self) -> list[Edge]:
+        """Every edge: the files' own in `extracts` order, then `resolved` (`from_parts`'s
+        order). Made on first read for a saved generation: full community detection,
+        `summary`, `validate` and the walk read it; a save does not."""
+        if self._edges is None:
+            edges = [e for ex in self.extracts.values() for e in ex.edges]
+            edges += self.resolved
+            self._edges = edges
+        return self._edges
+
+    @edges.setter
+    def edges(self, value: list[Edge]) -> None:
+        self._edges = value
+
+    def edge_count(self) -> int:
+        """len(edges), without making them (a save's report)."""
+        if self._edges is not None:
+            return len(self._edges)
+        return sum(self.layout()[2]) + len(self.resolved)
 
     def language_counts(self) -> dict[str, int]:
         """Files per language, in the order `files` first names each (L0's languages,
@@ -167,7 +191,8 @@ class Graph:
                        for p in changed) or list(files) != list(extracts)):
             return None
         index, node_counts, edge_counts = prev.layout()
-        if (len(prev.edges) != sum(edge_counts) + len(prev.resolved)
+        made = prev._edges          # None: made from `extracts` when read, so it matches
+        if ((made is not None and len(made) != sum(edge_counts) + len(prev.resolved))
                 or len(prev.nodes) != sum(node_counts)):
             return None
         node_counts, edge_counts = list(node_counts), list(edge_counts)
@@ -183,7 +208,10 @@ class Graph:
         g = cls()
         g.extracts = extracts
         g.files = files
-        g.nodes = dict(prev.nodes)     # one C-level copy; a rebuilt dict cost ~0.25 s here
+        # `copy`, not `dict(...)`: both clone the table in one memcpy (~20 ms on the kernel's
+        # 835k ids) when it has no deleted slot, but after a save deleted an id `dict(...)`
+        # inserts every key again (~0.2 s) while `copy` still clones up to a third deleted
+        g.nodes = prev.nodes.copy()
         for _, new, ids in cuts:
             if not same_ids:           # ids the file no longer has go; new ones go last
                 for gone in dict.fromkeys(n.id for n in prev.extracts[new.path].nodes):
@@ -191,16 +219,7 @@ class Graph:
                         del g.nodes[gone]
             g.nodes.update((n.id, n) for n in new.nodes)
         g.ordered = prev.ordered and same_ids
-        old_edges = prev.layout()[2]
-        # the files' own edges copied once (C), each changed file's slice replaced from the
-        # last (earlier positions stay valid), the resolved edges after: ~20 ms less than
-        # joining slices through an iterator on the kernel's 2.6M edges
-        edges = prev.edges[:len(prev.edges) - len(prev.resolved)]
-        for i, new, _ in reversed(cuts):
-            start = sum(old_edges[:i]) if i else 0
-            edges[start:start + old_edges[i]] = new.edges
-        edges += resolved
-        g.edges = edges
+        g._edges = None                  # made from `extracts` and `resolved` when read
         if len(g.nodes) != sum(node_counts):     # an id also in another file: rare, as before
             return None
         g.resolved = resolved
@@ -224,7 +243,7 @@ class Graph:
                       self._by_file or {}, self._file_nodes, self._out or {}, self._in or {},
                       self.centrality or {}, self.rankings, self.community_texts):
             release_dict(table)
-        for rows in (self.edges, self.resolved, self.file_adjacency or []):
+        for rows in (self._edges or [], self.resolved, self.file_adjacency or []):
             while rows:
                 del rows[-RELEASE_CHUNK * 16:]
         self._by_file = self._out = self._in = self.rank_edges = None

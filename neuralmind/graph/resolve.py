@@ -308,7 +308,8 @@ class Resolver:
         index = self.index
         touched = sorted(set(touched))
         before = self.extracts
-        self.extracts = dict(extracts)
+        # a table clone when a dict, even after deletions (see Graph.patched)
+        self.extracts = extracts.copy() if type(extracts) is dict else dict(extracts)
         self.source = extracts
         keys: set[Any] = set()          # dependency keys whose answer may have changed
         regroup = False                 # the file set or what import rules read changed

@@ -79,6 +79,13 @@ def state(g: Graph) -> dict[str, Any]:
     }
 
 
+def tables(g: Graph) -> list[list[tuple[Any, int]]]:
+    """Which objects a graph's tables hold, in order (generations share the objects)."""
+    return [[(k, id(v)) for k, v in table.items()]
+            for table in (g.nodes, g.extracts, g.files, g.out_by_file or {})] + [
+        [(i, id(e)) for i, e in enumerate(rows)] for rows in (g.edges, g.resolved)]
+
+
 def stored_rows(root: Path) -> dict[str, Any]:
     """The stored rows (modification times aside: the copy has its own) and communities."""
     con = sqlite3.connect(str(graph_path(state_dir(root))))
@@ -177,9 +184,15 @@ def test_saves_give_a_fresh_builds_graph_rows_and_communities_from_the_saved_fil
             edit(root, rel, old, new)
         assembled.clear(), ranked.clear(), checked.clear()
         paths = sorted({rel for rel, _, _ in edits})
+        prev, prev_tables = held, tables(held)
         report = GraphBuilder(root, WorkspaceConfig()).build(changed=paths, previous=held)
         held = report.graph
         work = (list(assembled), list(ranked), list(checked))
+        # the save copied what it patched: the previous generation's tables are as they were
+        # (the server answers from it until the save returns; a failed save leaves it serving)
+        assert tables(prev) == prev_tables, what
+        # ... and it did not make the whole edge list (made when read, by `state` below)
+        assert held._edges is None, what
         monkeypatch.setattr(Graph, "from_parts", classmethod(real_from_parts))
         monkeypatch.setattr(store_mod, "_rows_to_check", real_rows)
         expected, expected_rows = fresh(root, tmp_path)
