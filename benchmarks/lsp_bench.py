@@ -229,8 +229,10 @@ def stall_culprits(status: dict[str, Any], t0: float, n: int = 5) -> list[dict[s
     out = []
     for t, ms in sorted(loop.get("stalls", []), key=lambda s: -s[1])[:n]:
         near = [c for c in loop.get("culprits", []) if abs(c["t"] - t) <= ms / 1000 + 0.01]
+        gc_near = [g for g in loop.get("gc_passes", []) if abs(g["t"] - t) <= ms / 1000 + 0.01]
         out.append({"at_s": round(t - t0, 2), "stall_ms": ms,
-                    "threads": near[0]["threads"] if near else "not sampled"})
+                    "threads": near[0]["threads"] if near else "not sampled",
+                    **({"gc": gc_near} if gc_near else {})})
     return out
 
 
@@ -578,6 +580,7 @@ async def run_warm(args: argparse.Namespace, root: Path, env: dict[str, str], lo
 
     team0 = (await c.request("neuralmind/status", {}))["team"] if "team" in results else {}
     cpu0, wall0 = c.cpu_s(), time.monotonic()
+    phases = results["phases_s"] = {"context": round(wall0 - warm_start, 2)}   # a stall's phase
     lat: list[float] = []
     for i in range(args.queries):
         t0 = time.perf_counter()
@@ -592,6 +595,7 @@ async def run_warm(args: argparse.Namespace, root: Path, env: dict[str, str], lo
     by_size = sorted(py_files, key=lambda r: (root / r).stat().st_size)
     picks = [by_size[len(by_size) // 4], by_size[len(by_size) // 2], by_size[-1]]
     results["save_files"] = {r: (root / r).stat().st_size for r in picks}
+    phases["saves"] = round(time.monotonic() - warm_start, 2)
     saves = await save_latencies(c, root, picks, args.saves)
     results["save_to_searchable_p50_ms"] = 1000 * statistics.median(saves)
     results["save_to_searchable_p95_ms"] = 1000 * pct(saves, 95)
@@ -603,6 +607,7 @@ async def run_warm(args: argparse.Namespace, root: Path, env: dict[str, str], lo
     struct_files = args.structural_files.split(",") if args.structural_files else picks[:2]
     results["structural_save_files"] = struct_files
     t_struct = time.monotonic()
+    phases["structural_saves"] = round(t_struct - warm_start, 2)
     struct = await structural_saves(c, root, struct_files, module, args.structural_saves)
     status = await c.request("neuralmind/status", {})
     results["structural_save_module"] = module
@@ -621,6 +626,7 @@ async def run_warm(args: argparse.Namespace, root: Path, env: dict[str, str], lo
         results["max_stall_buffer_edits_ms"] = stalls_between(status, t_buf, time.monotonic())
 
     rss_before = c.rss_mb()
+    phases["edits"] = round(time.monotonic() - warm_start, 2)
     results["rss_every_250_edits_mb"] = await simulate_edits(c, root, picks, args.edits,
                                                                args.edit_pause_every)
     await asyncio.sleep(2.5)      # one default debounce window: the last batch is learned

@@ -30,6 +30,16 @@ STALE_TEMP_SECONDS = 3600.0  # a `.NAME.*.tmp` in the state folder untouched thi
 BIG_FILE_WORKER_IDLE_SECONDS = 60.0  # the big-file worker (~40 MB) stops after this long unused
 # (unless a server holding big files keeps it: big_file_worker.keep_ready)
 
+# Characters of text one regex scan tokenises (index/tokens.py `code_tokens`): a scan
+# holds the GIL, ~0.5 ms per 16 KB; a whole 370 KB file in one scan held it 9-26 ms (SAVE15).
+TOKEN_SCAN_CHARS = 16384
+
+# Import resolution by path tail (graph/path_suffixes.py): a file name shared by more
+# paths than this (`__init__.py`, `Makefile`) is looked up by its last two parts. At 32 a
+# group is scanned in a few us; Django's 20k subset has 308 `__init__.py`, whose scans made
+# ~290 ms of a new file's save (SAVE15). One entry per path of a split group.
+SUFFIX_GROUP_SPLIT_OVER = 32
+
 # --- Retrieval (benchmarks/rank_lab.py; figures in BENCHMARKS.md "Retrieval") ---------------
 # Every value below was chosen on the history rows of the 10 history projects (3 Python,
 # 7 in Go/Rust/JS/TS/Python) by leave-one-repository-out, under the guard that the public

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from neuralmind.graph.languages import DECLARED_NAMESPACES, PACKAGE_PEERS, family_of, spec_for
 from neuralmind.graph.model import FileExtract, Reference
+from neuralmind.graph.path_suffixes import PathSuffixes
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +56,7 @@ class ImportRules:
                 if node.kind == "module" and "#" not in node.qualname:
                     self.namespaces.setdefault((fe.language, node.qualname), []).append(p)
                     self.file_namespaces.setdefault(p, []).append(node.qualname)
-        self._by_base: dict[str, list[str]] | None = None     # file name -> paths
+        self._suffixes = PathSuffixes(self.files)
         self._py_modules: dict[str, list[str]] | None = None
         self._dir_suffixes: dict[str, list[str]] | None = None
 
@@ -80,18 +81,8 @@ class ImportRules:
         return []
 
     def suffix_matches(self, tail: str) -> list[str]:
-        """Files whose path ends with `tail` at a '/' boundary, shortest path first. Found
-        among the files of `tail`'s file name: an index of every suffix of every path was
-        ~30 MB on the Linux kernel (55k paths, ~4 suffixes each), kept with the resolution
-        state for a server's life."""
-        if self._by_base is None:
-            index: dict[str, list[str]] = {}
-            for p in self.files:
-                index.setdefault(p.rpartition("/")[2], []).append(p)
-            self._by_base = index
-        end = "/" + tail
-        return sorted((p for p in self._by_base.get(tail.rpartition("/")[2], ())
-                       if p == tail or p.endswith(end)), key=lambda p: (len(p), p))
+        """Files whose path ends with `tail` at a '/' boundary, shortest path first."""
+        return self._suffixes.matches(tail)
 
     @staticmethod
     def closest(importer: str, candidates: list[str]) -> list[str]:

@@ -6,7 +6,9 @@ check the 20 ms stall target while a full index runs.
 
 A stall has two causes: the loop thread itself runs a long callback, or another
 thread holds the GIL in one long C call (a parse, a model load, a GC pass). To
-say which, a watcher thread sleeps 2 ms at a time and records every thread's
+say which, the GC's passes over RECORD_OVER_SECONDS are timed ("gc_passes": a pass
+runs inside whichever allocation set it off and is over before any other thread
+runs, so no sample can name it), and a watcher thread sleeps 2 ms at a time and records every thread's
 innermost frames ("culprits" in `status()`) when it wakes more than
 WATCH_LATE_SECONDS late (whoever held the GIL just let go), or when the loop's
 ticker has not beaten for that long (the loop thread is busy: its frames say
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import os
 import sys
 import threading
@@ -75,6 +78,33 @@ class GilWatcher:
                                   "late_ms": round(late * 1000, 2), "threads": threads})
 
 
+class GcTimer:
+    """The cyclic GC's passes longer than RECORD_OVER_SECONDS: when, which generation, how
+    long, in which thread (gc.callbacks run in the thread whose allocation set it off)."""
+
+    def __init__(self) -> None:
+        self.passes: list[dict[str, Any]] = []
+        self._t0 = 0.0
+
+    def start(self) -> None:
+        gc.callbacks.append(self._timed)
+
+    def stop(self) -> None:
+        with contextlib.suppress(ValueError):
+            gc.callbacks.remove(self._timed)
+
+    def _timed(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._t0 = time.perf_counter()
+            return
+        took = time.perf_counter() - self._t0
+        if took > RECORD_OVER_SECONDS and len(self.passes) < MAX_RECORDED:
+            self.passes.append({"t": round(time.monotonic(), 4), "ms": round(took * 1000, 2),
+                                "generation": info.get("generation"),
+                                "collected": info.get("collected"),
+                                "thread": threading.current_thread().name})
+
+
 class LoopMonitor:
     def __init__(self, tick: float = TICK_SECONDS) -> None:
         self.tick = tick
@@ -84,6 +114,7 @@ class LoopMonitor:
         self.recorded: list[tuple[float, float]] = []  # (time.monotonic() at wake-up, stall s)
         self._task: asyncio.Task[None] | None = None
         self.watcher = GilWatcher()
+        self.gc = GcTimer()
 
     @staticmethod
     def wanted() -> bool:
@@ -93,6 +124,7 @@ class LoopMonitor:
         if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._run(), name="loop-monitor")
             self.watcher.start()
+            self.gc.start()
 
     def reset(self) -> None:
         self.max_stall, self.ticks, self.late_20ms = 0.0, 0, 0
@@ -113,6 +145,7 @@ class LoopMonitor:
 
     async def stop(self) -> None:
         self.watcher.stop()
+        self.gc.stop()
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -123,4 +156,4 @@ class LoopMonitor:
         return {"max_stall_ms": round(self.max_stall * 1000, 2), "ticks": self.ticks,
                 "stalls_over_20ms": self.late_20ms,
                 "stalls": [[round(t, 4), round(s * 1000, 2)] for t, s in self.recorded],
-                "culprits": self.watcher.culprits}
+                "culprits": self.watcher.culprits, "gc_passes": self.gc.passes}

@@ -35,3 +35,24 @@ def test_stems_meet_in_the_middle() -> None:
     assert stem("running") == "run" and stem("stopped") == "stop"
     assert stem("class") == "class" and stem("status") == "status"
     assert code_tokens("Cookies") == code_tokens("cookie")
+
+
+def test_a_long_text_is_scanned_in_pieces_with_the_same_tokens() -> None:
+    """A text longer than TOKEN_SCAN_CHARS is cut at line breaks only: its tokens are its
+    lines' tokens in order, whatever the words around the cuts (`a.b` dotted paths, long
+    identifiers, numbers, a line longer than a piece)."""
+    import random
+
+    from neuralmind.config import TOKEN_SCAN_CHARS
+    from neuralmind.index.tokens import _pieces
+
+    rng = random.Random(15)
+    words = ["os.path.join", "getAuthToken", "parse_HTTPResponse", "302", "x", "the", "é",
+             "self.client.get", "a_b_c_d", "QuerySet", "9"]
+    lines = [" ".join(rng.choice(words) for _ in range(rng.randint(0, 40)))
+             for _ in range(3000)]
+    lines.insert(1500, "longName" * (TOKEN_SCAN_CHARS // 4))    # one line of two pieces' size
+    text = "\n".join(lines)
+    assert len(_pieces(text)) > 3
+    assert "".join(_pieces(text)) == text
+    assert code_tokens(text) == [t for line in lines for t in code_tokens(line)]
