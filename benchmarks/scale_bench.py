@@ -664,11 +664,11 @@ async def lsp_run(args: argparse.Namespace, holder: dict[str, Any]) -> dict[str,
             break
         await asyncio.sleep(2)
     out["graph_served_s"] = round(time.perf_counter() - t_spawn)
-    # saves also wait for the warm-up's state for saves, made aside while answers go on
-    # (`preparing` in the status): timed saves start after it, its length reported apart
-    while (await client.request("neuralmind/status", {})).get("preparing") is not None:
+    # saves also wait for the warm-up (the state saves patch is made aside while answers go
+    # on: `warming_up` in the status): timed saves start after it, its end reported apart
+    while (await client.request("neuralmind/status", {})).get("warming_up"):
         await asyncio.sleep(1)
-    out["prepared_for_saves_s"] = round(time.perf_counter() - t_spawn)
+    out["warmed_up_s"] = round(time.perf_counter() - t_spawn)
     print(json.dumps(out), flush=True)
     out["server_heap"] = {"graph served": heap_mb(str(client.proc.pid))}
     step[0] = "saves"

@@ -488,8 +488,9 @@ class EngineService(DecisionRequests, MemoryRequests, AttentionRequests, AgentHo
             **counts,
             "mcp_endpoint": self.mcp_endpoint,
             "indexing": state.to_json() if state else None,
-            # a warm-up step made aside (e.g. "saves": the state saves patch); saves wait
-            "preparing": self._thread.aside_name,
+            # what a first answer and save would pay is being made (service/warming.py): answers
+            # are served meanwhile, a save waits (the kernel: ~1 min)
+            "warming_up": self._thread.warming_up > 0,
             "learning": {"enabled": self.config.learning, "events": self.learning.events,
                          "batches": self.learning.batches},
             "savings": self.use.summary,

@@ -34,7 +34,7 @@ class EngineThread:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="neuralmind-engine")
         self._tasks: set[asyncio.Task[Any]] = set()
         self._aside: asyncio.Future[None] | None = None   # set while an `aside` job runs
-        self.aside_name: str | None = None     # its name, for `status`: writes wait for it
+        self.warming_up = 0     # warm-ups running (service/warming.py): saves wait, status says
         self.closed = False
 
     async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -52,19 +52,18 @@ class EngineThread:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, functools.partial(fn, *args, **kwargs))
 
-    async def aside(self, fn: Callable[[], T], name: str) -> T:
+    async def aside(self, fn: Callable[[], T]) -> T:
         """Run `fn` on a thread of its own, after everything submitted before it; until it
         ends, the engine thread runs `read` jobs only and other jobs wait. `fn` may read the
         engine's state and prepare its own, but changes nothing that a read job reads."""
         while self._aside is not None:
             await asyncio.shield(self._aside)
         done = self._aside = asyncio.get_running_loop().create_future()
-        self.aside_name = name
         try:
             await self.read(lambda: None)       # the jobs submitted before it have run
             return await asyncio.to_thread(fn)
         finally:
-            self._aside = self.aside_name = None
+            self._aside = None
             done.set_result(None)
 
     def spawn(self, coro: Any, name: str) -> asyncio.Task[Any]:

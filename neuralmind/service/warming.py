@@ -15,8 +15,12 @@ if TYPE_CHECKING:
 
 async def warm_up(thread: EngineThread, ws: Workspace) -> None:
     """`ws`'s warm-up steps, in order, each its own engine job (`engine/warm_up.py`)."""
-    for step in warm_up_steps(ws):
-        if step.aside:
-            await thread.aside(step.run, step.name)
-        else:
-            await thread.run(step.run)
+    thread.warming_up += 1          # from its first step: a save sent between steps waits too
+    try:
+        for step in warm_up_steps(ws):
+            if step.aside:
+                await thread.aside(step.run)
+            else:
+                await thread.run(step.run)
+    finally:
+        thread.warming_up -= 1

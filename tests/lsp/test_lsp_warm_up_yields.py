@@ -4,7 +4,7 @@ On the Linux kernel the warm-up (the resolution state saves patch, 33-57 s) was 
 job, and `status` and every answer queued behind it. The real server on a built
 repository, its warm-up held at the step that prepares for saves by
 `NEURALMIND_TEST_HOLD_AT` (the warm-up's thread blocks on a FIFO the test holds open; no
-sleeps): the status (which says what is being prepared) and a search are answered while
+sleeps): the status (which says it warms up) and a search are answered while
 it is held, a save waits for it (one writer), and once released the save is applied.
 """
 
@@ -80,7 +80,7 @@ def test_status_and_answers_do_not_wait_for_the_warm_up(tmp_path: Path) -> None:
             status = _answer_within(server, "neuralmind/status", {})
             assert status is not None, "status waited for the warm-up"
             assert status["indexed_nodes"] > 0
-            assert status["preparing"] == "saves"     # what saves wait for, said
+            assert status["warming_up"] is True     # what saves wait for, said
             found = _answer_within(server, "neuralmind/search", {"query": "compute_invoice_total", "k": 5})
             assert found is not None, "a search waited for the warm-up"
             assert any(h["symbol"].endswith("compute_invoice_total") for h in found["hits"])
@@ -97,8 +97,8 @@ def test_status_and_answers_do_not_wait_for_the_warm_up(tmp_path: Path) -> None:
         while not any(s.endswith("refund_late_orders") for s in _search(
                 server, "refund_late_orders")):
             assert time.monotonic() < deadline, "the save was never applied"
-        while server.request("neuralmind/status", {})["result"]["preparing"] is not None:
-            assert time.monotonic() < deadline, "status says it prepares after the warm-up"
+        while server.request("neuralmind/status", {})["result"]["warming_up"]:
+            assert time.monotonic() < deadline, "status says it warms up after the warm-up"
         assert server.request("shutdown", None)["result"] is None
         server.notify("exit", None)
         assert server.wait_exit()[0] == 0
