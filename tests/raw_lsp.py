@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -93,3 +94,17 @@ class RawServer:
         except OSError:
             return []
         return [int(p) for p in text.split()]
+
+    def shut_down(self) -> None:
+        """The LSP shutdown and exit, and a clean exit code."""
+        assert self.request("shutdown", None)["result"] is None
+        self.notify("exit", None)
+        assert self.wait_exit()[0] == 0
+
+    def kill(self) -> None:
+        """The server and its children (a build child held stopped by a test) killed, so a
+        failed test leaves no process behind."""
+        for pid in self.children():
+            os.kill(pid, signal.SIGKILL)
+        if self.proc.poll() is None:
+            self.proc.kill()

@@ -6,8 +6,6 @@ kernel, toward the default 100,000). The real server and build child, the real m
 
 from __future__ import annotations
 
-import os
-import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -35,11 +33,6 @@ def test_the_project_settings_file_caps_the_start_up_build(tmp_path: Path) -> No
             status = _status(server)    # a round trip each, not a sleep
         assert status["embedded_nodes"] == 1          # the cap (nothing was asked or opened)
         assert status["file_level_nodes"] == status["indexed_nodes"] - 1 > 0
-        assert server.request("shutdown", None)["result"] is None
-        server.notify("exit", None)
-        assert server.wait_exit()[0] == 0
+        server.shut_down()
     finally:
-        for pid in server.children():
-            os.kill(pid, signal.SIGKILL)
-        if server.proc.poll() is None:
-            server.proc.kill()
+        server.kill()

@@ -116,14 +116,9 @@ def test_saves_wait_only_for_the_graph_phase_and_survive_the_embedding(tmp_path:
         for name in ("audit_login_attempts", "refund_invoice_total"):
             assert name in _symbols(server, name)
         assert "compute_invoice_total" not in _symbols(server, "compute_invoice_total")
-        assert server.request("shutdown", None)["result"] is None
-        server.notify("exit", None)
-        assert server.wait_exit()[0] == 0
+        server.shut_down()
     finally:   # a failed step may leave the child stopped: it must not outlive the test
-        for pid in server.children():
-            os.kill(pid, signal.SIGKILL)
-        if server.proc.poll() is None:
-            server.proc.kill()
+        server.kill()
 
     # what the server wrote: the saves, and one vector per node, of its current text
     ws = Workspace(repo)

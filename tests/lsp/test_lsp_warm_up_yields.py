@@ -11,7 +11,6 @@ it is held, a save waits for it (one writer), and once released the save is appl
 from __future__ import annotations
 
 import os
-import signal
 import threading
 import time
 from pathlib import Path
@@ -99,11 +98,6 @@ def test_status_and_answers_do_not_wait_for_the_warm_up(tmp_path: Path) -> None:
             assert time.monotonic() < deadline, "the save was never applied"
         while server.request("neuralmind/status", {})["result"]["warming_up"]:
             assert time.monotonic() < deadline, "status says it warms up after the warm-up"
-        assert server.request("shutdown", None)["result"] is None
-        server.notify("exit", None)
-        assert server.wait_exit()[0] == 0
+        server.shut_down()
     finally:
-        for pid in server.children():
-            os.kill(pid, signal.SIGKILL)
-        if server.proc.poll() is None:
-            server.proc.kill()
+        server.kill()
