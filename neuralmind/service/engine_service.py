@@ -488,9 +488,7 @@ class EngineService(DecisionRequests, MemoryRequests, AttentionRequests, AgentHo
             **counts,
             "mcp_endpoint": self.mcp_endpoint,
             "indexing": state.to_json() if state else None,
-            # what a first answer and save would pay is being made (service/warming.py): answers
-            # are served meanwhile, a save waits (the kernel: ~1 min)
-            "warming_up": self._thread.warming_up > 0,
+            "warming_up": self._thread.warming_up > 0,     # a save waits for it (warming.py)
             "learning": {"enabled": self.config.learning, "events": self.learning.events,
                          "batches": self.learning.batches},
             "savings": self.use.summary,
