@@ -149,11 +149,12 @@ class EngineService(DecisionRequests, MemoryRequests, AttentionRequests, AgentHo
         work queued before it: one GIL-hungry thread at a time keeps the loop responsive."""
         return await self._thread.run(fn)
 
-    async def _call(self, fn: Callable[[Workspace], T]) -> T:
-        """`fn(workspace)` on the engine thread, once the workspace is open."""
+    async def _call(self, fn: Callable[[Workspace], T], *, read: bool = False) -> T:
+        """`fn(workspace)` on the engine thread, once the workspace is open (`read`: it changes
+        no engine state, so it is served while a warm-up step runs aside, EngineThread.read)."""
         self.dreams.touch()
         ws = await self.workspace()
-        return await self._thread.run(fn, ws)
+        return await (self._thread.read if read else self._thread.run)(fn, ws)
 
     def _open_future(self) -> asyncio.Future[None]:
         if self._opened is None:
@@ -468,10 +469,9 @@ class EngineService(DecisionRequests, MemoryRequests, AttentionRequests, AgentHo
     # --- status -------------------------------------------------------------------------
     async def status(self) -> dict[str, Any]:
         focus = self.focus.files()
-        self.dreams.touch()
-        ws = await self.workspace()
-        counts, semantic, generation = await self._thread.read(lambda: (     # a read, as answers
-            ws.counts(), coverage.semantic_files(ws.graph, ws.index, focus), ws.graph.generation))
+        counts, semantic, generation = await self._call(lambda ws: (
+            ws.counts(), coverage.semantic_files(ws.graph, ws.index, focus), ws.graph.generation),
+            read=True)
         counts["attention"] = {"files": len(focus), "semantic": semantic}
         extra: dict[str, Any] = {}
         if self.loop_monitor is not None:
