@@ -22,6 +22,7 @@ them (BENCHMARKS.md "Cold CLI").
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import shutil
@@ -130,7 +131,16 @@ def main() -> int:
         shutil.rmtree(dst, ignore_errors=True)
         shutil.copytree(src, dst, ignore=shutil.ignore_patterns(".neuralmind"))
     home.mkdir(parents=True, exist_ok=True)
+    # Our package's bytecode in its __pycache__, as `pip install` compiles it (the earlier
+    # NeuralMind's wheel has its .pyc): run from a source tree on a machine with
+    # PYTHONDONTWRITEBYTECODE=1, every cold query compiled ~130 modules again (~0.25 s CPU).
+    # Not PYTHONPYCACHEPREFIX: that moves every module's cache, numpy's too, and then
+    # those compile on every run instead.
     env_ours = {**os.environ, "ORT_DISABLE_TELEMETRY": "1"}
+    package = importlib.util.find_spec("neuralmind")   # the one `ours_cli` imports
+    assert package is not None and package.submodule_search_locations
+    subprocess.run([sys.executable, "-m", "compileall", "-q",
+                    *package.submodule_search_locations], check=True)
     env_old = {**os.environ, "HOME": str(home), "NEURALMIND_ONNX_MODEL_DIR": args.old_model,
                "NEURALMIND_NO_DAEMON": "1"}
     ours_cli = [sys.executable, "-m", "neuralmind.cli.main"]
