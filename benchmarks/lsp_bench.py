@@ -644,6 +644,8 @@ async def run_warm(args: argparse.Namespace, root: Path, env: dict[str, str], lo
     results["measured_wall_s"] = round(time.monotonic() - wall0, 2)  # request to here
     results["top_stalls_warm_s_ms"] = top_stalls(status, warm_start)
     results["stall_culprits_warm"] = stall_culprits(status, warm_start)
+    results["warm_start_monotonic"] = warm_start   # to place the stalls below
+    results["event_loop_warm"] = status["event_loop"]   # every stall, culprit and GC pass
     if "team" in results:
         results["team"]["server"] = {k: status["team"].get(k) for k in (
             "connected", "pushed", "pulled", "position", "head", "unpushed", "reconnects",
@@ -660,6 +662,8 @@ async def run_warm(args: argparse.Namespace, root: Path, env: dict[str, str], lo
 def print_results(results: dict[str, Any]) -> None:
     """One figure per line; stall culprits as every thread's frames, innermost last."""
     for k, v in results.items():
+        if k == "event_loop_warm":
+            continue
         if k.startswith("stall_culprits"):
             print(k)
             for stall in v:

@@ -40,7 +40,7 @@ from neuralmind.index.postings import (
     empty,
     merge,
 )
-from neuralmind.index.tokens import code_tokens
+from neuralmind.index.tokens import code_tokens, token_counts
 from neuralmind.statedir import file_stamp, move_aside
 
 log = logging.getLogger("neuralmind.index")
@@ -115,7 +115,7 @@ class BM25Index:
 
     def add(self, doc_id: str, text: str) -> None:
         """Index `text` under `doc_id`, replacing what the id held before."""
-        self.add_terms(doc_id, Counter(code_tokens(text)))
+        self.add_terms(doc_id, token_counts(text))
 
     def add_terms(self, doc_id: str, terms: dict[str, int]) -> None:
         if self._since is not None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections import Counter
 
 from neuralmind.config import TOKEN_SCAN_CHARS
 
@@ -74,6 +75,21 @@ def code_tokens(text: str) -> list[str]:
     for raw in _WORD.findall(text):
         tokens.extend(_word_tokens(raw))
     return tokens
+
+
+def token_counts(text: str) -> Counter[str]:
+    """`Counter(code_tokens(text))`, in the same order, counted a scan piece at a time:
+    Counter's C loop over a 370 KB file's 46k tokens is one call holding the GIL (25-31
+    ms seen in a server's engine thread, its event loop stalled meanwhile; STALL16)."""
+    if len(text) <= TOKEN_SCAN_CHARS:
+        return Counter(code_tokens(text))
+    counts: Counter[str] = Counter()
+    for piece in _pieces(text):
+        tokens: list[str] = []
+        for raw in _WORD.findall(piece):
+            tokens.extend(_word_tokens(raw))
+        counts.update(tokens)
+    return counts
 
 
 def _pieces(text: str) -> list[str]:

@@ -22,7 +22,7 @@ import os
 import sys
 import threading
 import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -62,20 +62,40 @@ def _usearch() -> Any:
 def _dumps_list(values: list[Any], piece: int = 4096) -> str:
     """json.dumps(values), encoded `piece` items per call: one call over Django's 42k ids
     held the GIL ~22 ms (the server's event loop stalled); pieces let threads in between."""
-    parts = (json.dumps(values[i:i + piece], separators=(",", ":"))[1:-1]
-             for i in range(0, len(values), piece))
-    return "[" + ",".join(parts) + "]"
+    return "".join(_json_pieces(values, piece))
+
+
+def _json_pieces(values: list[Any], piece: int = 4096) -> Iterator[str]:
+    """`_dumps_list`'s text in pieces of `piece` items, never joined: the meta JSON is
+    written as it comes (`save`). Joined, then added to and encoded, it was ~7 copies of
+    a 2.6 MB string at 20k nodes, each one call holding the GIL, and on fresh memory (page
+    faults: the VM's were ~0.1 ms each) 20-60 ms apiece (STALL16)."""
+    yield "["
+    for i in range(0, len(values), piece):
+        yield ("," if i else "") + json.dumps(values[i:i + piece], separators=(",", ":"))[1:-1]
+    yield "]"
 
 
 NPZ_SLICE_BYTES = 1 << 20
 
 
-def _write_npz(f: BinaryIO, members: Sequence[tuple[str, np.ndarray, np.dtype]]) -> None:
+def _write_npz(f: BinaryIO,
+               members: Sequence[tuple[str, np.ndarray | list[bytes], np.dtype]]) -> None:
     """What `np.savez(f, name=array.astype(dtype), ...)` writes, converted and written
     ~1 MB at a time. np.savez copies 16 MB per call, and our BytesIO the whole archive
-    once more: on whole Django that held the GIL for 35 ms (a stall of the server's loop)."""
+    once more: on whole Django that held the GIL for 35 ms (a stall of the server's loop).
+    A member given as a list of bytes is a uint8 array of their concatenation, written
+    piece by piece (never joined)."""
     with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
         for name, array, dtype in members:
+            if isinstance(array, list):
+                header = {"descr": np.lib.format.dtype_to_descr(np.dtype(np.uint8)),
+                          "fortran_order": False, "shape": (sum(map(len, array)),)}
+                with zf.open(f"{name}.npy", "w", force_zip64=True) as out:
+                    np.lib.format.write_array_header_1_0(out, header)
+                    for part in array:
+                        out.write(part)
+                continue
             header = {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False,
                       "shape": array.shape}
             row_bytes = dtype.itemsize * max(1, int(np.prod(array.shape[1:])))
@@ -324,13 +344,15 @@ class VectorStore:
         with self._lock:
             head = json.dumps({"format": FORMAT_VERSION, "model_id": self.model_id,
                                "dim": self.dim, "next_key": self._next_key})
-            lists = ",".join(f'"{name}":{_dumps_list(values)}' for name, values in
-                             (("ids", self._ids), ("hashes", self._hashes), ("keys", self._keys)))
-            meta = head[:-1] + "," + lists + "}"
+            meta = [head[:-1]]     # the same bytes as head with the three lists added
+            for name, values in (("ids", self._ids), ("hashes", self._hashes),
+                                 ("keys", self._keys)):
+                meta.append(f',"{name}":')
+                meta.extend(_json_pieces(values))
+            meta.append("}")
             with atomic_writer(path) as f:
                 _write_npz(f, [("vectors", self._vecs[:self._n], np.dtype(np.float32)),
-                               ("meta", np.frombuffer(meta.encode("utf-8"), dtype=np.uint8),
-                                np.dtype(np.uint8))])
+                               ("meta", [m.encode("utf-8") for m in meta], np.dtype(np.uint8))])
             hnsw_path = path.with_suffix(".usearch")
             if self._n >= self.exact_limit:
                 self._hnsw_index(start=False)   # a finished build taken in

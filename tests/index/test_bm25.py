@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import numpy as np
+
 from neuralmind.index.bm25 import BM25Index
 from neuralmind.index.postings import DocNumbers
 from neuralmind.index.symbol_rank import is_file_id
@@ -254,3 +256,32 @@ def test_a_base_documents_kept_length_follows_the_base(tmp_path: Path) -> None:
     loaded = BM25Index.load(tmp_path / "bm25.bin")
     assert loaded is not None
     assert {d: loaded.length(d) for d in loaded.ids()} == {d: index.length(d) for d in index.ids()}
+
+
+def test_a_merge_in_small_steps_makes_the_same_base(tmp_path: Path, monkeypatch) -> None:
+    """`merge` places entries MERGE_CHUNK at a time (64k: bounded GIL holds, STALL16): with
+    steps of 7 entries, runs of a term cut across steps, dead documents among them and new
+    documents after, the base is array for array the one a single step makes."""
+    from neuralmind.index import postings
+
+    docs = _documents(600)
+    index = BM25Index(overlay_entries=10**9)
+    for doc_id, text in docs.items():
+        index.add(doc_id, text)
+    index.save(tmp_path / "bm25.bin")
+    for i, doc_id in enumerate(list(docs)[:90]):
+        index.remove(doc_id) if i % 2 else index.add(doc_id, f"w1 w3 fresh{i} fresh{i % 7}")
+    base, alive = index._base, index._alive
+    assert alive is not None and base.entries > 1000
+    ids = list(index._docs)
+    args = (base, alive, ids, [index._lengths[d] for d in ids])
+    made = {}
+    for step in (7, 10**9):
+        monkeypatch.setattr(postings, "MERGE_CHUNK", step)
+        made[step] = postings.merge(*args, index._overlay_postings())
+    small, whole = made[7], made[10**9]
+    assert small.ids == whole.ids
+    for name in ("lengths", "term_blob", "term_off", "term_hash", "term_perm", "post_off",
+                 "post_docs", "post_tf"):
+        a, b = getattr(small, name), getattr(whole, name)
+        assert a.dtype == b.dtype and np.array_equal(a, b), name

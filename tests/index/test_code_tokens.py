@@ -56,3 +56,25 @@ def test_a_long_text_is_scanned_in_pieces_with_the_same_tokens() -> None:
     assert len(_pieces(text)) > 3
     assert "".join(_pieces(text)) == text
     assert code_tokens(text) == [t for line in lines for t in code_tokens(line)]
+
+
+def test_token_counts_are_the_counter_of_the_tokens_in_the_same_order() -> None:
+    """`token_counts` counts a long text a scan piece at a time (STALL16): the same counts,
+    and the same first-seen order (a document's term order is kept in the index), as one
+    Counter over `code_tokens`; a short text the same too."""
+    import random
+    from collections import Counter
+
+    from neuralmind.config import TOKEN_SCAN_CHARS
+    from neuralmind.index.tokens import _pieces, token_counts
+
+    rng = random.Random(16)
+    words = ["os.path.join", "getAuthToken", "302", "x", "the", "self.client.get", "QuerySet",
+             "cookies", "redirected"] + [f"name{i}" for i in range(400)]
+    lines = [" ".join(rng.choice(words) for _ in range(rng.randint(0, 30)))
+             for _ in range(4000)]
+    text = "\n".join(lines)
+    assert len(_pieces(text)) > 3
+    for t in (text, text[:TOKEN_SCAN_CHARS - 10]):
+        expected = Counter(code_tokens(t))
+        assert list(token_counts(t).items()) == list(expected.items())

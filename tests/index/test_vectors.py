@@ -192,3 +192,27 @@ def test_hnsw_hits_name_the_rows_that_removals_moved(
     assert not gone & set(tops)
     assert sum(t == ids[i] for t, i in zip(tops, kept, strict=True)) / len(kept) >= 0.9
     assert "late.py::added" in {h[0] for h in store.search(vecs[0], 3)}
+
+
+def test_saved_meta_is_the_json_of_its_lists_written_in_pieces(tmp_path: Path) -> None:
+    """`save` writes the meta JSON as pieces (STALL16: never one big string): the member
+    holds exactly the bytes the joined text had (head, then the three lists), over several
+    4096-item pieces and non-ASCII ids, and loads back."""
+    import json
+
+    from neuralmind.index.vectors import FORMAT_VERSION
+
+    n = 9000
+    ids = [f"pkg/é{i % 7}.py::sym{i}" for i in range(n)]
+    store = VectorStore("m")
+    store.upsert(ids, unit(np.random.default_rng(16), n), [f"h{i}" for i in range(n)])
+    store.save(tmp_path / "v.npz")
+    head = json.dumps({"format": FORMAT_VERSION, "model_id": "m", "dim": store.dim,
+                       "next_key": store._next_key})
+    lists = ",".join(f'"{name}":{json.dumps(values, separators=(",", ":"))}' for name, values
+                     in (("ids", store._ids), ("hashes", store._hashes), ("keys", store._keys)))
+    expected = (head[:-1] + "," + lists + "}").encode("utf-8")
+    with np.load(tmp_path / "v.npz") as loaded:
+        assert bytes(loaded["meta"]) == expected
+    back = VectorStore.load(tmp_path / "v.npz")
+    assert back is not None and back._ids == store._ids and back._keys == store._keys
