@@ -29,7 +29,12 @@ from typing import Any
 
 from neuralmind.config import WorkspaceConfig
 from neuralmind.graph import big_file_worker
-from neuralmind.graph.communities import EdgeDelta, detect_communities, prepare_communities
+from neuralmind.graph.communities import (
+    EdgeDelta,
+    carry_communities,
+    detect_communities,
+    prepare_communities,
+)
 from neuralmind.graph.extract import CHUNKED_PARSE_OVER, extract_file, line_count
 from neuralmind.graph.languages import language_for
 from neuralmind.graph.model import FileExtract
@@ -303,18 +308,8 @@ class GraphBuilder:
             if resolved is prev.resolved:
                 graph.resolved = prev.resolved    # the identity tells communities "same edges"
             if resolved is prev.resolved and _same_outlines(prev, extracts, reextracted):
-                # Same nodes, docstrings and edges: the communities, their names and
-                # descriptions cannot differ (a body-only edit, the usual save).
-                graph.communities = prev.communities
-                graph.file_adjacency = prev.file_adjacency
-                graph.centrality = prev.centrality
-                graph.rankings = prev.rankings           # same keys: same names and scores
+                carry_communities(graph, prev, reextracted)    # they cannot differ
                 graph.roles_cache = prev.roles_cache     # L1's roles read nothing else
-                for path in reextracted:
-                    cid = prev.extracts[path].nodes[0].community if prev.extracts[path].nodes \
-                        else -1
-                    for n in extracts[path].nodes:
-                        n.community = cid
             elif prev.generation > 0:
                 if delta is not None:    # the files' own edges too (only `contains` today)
                     delta = ([*delta[0], *(e for p in touched_files if p in prev.extracts

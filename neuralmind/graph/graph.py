@@ -63,6 +63,7 @@ class Graph:
         self.token: str = ""          # random per save: tells this graph from any other
         self.file_adjacency: list[dict[int, float]] | None = None   # kept by communities
         self.centrality: dict[str, float] | None = None              # kept by communities
+        self.partition: Any = None    # sorted files, community per file (communities.py)
         # per community id, what re-ranking it after a save needs (community_rank.Ranking)
         self.rankings: dict[int, Any] = {}
         # files per language, partial files, failed files (graph.build's report, every save)
