@@ -66,14 +66,11 @@ def code_tokens(text: str) -> list[str]:
     yields itself whole (`os.path.join`); a plain word yields its stem; numbers
     of two or more digits are kept (`302`); stopwords and single letters go.
     """
+    if len(text) <= TOKEN_SCAN_CHARS:        # (answers call this on short texts, often)
+        return _piece_tokens(text)
     tokens: list[str] = []
-    if len(text) > TOKEN_SCAN_CHARS:        # (answers call this on short texts, often)
-        for piece in _pieces(text):
-            for raw in _WORD.findall(piece):
-                tokens.extend(_word_tokens(raw))
-        return tokens
-    for raw in _WORD.findall(text):
-        tokens.extend(_word_tokens(raw))
+    for piece in _pieces(text):
+        tokens.extend(_piece_tokens(piece))
     return tokens
 
 
@@ -82,14 +79,19 @@ def token_counts(text: str) -> Counter[str]:
     Counter's C loop over a 370 KB file's 46k tokens is one call holding the GIL (25-31
     ms seen in a server's engine thread, its event loop stalled meanwhile; STALL16)."""
     if len(text) <= TOKEN_SCAN_CHARS:
-        return Counter(code_tokens(text))
+        return Counter(_piece_tokens(text))
     counts: Counter[str] = Counter()
     for piece in _pieces(text):
-        tokens: list[str] = []
-        for raw in _WORD.findall(piece):
-            tokens.extend(_word_tokens(raw))
-        counts.update(tokens)
+        counts.update(_piece_tokens(piece))
     return counts
+
+
+def _piece_tokens(piece: str) -> list[str]:
+    """`code_tokens` of at most ~TOKEN_SCAN_CHARS: one `findall`, short enough a GIL hold."""
+    tokens: list[str] = []
+    for raw in _WORD.findall(piece):
+        tokens.extend(_word_tokens(raw))
+    return tokens
 
 
 def _pieces(text: str) -> list[str]:

@@ -59,17 +59,12 @@ def _usearch() -> Any:
     return usearch.index
 
 
-def _dumps_list(values: list[Any], piece: int = 4096) -> str:
-    """json.dumps(values), encoded `piece` items per call: one call over Django's 42k ids
-    held the GIL ~22 ms (the server's event loop stalled); pieces let threads in between."""
-    return "".join(_json_pieces(values, piece))
-
-
 def _json_pieces(values: list[Any], piece: int = 4096) -> Iterator[str]:
-    """`_dumps_list`'s text in pieces of `piece` items, never joined: the meta JSON is
-    written as it comes (`save`). Joined, then added to and encoded, it was ~7 copies of
-    a 2.6 MB string at 20k nodes, each one call holding the GIL, and on fresh memory (page
-    faults: the VM's were ~0.1 ms each) 20-60 ms apiece (STALL16)."""
+    """json.dumps(values) in pieces of `piece` items, never joined: the meta JSON is written
+    as it comes (`save`). One call over Django's 42k ids held the GIL ~22 ms (the server's
+    event loop stalled); joined, then added to and encoded, it was ~7 copies of a 2.6 MB
+    string at 20k nodes, each one call holding the GIL, and on fresh memory (page faults:
+    the VM's were ~0.1 ms each) 20-60 ms apiece (STALL16)."""
     yield "["
     for i in range(0, len(values), piece):
         yield ("," if i else "") + json.dumps(values[i:i + piece], separators=(",", ":"))[1:-1]

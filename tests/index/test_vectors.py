@@ -143,11 +143,11 @@ def test_search_before_loading_the_model_does_not_crash_onnxruntime() -> None:
 def test_metadata_lists_encoded_in_pieces_are_one_json_array() -> None:
     import json
 
-    from neuralmind.index.vectors import _dumps_list
+    from neuralmind.index.vectors import _json_pieces
 
     for values in ([], [1], list(range(10_000)), ['a"b', "ü", "x::y"] * 3000):
         for piece in (1, 7, 4096):
-            assert _dumps_list(values, piece) == json.dumps(values, separators=(",", ":"))
+            assert "".join(_json_pieces(values, piece)) == json.dumps(values, separators=(",", ":"))
 
 
 @pytest.mark.parametrize("rows", [0, 1, 7, 300])
